@@ -1,0 +1,44 @@
+"""DirectML's operator schema as the proto carries it: the tensor fields of each desc, in binding order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from google.protobuf.descriptor import Descriptor
+
+from dmlrpc.v1 import operators_pb2, tensor_pb2
+
+__all__ = ["TensorField", "desc_case", "tensor_fields"]
+
+
+@dataclass(frozen=True)
+class TensorField:
+    """A tensor field of an operator desc (DML_SCHEMA_FIELD of kind INPUT_TENSOR or OUTPUT_TENSOR)."""
+
+    name: str
+    output: bool
+    optional: bool
+
+
+@cache
+def tensor_fields(descriptor: Descriptor) -> tuple[tuple[TensorField, ...], tuple[TensorField, ...]]:
+    """The input and output tensor fields of a desc message, each in binding (declaration) order."""
+    inputs: list[TensorField] = []
+    outputs: list[TensorField] = []
+    for fd in sorted(descriptor.fields, key=lambda f: f.number):
+        if fd.message_type is None or fd.message_type.full_name != tensor_pb2.TensorDesc.DESCRIPTOR.full_name:
+            continue
+        options = fd.GetOptions()
+        is_output = options.Extensions[tensor_pb2.field_kind] == tensor_pb2.SCHEMA_FIELD_KIND_OUTPUT_TENSOR
+        entry = TensorField(fd.name, is_output, options.Extensions[tensor_pb2.optional_tensor])
+        (outputs if is_output else inputs).append(entry)
+    return tuple(inputs), tuple(outputs)
+
+
+def desc_case(operator_desc: operators_pb2.OperatorDesc) -> str:
+    """The set case of ``OperatorDesc.desc`` (e.g. ``"top_k1"``)."""
+    case = operator_desc.WhichOneof("desc")
+    if case is None:
+        raise ValueError("the OperatorDesc has no operator desc set")
+    return case

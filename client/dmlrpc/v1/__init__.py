@@ -1,0 +1,1 @@
+"""Generated protobuf and gRPC modules for the dmlrpc.v1 wire protocol (run protos/generate.py to refresh)."""

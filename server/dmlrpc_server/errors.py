@@ -1,0 +1,72 @@
+"""The server's error hierarchy; each class carries the gRPC status code it maps to.
+
+    ServiceError
+    ├── InvalidArgument      INVALID_ARGUMENT, with google.rpc.BadRequest field violations
+    ├── OperatorUnavailable  UNIMPLEMENTED, naming the operator type
+    ├── ResourceExhausted    RESOURCE_EXHAUSTED (size limits, checked before allocation)
+    └── Unavailable          UNAVAILABLE (the device or runtime cannot serve now)
+
+Anything else raised while handling a request is a server fault: INTERNAL with a generic message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import grpc
+
+
+@dataclass(frozen=True)
+class FieldViolation:
+    """One google.rpc.BadRequest.FieldViolation: a field path in the request and what is wrong with it."""
+
+    field: str
+    description: str
+
+
+class ServiceError(Exception):
+    """Base of every error the server reports to a client on purpose."""
+
+    code: ClassVar[grpc.StatusCode] = grpc.StatusCode.UNKNOWN
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    @property
+    def violations(self) -> tuple[FieldViolation, ...]:
+        return ()
+
+
+class InvalidArgument(ServiceError):
+    """The request breaks a documented rule; ``field`` is its path in the request message."""
+
+    code = grpc.StatusCode.INVALID_ARGUMENT
+
+    def __init__(self, field: str, description: str) -> None:
+        super().__init__(f"{field}: {description}")
+        self.field = field
+        self.description = description
+
+    @property
+    def violations(self) -> tuple[FieldViolation, ...]:
+        return (FieldViolation(self.field, self.description),)
+
+
+class OperatorUnavailable(ServiceError):
+    """The operator type is known but this server cannot execute it."""
+
+    code = grpc.StatusCode.UNIMPLEMENTED
+
+
+class ResourceExhausted(ServiceError):
+    """The request exceeds a configured size limit."""
+
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+class Unavailable(ServiceError):
+    """The server cannot serve the request now (for example while it shuts down)."""
+
+    code = grpc.StatusCode.UNAVAILABLE

@@ -1,0 +1,171 @@
+"""The domain layer: run one operator desc over bound buffers, and describe what the server supports."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+from google.protobuf import unknown_fields
+
+from dmlrpc.codec import TensorLayout, decode, encode
+from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
+from dmlrpc_server.errors import InvalidArgument, OperatorUnavailable, ResourceExhausted
+from dmlrpc_server.feature_levels import introduced_feature_level
+from dmlrpc_server.operators import REGISTRY, Operator
+from dmlrpc_server.operators.base import Limits
+from dmlrpc_server.runtime.compiler import CompileCache, Compiled, compile_plan
+from dmlrpc_server.runtime.providers import Provider
+
+_log = logging.getLogger(__name__)
+
+_OPERATOR_TYPES = operators_pb2.OperatorType
+
+
+def _operator_type_name(value: int) -> str:
+    try:
+        return f"DML_OPERATOR_{_OPERATOR_TYPES.Name(value).removeprefix('OPERATOR_TYPE_')}"  # type: ignore[arg-type]
+    except ValueError:
+        return f"operator type {value}"
+
+
+class Executor:
+    """Validates, compiles (once per distinct desc) and runs operator descs on one execution provider."""
+
+    def __init__(self, provider: Provider, *, feature_level: int, limits: Limits, cache_capacity: int) -> None:
+        self.provider = provider
+        self.feature_level = feature_level
+        self.limits = limits
+        self.cache = CompileCache(cache_capacity)
+
+    def operator_for(self, operator_desc: operators_pb2.OperatorDesc) -> tuple[Operator[Any], Any]:
+        """The registered operator for a desc's case, or the right error for an unset or unknown case."""
+        case = operator_desc.WhichOneof("desc")
+        if case is None:
+            # A client built from a newer proto may send a case this server's proto does not know.
+            numbers = sorted({field.field_number for field in unknown_fields.UnknownFieldSet(operator_desc)})  # type: ignore[attr-defined]
+            if numbers:
+                raise OperatorUnavailable(
+                    f"{_operator_type_name(numbers[0])} is not executable by this server (unknown OperatorDesc case "
+                    f"{numbers[0]}); see GetCapabilities"
+                )
+            raise InvalidArgument("operator_desc.desc", "no operator desc is set")
+        operator = REGISTRY.get(case)
+        type_value = operators_pb2.OperatorDesc.DESCRIPTOR.fields_by_name[case].number
+        if operator is None:
+            raise OperatorUnavailable(f"{_operator_type_name(type_value)} is not executable by this server yet")
+        if operator.support_at(self.feature_level) is None:
+            raise OperatorUnavailable(
+                f"{_operator_type_name(type_value)} needs a newer feature level than this server applies"
+            )
+        return operator, getattr(operator_desc, case)
+
+    def compiled(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled:
+        """Validate and compile a desc, or take it from the cache (keyed by its canonical bytes)."""
+        key = operator_desc.SerializeToString(deterministic=True)
+
+        def build() -> Compiled:
+            operator, desc = self.operator_for(operator_desc)
+            plan = operator.plan(desc, feature_level=self.feature_level, limits=self.limits)
+            if plan.request_bytes > self.limits.max_request_bytes:
+                raise ResourceExhausted(
+                    f"the request's tensors total {plan.request_bytes} bytes, over the limit of "
+                    f"{self.limits.max_request_bytes}"
+                )
+            if plan.response_bytes > self.limits.max_message_bytes:
+                raise ResourceExhausted(
+                    f"the outputs total {plan.response_bytes} bytes, over the message limit of "
+                    f"{self.limits.max_message_bytes}"
+                )
+            return compile_plan(plan, self.provider)
+
+        return self.cache.get(key, build)
+
+    def execute(
+        self, operator_desc: operators_pb2.OperatorDesc, bindings: Sequence[service_pb2.BindingDesc]
+    ) -> list[bytes | None]:
+        """Run one operator: returns each output buffer's bytes in binding order (``None`` when absent)."""
+        compiled = self.compiled(operator_desc)
+        plan = compiled.plan
+        if len(bindings) != len(plan.inputs):
+            raise InvalidArgument(
+                "inputs", f"{len(bindings)} bindings for {len(plan.inputs)} input tensor fields; bind each in order"
+            )
+        arrays = [
+            _bound_array(i, binding, layout)
+            for i, (binding, layout) in enumerate(zip(bindings, plan.inputs, strict=True))
+        ]
+        feeds = plan.prepare(arrays)
+        results = plan.finish(compiled.run(feeds))
+        return [
+            None if layout is None or result is None else encode(result, layout)
+            for result, layout in zip(results, plan.outputs, strict=True)
+        ]
+
+
+def _bound_array(index: int, binding: service_pb2.BindingDesc, layout: TensorLayout | None) -> np.ndarray | None:
+    kind = binding.WhichOneof("binding")
+    if layout is None:
+        if kind is not None:
+            raise InvalidArgument(f"inputs[{index}]", "the tensor desc is unset, so its binding must be unset too")
+        return None
+    if kind != "buffer":
+        raise InvalidArgument(f"inputs[{index}]", "a buffer binding is required for this tensor")
+    data = binding.buffer.data  # NOTE: upb copies a bytes field on every access, so read it once.
+    if len(data) < layout.total_bytes:
+        raise InvalidArgument(
+            f"inputs[{index}].buffer.data",
+            f"{len(data)} bytes is shorter than the tensor's total_tensor_size_in_bytes ({layout.total_bytes})",
+        )
+    return decode(data, layout)
+
+
+def capabilities(
+    executor: Executor, *, server_version: str, max_message_bytes: int
+) -> service_pb2.GetCapabilitiesResponse:
+    """Describe the provider, feature level, limits and the support of every DML operator type."""
+    cases = {field.number: field.name for field in operators_pb2.OperatorDesc.DESCRIPTOR.oneofs_by_name["desc"].fields}
+    response = service_pb2.GetCapabilitiesResponse(
+        execution_provider=executor.provider.name,
+        device=executor.provider.device,
+        feature_level=executor.feature_level,  # type: ignore[arg-type]
+        limits=service_pb2.Limits(
+            max_message_bytes=max_message_bytes,
+            max_tensor_bytes=executor.limits.max_tensor_bytes,
+            max_request_bytes=executor.limits.max_request_bytes,
+        ),
+        server_version=server_version,
+        onnxruntime_version=ort.__version__,
+    )
+    seen: set[int] = set()
+    for value in _OPERATOR_TYPES.values():
+        if value == 0 or value in seen:
+            continue
+        seen.add(value)
+        entry = response.operators.add(
+            operator_type=value,
+            name=cases.get(value, ""),
+            introduced=introduced_feature_level(value),
+        )
+        operator = REGISTRY.get(cases.get(value, ""))
+        if operator is None:
+            continue
+        table = operator.support_at(executor.feature_level)
+        if table is None:
+            continue
+        entry.executable = True
+        for tensor in (*operator.inputs, *operator.outputs):
+            rule = table[tensor.name]
+            entry.tensors.add(
+                field=tensor.name,
+                kind=tensor_pb2.SCHEMA_FIELD_KIND_OUTPUT_TENSOR
+                if tensor.output
+                else tensor_pb2.SCHEMA_FIELD_KIND_INPUT_TENSOR,
+                min_dimension_count=rule.min_dimension_count,
+                max_dimension_count=rule.max_dimension_count,
+                data_types=sorted(rule.data_types),
+                optional=tensor.optional,
+            )
+    return response

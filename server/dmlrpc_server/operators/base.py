@@ -1,0 +1,176 @@
+"""The operator contract: tensor fields from the proto schema, support tables by feature level, and plans."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, Generic, TypeVar
+
+import numpy as np
+import onnx
+from google.protobuf.message import Message
+
+from dmlrpc.codec import TensorLayout
+from dmlrpc.schema import TensorField, tensor_fields
+from dmlrpc.v1 import operators_pb2
+from dmlrpc_server.errors import InvalidArgument
+from dmlrpc_server.tensors import TensorRule, validate_tensor
+
+DescT = TypeVar("DescT", bound=Message)
+
+#: ONNX opset and IR version of every lowered model: old enough for every ONNX Runtime build we support
+#: (onnxruntime-directml included), new enough for ScatterElements/ScatterND without reduction quirks.
+ONNX_OPSET = 17
+ONNX_IR_VERSION = 8
+
+SupportTable = Mapping[str, TensorRule]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Size limits applied while planning (from the server settings)."""
+
+    max_tensor_bytes: int
+    max_request_bytes: int
+    max_message_bytes: int
+
+
+@dataclass(frozen=True)
+class Tensors:
+    """The validated layouts of a desc's tensor fields; ``None`` for an unset optional tensor."""
+
+    path: str
+    layouts: Mapping[str, TensorLayout | None]
+
+    def __getitem__(self, name: str) -> TensorLayout:
+        layout = self.layouts[name]
+        if layout is None:  # pragma: no cover - operators only ask for required tensors
+            raise KeyError(name)
+        return layout
+
+    def field(self, name: str) -> str:
+        """The request path of a field of the desc."""
+        return f"{self.path}.{name}"
+
+
+@dataclass
+class Plan:
+    """Everything about one operator desc that does not depend on the bound data.
+
+    ``prepare`` turns the decoded input arrays (binding order, ``None`` for absent ones) into the model's feeds,
+    checking data-dependent rules (index ranges, overlapping writes); ``finish`` turns the model's outputs into
+    arrays shaped as the output tensors (binding order).
+    """
+
+    inputs: tuple[TensorLayout | None, ...]
+    outputs: tuple[TensorLayout | None, ...]
+    model: onnx.ModelProto
+    prepare: Callable[[Sequence[np.ndarray | None]], dict[str, np.ndarray]]
+    finish: Callable[[Sequence[np.ndarray]], list[np.ndarray | None]]
+    #: Sum of the total_tensor_size_in_bytes of every input and output (filled by Operator.plan).
+    request_bytes: int = field(default=0)
+
+    @property
+    def response_bytes(self) -> int:
+        return sum(layout.total_bytes for layout in self.outputs if layout is not None)
+
+
+class Operator(abc.ABC, Generic[DescT]):
+    """One executable DirectML operator: validation, output rules and ONNX lowering of its desc."""
+
+    #: The case name in ``OperatorDesc.desc`` (the registry key).
+    case: ClassVar[str]
+    #: Tensor-support tables, each with the feature level from which it applies (ascending).
+    support: ClassVar[tuple[tuple[int, SupportTable], ...]]
+    inputs: ClassVar[tuple[TensorField, ...]]
+    outputs: ClassVar[tuple[TensorField, ...]]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "case" not in cls.__dict__:
+            return  # a family base: concrete operators name their case
+        oneof = operators_pb2.OperatorDesc.DESCRIPTOR.fields_by_name.get(cls.case)
+        if oneof is None or oneof.message_type is None:
+            raise TypeError(f"{cls.__name__}.case {cls.case!r} is not a case of OperatorDesc.desc")
+        cls.inputs, cls.outputs = tensor_fields(oneof.message_type)
+        for _, table in cls.support:
+            names = {f.name for f in (*cls.inputs, *cls.outputs)}
+            if set(table) != names:
+                raise TypeError(
+                    f"{cls.__name__}: support table fields {sorted(table)} != tensor fields {sorted(names)}"
+                )
+
+    @property
+    def operator_type(self) -> int:
+        return operators_pb2.OperatorDesc.DESCRIPTOR.fields_by_name[self.case].number
+
+    @property
+    def introduced(self) -> int:
+        return self.support[0][0]
+
+    def support_at(self, feature_level: int) -> SupportTable | None:
+        """The support table that applies at a feature level, or ``None`` before the operator existed."""
+        chosen = None
+        for level, table in self.support:
+            if level <= feature_level:
+                chosen = table
+        return chosen
+
+    def plan(self, desc: DescT, *, feature_level: int, limits: Limits) -> Plan:
+        """Validate a desc (generic tensor rules, support table, operator rules) and lower it."""
+        table = self.support_at(feature_level)
+        if table is None:  # pragma: no cover - the registry refuses such operators first
+            raise InvalidArgument(f"operator_desc.{self.case}", "operator not available at this feature level")
+        path = f"operator_desc.{self.case}"
+        layouts: dict[str, TensorLayout | None] = {}
+        total = 0
+        for tensor in (*self.inputs, *self.outputs):
+            if not desc.HasField(tensor.name):
+                if not tensor.optional:
+                    raise InvalidArgument(f"{path}.{tensor.name}", "required tensor desc is not set")
+                layouts[tensor.name] = None
+                continue
+            layout = validate_tensor(
+                getattr(desc, tensor.name),
+                f"{path}.{tensor.name}",
+                table[tensor.name],
+                output=tensor.output,
+                max_tensor_bytes=limits.max_tensor_bytes,
+            )
+            layouts[tensor.name] = layout
+            total += layout.total_bytes
+        tensors = Tensors(path, layouts)
+        plan = self.lower(desc, tensors)
+        plan.request_bytes = total
+        return plan
+
+    @abc.abstractmethod
+    def lower(self, desc: DescT, tensors: Tensors) -> Plan:
+        """Check the operator's own rules and lower the desc to an ONNX model with its feed/result bridges."""
+
+
+def make_model(
+    nodes: Sequence[onnx.NodeProto],
+    inputs: Sequence[onnx.ValueInfoProto],
+    outputs: Sequence[onnx.ValueInfoProto],
+    initializers: Sequence[onnx.TensorProto] = (),
+) -> onnx.ModelProto:
+    """A one-graph ONNX model at the project's pinned opset and IR version."""
+    graph = onnx.helper.make_graph(list(nodes), "dmlrpc", list(inputs), list(outputs), list(initializers))
+    model = onnx.helper.make_model(
+        graph, opset_imports=[onnx.helper.make_opsetid("", ONNX_OPSET)], producer_name="dmlrpc"
+    )
+    model.ir_version = ONNX_IR_VERSION
+    return model
+
+
+def value_info(name: str, dtype: np.dtype[np.generic], shape: Sequence[int]) -> onnx.ValueInfoProto:
+    """A graph input/output of a fixed shape (DirectML's EP prefers fixed shapes)."""
+    return onnx.helper.make_tensor_value_info(name, onnx.helper.np_dtype_to_tensor_dtype(dtype), list(shape))
+
+
+def require(condition: bool, field: str, description: str) -> None:
+    """Raise InvalidArgument(field, description) unless ``condition`` holds."""
+    if not condition:
+        raise InvalidArgument(field, description)

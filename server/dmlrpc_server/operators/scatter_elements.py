@@ -1,0 +1,120 @@
+"""DML_SCATTER_OPERATOR_DESC (SCATTER_ELEMENTS): validation, output rules and ONNX lowering."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+import onnx
+
+from dmlrpc.codec import packed_strides
+from dmlrpc.v1 import operators_pb2
+from dmlrpc_server.operators._indices import checked_indices, reject_overlaps
+from dmlrpc_server.operators._types import FLOAT16_32, FLOAT64, INDEX_TYPES, INT64_UINT64, UINT32, UP_TO_32_BIT
+from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
+from dmlrpc_server.tensors import TensorRule
+
+FL = operators_pb2.FeatureLevel
+
+
+def scatter_table(dims: tuple[int, int], data: frozenset[int], index: frozenset[int]) -> dict[str, TensorRule]:
+    """The support table shape shared by SCATTER_ELEMENTS and SCATTER_ND."""
+    return {
+        "input_tensor": TensorRule.of(dims, data),
+        "indices_tensor": TensorRule.of(dims, index),
+        "updates_tensor": TensorRule.of(dims, data),
+        "output_tensor": TensorRule.of(dims, data),
+    }
+
+
+def check_same_dimension_count_and_type(tensors: Tensors) -> None:
+    """All four scatter tensors have one dimension count; input, updates and output share a data type."""
+    source = tensors["input_tensor"]
+    for name in ("indices_tensor", "updates_tensor", "output_tensor"):
+        require(
+            len(tensors[name].sizes) == len(source.sizes),
+            f"{tensors.field(name)}.buffer.sizes",
+            f"{len(tensors[name].sizes)} dimensions; must equal input_tensor's {len(source.sizes)}",
+        )
+    for name in ("updates_tensor", "output_tensor"):
+        require(
+            tensors[name].data_type == source.data_type,
+            f"{tensors.field(name)}.buffer.data_type",
+            "must equal input_tensor's data type",
+        )
+    require(
+        tensors["output_tensor"].sizes == source.sizes,
+        f"{tensors.field('output_tensor')}.buffer.sizes",
+        f"sizes {list(tensors['output_tensor'].sizes)} must equal input_tensor's {list(source.sizes)}",
+    )
+
+
+class ScatterElements(Operator[operators_pb2.ScatterElementsOperatorDesc]):
+    case: ClassVar[str] = "scatter_elements"
+    # DirectML.h puts DML_OPERATOR_SCATTER in the 2.0 block (its page says 1.0; the header is authoritative).
+    support = (
+        (FL.FEATURE_LEVEL_2_0, scatter_table((4, 4), FLOAT16_32, UINT32)),
+        (FL.FEATURE_LEVEL_2_1, scatter_table((4, 4), UP_TO_32_BIT, UINT32)),
+        (FL.FEATURE_LEVEL_3_0, scatter_table((1, 8), UP_TO_32_BIT, INDEX_TYPES)),
+        (FL.FEATURE_LEVEL_4_1, scatter_table((1, 8), UP_TO_32_BIT | FLOAT64 | INT64_UINT64, INDEX_TYPES)),
+    )
+
+    def lower(self, desc: operators_pb2.ScatterElementsOperatorDesc, tensors: Tensors) -> Plan:
+        check_same_dimension_count_and_type(tensors)
+        source, indices, updates = tensors["input_tensor"], tensors["indices_tensor"], tensors["updates_tensor"]
+        output = tensors["output_tensor"]
+        rank = len(source.sizes)
+        axis = desc.axis
+        require(axis < rank, tensors.field("axis"), f"axis {axis} is not less than the dimension count {rank}")
+        for d in range(rank):
+            require(
+                d == axis or indices.sizes[d] == source.sizes[d],
+                f"{tensors.field('indices_tensor')}.buffer.sizes[{d}]",
+                f"{indices.sizes[d]} must equal input_tensor's size {source.sizes[d]} "
+                "(only the axis dimension may differ)",
+            )
+        require(
+            updates.sizes == indices.sizes,
+            f"{tensors.field('updates_tensor')}.buffer.sizes",
+            f"sizes {list(updates.sizes)} must equal indices_tensor's {list(indices.sizes)}",
+        )
+        node = onnx.helper.make_node("ScatterElements", ["input", "indices", "updates"], ["output"], axis=int(axis))
+        model = make_model(
+            [node],
+            [
+                value_info("input", source.dtype, source.sizes),
+                value_info("indices", np.dtype(np.int64), indices.sizes),
+                value_info("updates", source.dtype, indices.sizes),
+            ],
+            [value_info("output", source.dtype, source.sizes)],
+        )
+        out_strides = packed_strides(source.sizes)
+        # The flat output position each indices element writes, less its own contribution along the axis.
+        base = np.zeros((1,) * rank, dtype=np.int64)
+        for d in range(rank):
+            if d != axis:
+                shape = [1] * rank
+                shape[d] = indices.sizes[d]
+                base = base + (np.arange(indices.sizes[d], dtype=np.int64) * out_strides[d]).reshape(shape)
+        bound = np.int64(source.sizes[axis])
+
+        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
+            data, index_values, update_values = arrays
+            assert data is not None and index_values is not None and update_values is not None
+            normalised = checked_indices(index_values, np.asarray(bound), field="inputs[1].buffer.data", axis=axis)
+            reject_overlaps(
+                base + normalised * out_strides[axis],
+                field="inputs[1].buffer.data",
+                what="indices_tensor positions",
+            )
+            return {
+                "input": np.ascontiguousarray(data),
+                "indices": normalised,
+                "updates": np.ascontiguousarray(update_values),
+            }
+
+        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
+            return [outputs[0]]
+
+        return Plan((source, indices, updates), (output,), model, prepare, finish)

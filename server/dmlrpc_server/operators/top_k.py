@@ -1,0 +1,141 @@
+"""DML_TOP_K_OPERATOR_DESC and DML_TOP_K1_OPERATOR_DESC: validation, output rules and ONNX lowering."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+import onnx
+
+from dmlrpc.v1 import operators_pb2, tensor_pb2
+from dmlrpc_server.operators._types import FLOAT16_32, INT64_UINT64, UINT32, UINT32_64, UP_TO_32_BIT
+from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
+from dmlrpc_server.tensors import TensorRule
+
+FL = operators_pb2.FeatureLevel
+_UINT64_FLIP = np.uint64(1 << 63)
+# ONNX TopK kernels commonly lack unsigned types (ONNX Runtime's CPU kernel has none above 8 bits); these widen
+# exactly to a signed type. UINT64 has no wider type: it is mapped order-preservingly onto INT64 on the host.
+_WIDENED: dict[np.dtype[Any], np.dtype[Any]] = {np.dtype("<u2"): np.dtype("<i4"), np.dtype("<u4"): np.dtype("<i8")}
+
+
+def _table(dims: tuple[int, int], data: frozenset[int], index: frozenset[int]) -> dict[str, TensorRule]:
+    return {
+        "input_tensor": TensorRule.of(dims, data),
+        "output_value_tensor": TensorRule.of(dims, data),
+        "output_index_tensor": TensorRule.of(dims, index),
+    }
+
+
+_FROM_2_1 = (
+    (FL.FEATURE_LEVEL_2_1, _table((4, 4), UP_TO_32_BIT, UINT32)),
+    (FL.FEATURE_LEVEL_3_1, _table((1, 8), UP_TO_32_BIT, UINT32)),
+    (FL.FEATURE_LEVEL_5_0, _table((1, 8), UP_TO_32_BIT | INT64_UINT64, UINT32_64)),
+)
+
+TopKDesc = TypeVar("TopKDesc", operators_pb2.TopKOperatorDesc, operators_pb2.TopK1OperatorDesc)
+
+
+class _TopKBase(Operator[TopKDesc]):
+    def direction(self, desc: TopKDesc, tensors: Tensors) -> int:
+        return tensor_pb2.AXIS_DIRECTION_DECREASING
+
+    def lower(self, desc: TopKDesc, tensors: Tensors) -> Plan:
+        source = tensors["input_tensor"]
+        values = tensors["output_value_tensor"]
+        indices = tensors["output_index_tensor"]
+        rank = len(source.sizes)
+        require(
+            desc.axis < rank, tensors.field("axis"), f"axis {desc.axis} is not less than the dimension count {rank}"
+        )
+        axis_size = source.sizes[desc.axis]
+        require(
+            1 <= desc.k <= axis_size,
+            tensors.field("k"),
+            f"k = {desc.k} is out of range: 1 <= k <= {axis_size} (the input size along axis {desc.axis})",
+        )
+        expected = list(source.sizes)
+        expected[desc.axis] = desc.k
+        for name, layout in (("output_value_tensor", values), ("output_index_tensor", indices)):
+            require(
+                list(layout.sizes) == expected,
+                f"{tensors.field(name)}.buffer.sizes",
+                f"sizes {list(layout.sizes)} must equal the input sizes with sizes[axis] = k: {expected}",
+            )
+        require(
+            values.data_type == source.data_type,
+            f"{tensors.field('output_value_tensor')}.buffer.data_type",
+            "must equal input_tensor's data type",
+        )
+
+        direction = self.direction(desc, tensors)
+        mapped_uint64 = source.dtype == np.dtype("<u8")
+        feed_dtype = np.dtype("<i8") if mapped_uint64 else source.dtype
+        compute_dtype = _WIDENED.get(source.dtype, feed_dtype)
+        nodes: list[onnx.NodeProto] = []
+        current = "input"
+        if compute_dtype != feed_dtype:
+            nodes.append(_cast(current, "input_wide", compute_dtype))
+            current = "input_wide"
+        k = onnx.numpy_helper.from_array(np.array([desc.k], dtype=np.int64), "k")
+        nodes.append(
+            onnx.helper.make_node(
+                "TopK",
+                [current, "k"],
+                ["values_raw", "indices_raw"],
+                axis=int(desc.axis),
+                largest=int(direction == tensor_pb2.AXIS_DIRECTION_DECREASING),
+                sorted=1,
+            )
+        )
+        value_out = "values_raw"
+        if compute_dtype != feed_dtype:
+            nodes.append(_cast("values_raw", "values", feed_dtype))
+            value_out = "values"
+        nodes.append(_cast("indices_raw", "indices", indices.dtype))
+        model = make_model(
+            nodes,
+            [value_info("input", feed_dtype, source.sizes)],
+            [value_info(value_out, feed_dtype, expected), value_info("indices", indices.dtype, expected)],
+            [k],
+        )
+
+        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
+            data = arrays[0]
+            assert data is not None
+            if mapped_uint64:
+                # Flipping the top bit maps unsigned order onto signed order exactly.
+                return {"input": (data ^ _UINT64_FLIP).view(np.int64)}
+            return {"input": np.ascontiguousarray(data)}
+
+        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
+            top_values, top_indices = outputs
+            if mapped_uint64:
+                top_values = top_values.view(np.uint64) ^ _UINT64_FLIP
+            return [top_values, top_indices]
+
+        return Plan((source,), (values, indices), model, prepare, finish)
+
+
+def _cast(source: str, target: str, dtype: np.dtype[np.generic]) -> onnx.NodeProto:
+    return onnx.helper.make_node("Cast", [source], [target], to=onnx.helper.np_dtype_to_tensor_dtype(dtype))
+
+
+class TopK(_TopKBase[operators_pb2.TopKOperatorDesc]):
+    case: ClassVar[str] = "top_k"
+    # DML_OPERATOR_TOP_K is in DirectML.h's base block (1.0): FLOAT32/FLOAT16 in 4 dimensions before 2.1.
+    support = ((FL.FEATURE_LEVEL_1_0, _table((4, 4), FLOAT16_32, UINT32)), *_FROM_2_1)
+
+
+class TopK1(_TopKBase[operators_pb2.TopK1OperatorDesc]):
+    case: ClassVar[str] = "top_k1"
+    support = _FROM_2_1
+
+    def direction(self, desc: operators_pb2.TopK1OperatorDesc, tensors: Tensors) -> int:
+        require(
+            desc.axis_direction in tensor_pb2.AxisDirection.values(),
+            tensors.field("axis_direction"),
+            f"{desc.axis_direction} is not a DML_AXIS_DIRECTION (0 = INCREASING, 1 = DECREASING)",
+        )
+        return desc.axis_direction

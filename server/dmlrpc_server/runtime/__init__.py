@@ -1,0 +1,1 @@
+"""ONNX Runtime side of the server: execution provider choice and the compiled-session cache."""

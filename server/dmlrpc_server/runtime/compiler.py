@@ -1,0 +1,106 @@
+"""Compiled operators: a desc's plan plus its ONNX Runtime session, cached by the desc's canonical bytes."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnxruntime as ort
+
+from dmlrpc_server.operators.base import Plan
+from dmlrpc_server.runtime.providers import Provider
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass
+class Compiled:
+    """A validated plan and the session that runs its model."""
+
+    plan: Plan
+    session: ort.InferenceSession
+    output_names: list[str]
+    run_lock: contextlib.AbstractContextManager[object] = field(default_factory=contextlib.nullcontext)
+
+    def run(self, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        with self.run_lock:
+            return self.session.run(self.output_names, feeds)  # type: ignore[no-any-return]
+
+
+def compile_plan(plan: Plan, provider: Provider) -> Compiled:
+    """Create the ONNX Runtime session for a plan's model."""
+    session = ort.InferenceSession(
+        plan.model.SerializeToString(), sess_options=provider.session_options(), providers=provider.providers()
+    )
+    names = [output.name for output in session.get_outputs()]
+    lock: contextlib.AbstractContextManager[object] = (
+        threading.Lock() if provider.serialize_runs else contextlib.nullcontext()
+    )
+    return Compiled(plan, session, names, lock)
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+    evictions: int = 0
+
+
+class CompileCache:
+    """A bounded LRU of compiled operators keyed by canonical desc bytes.
+
+    Concurrent misses on one key compile once: the first caller builds while the others wait for it.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._entries: OrderedDict[bytes, Compiled] = OrderedDict()
+        self._building: dict[bytes, threading.Lock] = {}
+        self._lock = threading.Lock()
+        self.stats = CacheStats()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: bytes, build: Callable[[], Compiled]) -> Compiled:
+        """Return the entry for ``key``, building it with ``build`` on a miss (errors are not cached)."""
+        with self._lock:
+            entry = self._lookup(key)
+            if entry is not None:
+                return entry
+            key_lock = self._building.setdefault(key, threading.Lock())
+        with self._key_lock(key, key_lock):
+            with self._lock:
+                entry = self._lookup(key)
+                if entry is not None:
+                    return entry
+                self.stats.misses += 1
+            entry = build()
+            with self._lock:
+                self._entries[key] = entry
+                while len(self._entries) > self._capacity:
+                    self._entries.popitem(last=False)
+                    self.stats.evictions += 1
+            return entry
+
+    def _lookup(self, key: bytes) -> Compiled | None:
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+            self.stats.hits += 1
+        return entry
+
+    @contextlib.contextmanager
+    def _key_lock(self, key: bytes, key_lock: threading.Lock) -> Iterator[None]:
+        with key_lock:
+            try:
+                yield
+            finally:
+                with self._lock:
+                    if self._building.get(key) is key_lock:
+                        del self._building[key]

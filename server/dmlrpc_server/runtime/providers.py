@@ -1,0 +1,83 @@
+"""Execution provider choice (DirectML, CUDA, CPU) and the session options each one needs."""
+
+from __future__ import annotations
+
+import logging
+import platform
+from dataclasses import dataclass
+from typing import Final
+
+import onnxruntime as ort
+
+_log = logging.getLogger(__name__)
+
+#: CLI names -> ONNX Runtime provider names, in the order `auto` tries them.
+PROVIDERS: Final = {
+    "directml": "DmlExecutionProvider",
+    "cuda": "CUDAExecutionProvider",
+    "cpu": "CPUExecutionProvider",
+}
+
+
+class ProviderUnavailableError(RuntimeError):
+    """The requested execution provider is not in this ONNX Runtime build."""
+
+
+@dataclass(frozen=True)
+class Provider:
+    """The execution provider in use and how sessions are created for it."""
+
+    name: str
+    options: dict[str, str]
+    device: str
+    #: DirectML allows only one `Run` at a time per session.
+    serialize_runs: bool
+    intra_op_threads: int
+
+    def session_options(self) -> ort.SessionOptions:
+        options = ort.SessionOptions()
+        # One-node graphs gain nothing from extended optimisation, and it doubles compile time.
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        # Each cached session would otherwise own a thread pool; requests already run concurrently.
+        options.intra_op_num_threads = self.intra_op_threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        if self.name == PROVIDERS["directml"]:
+            # The DirectML provider supports neither memory patterns nor parallel execution.
+            options.enable_mem_pattern = False
+            options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        return options
+
+    def providers(self) -> list[str | tuple[str, dict[str, str]]]:
+        if self.name == PROVIDERS["cpu"]:
+            return [self.name]
+        # CPU stays registered behind a GPU provider so that a node it lacks still runs (on the host).
+        return [(self.name, self.options), PROVIDERS["cpu"]]
+
+
+def choose_provider(requested: str, *, device_id: int = 0, intra_op_threads: int = 1) -> Provider:
+    """Pick the execution provider: ``auto`` = DirectML if present, else CUDA, else CPU.
+
+    Raises:
+        ProviderUnavailableError: an explicitly requested provider is missing from this ONNX Runtime build.
+    """
+    available = set(ort.get_available_providers())
+    if requested == "auto":
+        key = next(k for k, name in PROVIDERS.items() if name in available or k == "cpu")
+    elif requested in PROVIDERS:
+        key = requested
+        if PROVIDERS[key] not in available:
+            raise ProviderUnavailableError(
+                f"execution provider {PROVIDERS[key]} is not available in this ONNX Runtime build "
+                f"(available: {', '.join(sorted(available))}); install onnxruntime-directml (Windows) or "
+                "onnxruntime-gpu (CUDA)"
+            )
+    else:
+        raise ValueError(f"unknown provider {requested!r}; choose auto, {', '.join(PROVIDERS)}")
+    name = PROVIDERS[key]
+    if key == "cpu":
+        return Provider(name, {}, f"CPU ({platform.machine() or 'unknown'})", False, intra_op_threads)
+    options = {"device_id": str(device_id)}
+    device = f"{'DirectML adapter' if key == 'directml' else 'CUDA device'} {device_id}"
+    _log.info("using %s on %s", name, device)
+    return Provider(name, options, device, key == "directml", intra_op_threads)

@@ -1,0 +1,76 @@
+"""Fixtures: the real server (build_server) on 127.0.0.1:0 in a background event loop, and real clients."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+import dmlrpc
+from dmlrpc_server import BuiltServer, ServerSettings, build_server
+
+settings.register_profile(
+    "default", deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+settings.register_profile(
+    "ci", deadline=None, max_examples=250, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
+
+
+class ServerThread:
+    """Runs a BuiltServer on its own event loop thread, as a deployed server runs on its own loop."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.loop = asyncio.new_event_loop()
+        started: Future[BuiltServer] = Future()
+
+        def run() -> None:
+            asyncio.set_event_loop(self.loop)
+
+            async def start() -> BuiltServer:
+                built = build_server(settings)
+                await built.start()
+                return built
+
+            try:
+                started.set_result(self.loop.run_until_complete(start()))
+            except BaseException as error:  # surface start-up failures in the test thread
+                started.set_exception(error)
+                return
+            self.loop.run_forever()
+
+        self.thread = threading.Thread(target=run, name="dmlrpc-test-server", daemon=True)
+        self.thread.start()
+        self.built = started.result(timeout=60)
+        self.address = f"127.0.0.1:{self.built.port}"
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.built.stop(None), self.loop).result(timeout=30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=30)
+        self.loop.close()
+
+
+def start_server(**overrides: object) -> ServerThread:
+    """Start a real server with test-friendly settings (CPU provider, port 0) plus ``overrides``."""
+    options: dict[str, object] = {"host": "127.0.0.1", "port": 0, "provider": "cpu", **overrides}
+    return ServerThread(ServerSettings(**options))  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[ServerThread]:
+    running = start_server()
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="session")
+def client(server: ServerThread) -> Iterator[dmlrpc.Client]:
+    with dmlrpc.Client(server.address, timeout=60) as sdk:
+        yield sdk

@@ -1,0 +1,105 @@
+"""The proto mirror: DirectML's names and numeric values, and the registry/capabilities agreeing with it."""
+
+from __future__ import annotations
+
+import re
+
+import dmlrpc
+from dmlrpc.schema import tensor_fields
+from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc, tensor_pb2  # noqa: F401 - all must import
+from dmlrpc_server.feature_levels import introduced_feature_level
+from dmlrpc_server.operators import REGISTRY
+
+ONEOF = operators_pb2.OperatorDesc.DESCRIPTOR.oneofs_by_name["desc"]
+
+
+def test_enums_keep_directml_values() -> None:
+    dt = tensor_pb2.TensorDataType
+    assert dt.Value("TENSOR_DATA_TYPE_UNKNOWN") == 0 and dt.Value("TENSOR_DATA_TYPE_INT4") == 13
+    assert dt.Value("TENSOR_DATA_TYPE_FLOAT64") == 9 and dt.Value("TENSOR_DATA_TYPE_INT64") == 11
+    assert tensor_pb2.AXIS_DIRECTION_INCREASING == 0 and tensor_pb2.AXIS_DIRECTION_DECREASING == 1
+    assert tensor_pb2.TENSOR_FLAG_OWNED_BY_DML == 1
+    assert operators_pb2.FEATURE_LEVEL_5_0 == 0x5000 and operators_pb2.FEATURE_LEVEL_6_4 == 0x6400
+    assert service_pb2.BINDING_TYPE_BUFFER == 1 and service_pb2.BINDING_TYPE_BUFFER_ARRAY == 2
+
+
+def test_operator_type_has_all_177_values_in_order() -> None:
+    values = sorted(set(operators_pb2.OperatorType.values()))
+    assert values == list(range(178))
+    named = operators_pb2.OperatorType
+    assert named.Value("OPERATOR_TYPE_INVALID") == 0
+    assert named.Value("OPERATOR_TYPE_ELEMENT_WISE_IDENTITY") == 1
+    assert named.Value("OPERATOR_TYPE_TOP_K") == 71
+    assert named.Value("OPERATOR_TYPE_SCATTER_ELEMENTS") == named.Value("OPERATOR_TYPE_SCATTER") == 94
+    assert named.Value("OPERATOR_TYPE_SCATTER_ND") == 109
+    assert named.Value("OPERATOR_TYPE_TOP_K1") == 112
+    assert named.Value("OPERATOR_TYPE_ACTIVATION_GELU") == 157
+    assert named.Value("OPERATOR_TYPE_UNFOLD") == 177
+
+
+def test_oneof_cases_follow_the_naming_rule() -> None:
+    for field in ONEOF.fields:
+        type_name = operators_pb2.OperatorType.Name(field.number)
+        assert field.name == type_name.removeprefix("OPERATOR_TYPE_").lower()
+        camel = "".join(part.capitalize() for part in re.split(r"_", field.name))
+        assert field.message_type.name == f"{camel}OperatorDesc"
+
+
+def test_desc_fields_are_snake_case_directml_fields_in_binding_order() -> None:
+    expected = {
+        "top_k": ["input_tensor", "output_value_tensor", "output_index_tensor", "axis", "k"],
+        "scatter_elements": ["input_tensor", "indices_tensor", "updates_tensor", "output_tensor", "axis"],
+        "scatter_nd": [
+            "input_tensor",
+            "indices_tensor",
+            "updates_tensor",
+            "output_tensor",
+            "input_dimension_count",
+            "indices_dimension_count",
+        ],
+        "top_k1": ["input_tensor", "output_value_tensor", "output_index_tensor", "axis", "k", "axis_direction"],
+    }
+    for field in ONEOF.fields:
+        names = [f.name for f in sorted(field.message_type.fields, key=lambda f: f.number)]
+        assert names == expected[field.name]
+    inputs, outputs = tensor_fields(operators_pb2.ScatterNdOperatorDesc.DESCRIPTOR)
+    assert [f.name for f in inputs] == ["input_tensor", "indices_tensor", "updates_tensor"]
+    assert [f.name for f in outputs] == ["output_tensor"]
+
+
+def test_buffer_tensor_desc_mirrors_dml_buffer_tensor_desc() -> None:
+    fields = [(f.name, f.number) for f in tensor_pb2.BufferTensorDesc.DESCRIPTOR.fields]
+    assert fields == [
+        ("data_type", 1),
+        ("flags", 2),
+        ("sizes", 3),
+        ("strides", 4),
+        ("total_tensor_size_in_bytes", 5),
+        ("guaranteed_base_offset_alignment", 6),
+    ]
+    assert tensor_pb2.TensorDesc.DESCRIPTOR.fields_by_name["buffer"].number == tensor_pb2.TENSOR_TYPE_BUFFER
+
+
+def test_registry_covers_every_mirrored_case() -> None:
+    assert set(REGISTRY) == {field.name for field in ONEOF.fields}
+    for case, operator in REGISTRY.items():
+        assert operator.case == case
+        assert operator.introduced == introduced_feature_level(operator.operator_type)
+
+
+def test_capabilities_agree_with_registry(client: dmlrpc.Client) -> None:
+    caps = client.get_capabilities()
+    assert caps.execution_provider == "CPUExecutionProvider"
+    assert caps.feature_level == operators_pb2.FEATURE_LEVEL_6_4
+    assert [entry.operator_type for entry in caps.operators] == list(range(1, 178))
+    executable = {entry.name for entry in caps.operators if entry.executable}
+    assert executable == set(REGISTRY)
+    top_k1 = next(entry for entry in caps.operators if entry.name == "top_k1")
+    assert top_k1.introduced == operators_pb2.FEATURE_LEVEL_2_1
+    rows = {row.field: row for row in top_k1.tensors}
+    assert (rows["input_tensor"].min_dimension_count, rows["input_tensor"].max_dimension_count) == (1, 8)
+    assert set(rows["output_index_tensor"].data_types) == {
+        tensor_pb2.TENSOR_DATA_TYPE_UINT32,
+        tensor_pb2.TENSOR_DATA_TYPE_UINT64,
+    }
+    assert caps.limits.max_tensor_bytes > 0
