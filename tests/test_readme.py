@@ -18,6 +18,6 @@ def test_readme_python_examples_run(server: ServerThread) -> None:
     for block in blocks:
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            exec(block.replace("localhost:50051", server.address), {})  # noqa: S102 - our own README
+            exec(block.replace("localhost:50051", server.address), {})  # our own README
         assert printed.getvalue().strip()
     assert "[11. 10.  9.  8.  7.  6.]" in printed.getvalue()
