@@ -14,11 +14,13 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.message import DecodeError
 
 __all__ = [
     "AbortedError",
@@ -41,6 +43,8 @@ __all__ = [
     "UnknownError",
     "from_rpc_error",
 ]
+
+_log = logging.getLogger(__name__)
 
 _STATUS_DETAILS_KEY = "grpc-status-details-bin"
 _REQUEST_ID_KEY = "dmlrpc-request-id"
@@ -224,11 +228,15 @@ def _field_violations(metadata: Any) -> tuple[FieldViolation, ...]:
     for key, value in metadata or ():
         if key != _STATUS_DETAILS_KEY:
             continue
-        status = _Status.FromString(value)
-        for detail in status.details:
-            if detail.type_url == _BAD_REQUEST_TYPE:
-                bad_request = _BadRequest.FromString(detail.value)
-                violations.extend(FieldViolation(v.field, v.description) for v in bad_request.field_violations)
+        try:
+            status = _Status.FromString(value)
+            for detail in status.details:
+                if detail.type_url == _BAD_REQUEST_TYPE:
+                    bad_request = _BadRequest.FromString(detail.value)
+                    violations.extend(FieldViolation(v.field, v.description) for v in bad_request.field_violations)
+        except DecodeError:
+            # A malformed trailer must not hide the status itself: report the error without violations.
+            _log.warning("ignoring malformed %s trailer", _STATUS_DETAILS_KEY)
     return tuple(violations)
 
 

@@ -18,6 +18,13 @@ from dmlrpc_server.settings import ServerSettings
 _log = logging.getLogger("dmlrpc_server")
 
 
+def _feature_level_argument(text: str) -> int:
+    try:
+        return parse_feature_level(text)
+    except ValueError as error:  # argparse shows ArgumentTypeError messages only
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def parse_args(argv: Sequence[str] | None = None) -> tuple[ServerSettings, str]:
     """Parse command-line flags into settings and a log level."""
     defaults = ServerSettings()
@@ -39,7 +46,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[ServerSettings, str]:
     )
     parser.add_argument(
         "--feature-level",
-        type=parse_feature_level,
+        type=_feature_level_argument,
         default=defaults.feature_level,
         help=f"DML feature level whose rules to apply, e.g. 3.0 (default: {feature_level_name(LATEST)})",
     )
@@ -90,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         asyncio.run(serve(settings))
-    except ProviderUnavailableError as error:
+    except (ProviderUnavailableError, OSError) as error:
         _log.error("%s", error)
         return 2
     except KeyboardInterrupt:  # pragma: no cover - signal handlers normally catch it

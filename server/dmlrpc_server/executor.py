@@ -74,7 +74,8 @@ class Executor:
                     f"the request's tensors total {plan.request_bytes} bytes, over the limit of "
                     f"{self.limits.max_request_bytes}"
                 )
-            if plan.response_bytes > self.limits.max_message_bytes:
+            # Each output binding adds at most 22 bytes of protobuf framing (two tags, two 10-byte lengths).
+            if plan.response_bytes + 32 * len(plan.outputs) > self.limits.max_message_bytes:
                 raise ResourceExhausted(
                     f"the outputs total {plan.response_bytes} bytes, over the message limit of "
                     f"{self.limits.max_message_bytes}"

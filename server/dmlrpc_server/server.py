@@ -64,13 +64,18 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         options=[
             ("grpc.max_receive_message_length", settings.max_message_bytes),
             ("grpc.max_send_message_length", settings.max_message_bytes),
+            # gRPC enables SO_REUSEPORT by default, which lets a second server silently share a busy port.
+            ("grpc.so_reuseport", 0),
         ],
     )
     caps = capabilities(executor, server_version=server_version(), max_message_bytes=settings.max_message_bytes)
     service_pb2_grpc.add_DirectMLServiceServicer_to_server(
         DirectMLServicer(executor, caps, workers, settings.inline_bytes), server
     )
-    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    try:
+        port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    except RuntimeError as error:
+        raise OSError(f"could not bind {settings.host}:{settings.port}: {error}") from None
     if port == 0:
         raise OSError(f"could not bind {settings.host}:{settings.port}")
     _log.info(

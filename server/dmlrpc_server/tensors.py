@@ -120,9 +120,19 @@ def validate_tensor(
         raise ResourceExhausted(
             f"{path}.total_tensor_size_in_bytes = {total} exceeds the limit of {max_tensor_bytes} bytes per tensor"
         )
+    logical_bytes = element_count * element_bytes
+    if logical_bytes > max_tensor_bytes:
+        # Broadcast (stride 0) inputs are materialised for ONNX Runtime, so their logical size counts too.
+        raise ResourceExhausted(
+            f"{path}.sizes: {element_count} elements ({logical_bytes} bytes once materialised) exceed the limit of "
+            f"{max_tensor_bytes} bytes per tensor"
+        )
     layout = TensorLayout.of(buffer)
     if output and _may_alias(layout.sizes, layout.strides):
-        raise InvalidArgument(f"{path}.strides", "output strides make distinct elements share a buffer position")
+        raise InvalidArgument(
+            f"{path}.strides",
+            "output strides must not overlap: sorted by stride, each stride must exceed the span of the smaller ones",
+        )
     return layout
 
 

@@ -40,9 +40,12 @@ def normalise(index: int, size: int, signed: bool) -> int | None:
 def scatter_elements(x: np.ndarray, indices: np.ndarray, updates: np.ndarray, axis: int) -> np.ndarray | str:
     """DML_SCATTER_ELEMENTS: output = input; output[..., indices[p] at axis, ...] = updates[p].
 
-    Returns "out of range" or "overlap" where the server must refuse the request.
+    Returns "out of range" or "overlap" where the server must refuse the request (a range error anywhere is
+    reported before any overlap).
     """
     signed = indices.dtype.kind == "i"
+    if any(normalise(int(v), x.shape[axis], signed) is None for v in indices.reshape(-1)):
+        return "out of range"
     out = x.copy()
     written: set[tuple[int, ...]] = set()
     for position in np.ndindex(*indices.shape):
@@ -63,7 +66,8 @@ def scatter_nd(
 ) -> np.ndarray | str:
     """DML_SCATTER_ND on tensors of one dimension count D with meaningful trailing dimension counts.
 
-    Returns "out of range" or "overlap" where the server must refuse the request.
+    Returns "out of range" or "overlap" where the server must refuse the request (a range error anywhere is
+    reported before any overlap).
     """
     rank = x.ndim
     data = x.copy().reshape(x.shape[rank - input_count :])
@@ -71,6 +75,9 @@ def scatter_nd(
     tuple_size = tuples.shape[-1]
     values = updates.reshape(tuples.shape[:-1] + data.shape[tuple_size:])
     signed = indices.dtype.kind == "i"
+    for position in np.ndindex(*tuples.shape[:-1]):
+        if any(normalise(int(tuples[position][j]), data.shape[j], signed) is None for j in range(tuple_size)):
+            return "out of range"
     written: set[tuple[int, ...]] = set()
     for position in np.ndindex(*tuples.shape[:-1]):
         target = []

@@ -167,7 +167,9 @@ class BufferTensorDesc(_message.Message):
     * `strides` is empty (packed) or has one entry per dimension.
     * `total_tensor_size_in_bytes` >= DMLCalcBufferTensorSize(data_type, sizes, strides).
     * `guaranteed_base_offset_alignment` is 0 or a power of two no smaller than the element size.
-    * output tensors may not alias: no two output elements share a buffer position.
+    * output strides must not overlap: with the dimensions of size > 1 sorted by stride, each stride exceeds the
+      span ((size - 1) * stride, summed) of the smaller ones. Every packed, padded or permuted layout passes; so
+      no two output elements share a buffer position.
     """
 
     DESCRIPTOR: _descriptor.Descriptor

@@ -1,0 +1,194 @@
+"""The command line: `python -m dmlrpc_server` as a real process, its log, a real client, and signals."""
+
+from __future__ import annotations
+
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import dmlrpc
+
+ROOT = Path(__file__).resolve().parents[1]
+LISTENING = re.compile(r"dmlrpc server listening on 127\.0\.0\.1:(\d+)$")
+START_TIMEOUT = 60.0
+
+
+class ServerProcess:
+    """`python -m dmlrpc_server ...` with its stderr (the log) read line by line on a background thread."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "dmlrpc_server", *args],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def wait_for(self, pattern: re.Pattern[str], timeout: float = START_TIMEOUT) -> re.Match[str] | None:
+        """The first log line matching ``pattern``, or None if the process closed its log first."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"no log line matching {pattern.pattern!r} in {timeout} s:\n" + self.log())
+            try:
+                line = self._queue.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if line is None:
+                return None
+            self.lines.append(line)
+            match = pattern.search(line)
+            if match:
+                return match
+
+    def finish(self, timeout: float = 30.0) -> int:
+        """Wait for the exit code and the rest of the log."""
+        code = self.process.wait(timeout=timeout)
+        self._reader.join(timeout=timeout)
+        while True:
+            try:
+                line = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            self.lines.append(line)
+        return code
+
+    def log(self) -> str:
+        return "\n".join(self.lines)
+
+    def close(self) -> None:
+        """Kill the process if it still runs, and release its pipe."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=30)
+        self._reader.join(timeout=30)
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+
+
+@pytest.fixture
+def spawn() -> Iterator[Callable[..., ServerProcess]]:
+    """Start `python -m dmlrpc_server *args`; every process started is closed after the test."""
+    started: list[ServerProcess] = []
+
+    def start(*args: str) -> ServerProcess:
+        started.append(ServerProcess(*args))
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.close()
+
+
+def _run(args: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dmlrpc_server", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_serves_top_k_and_exits_0_on_signal(spawn: Callable[..., ServerProcess], sig: signal.Signals) -> None:
+    server = spawn("--port", "0", "--provider", "cpu")
+    match = server.wait_for(LISTENING)
+    assert match is not None, server.log()
+    port = int(match.group(1))
+    assert port > 0
+    assert any("CPUExecutionProvider" in line for line in server.lines), server.log()
+
+    with dmlrpc.Client(f"127.0.0.1:{port}", timeout=60) as client:
+        values, indices = client.top_k(np.array([[3.0, 9.0, 1.0, 7.0]], np.float32), 2)
+        capabilities = client.get_capabilities()
+    np.testing.assert_array_equal(values, [[9.0, 7.0]])
+    np.testing.assert_array_equal(indices, [[1, 3]])
+    assert capabilities.execution_provider == "CPUExecutionProvider"
+
+    server.process.send_signal(sig)
+    assert server.finish(timeout=30) == 0, server.log()
+    assert any("shutting down" in line for line in server.lines), server.log()
+
+
+@pytest.mark.skipif(
+    "DmlExecutionProvider" in ort.get_available_providers(), reason="this ONNX Runtime build has DirectML"
+)
+def test_directml_provider_unavailable_exits_2_with_a_clear_message() -> None:
+    result = _run(["--port", "0", "--provider", "directml"])
+    assert result.returncode == 2, result.stderr
+    assert "DmlExecutionProvider is not available in this ONNX Runtime build" in result.stderr
+    assert "install onnxruntime-directml" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "listening" not in result.stderr
+
+
+def test_help_lists_the_main_flags() -> None:
+    result = _run(["--help"])
+    assert result.returncode == 0, result.stderr
+    for flag in ("--host", "--port", "--provider", "--feature-level", "--max-message-bytes"):
+        assert flag in result.stdout
+    assert "{auto,directml,cuda,cpu}" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--provider", "tpu"], "argument --provider: invalid choice: 'tpu'"),
+        (["--port", "http"], "argument --port: invalid int value: 'http'"),
+        (["--feature-level", "9.9"], "argument --feature-level"),
+    ],
+)
+def test_bad_flags_exit_2(args: list[str], message: str) -> None:
+    result = _run(args)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_port_in_use_exits_with_a_clear_message() -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = _run(["--port", str(port), "--provider", "cpu"])
+    assert result.returncode != 0
+    assert f"127.0.0.1:{port}" in result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+
+
+def test_second_server_on_the_same_port_is_refused(spawn: Callable[..., ServerProcess]) -> None:
+    port = str(_free_port())
+    first = spawn("--port", port, "--provider", "cpu")
+    assert first.wait_for(LISTENING) is not None, first.log()
+    second = spawn("--port", port, "--provider", "cpu")
+    match = second.wait_for(LISTENING)
+    assert match is None, f"a second server listens on port {port}:\n{second.log()}"
+    assert second.finish() != 0
