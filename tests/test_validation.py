@@ -106,6 +106,23 @@ def assert_status(refusal: Refusal, code: grpc.StatusCode, *fragments: str) -> N
         assert fragment in refusal.message, refusal
 
 
+def as_case(call: ops.Call, case: str) -> operators_pb2.OperatorDesc:
+    """The call's top_k1 desc, or the same desc as DML_TOP_K_OPERATOR_DESC (always decreasing)."""
+    if case == "top_k1":
+        return call.operator_desc
+    k1 = call.operator_desc.top_k1
+    assert k1.axis_direction == tensor_pb2.AXIS_DIRECTION_DECREASING
+    return operators_pb2.OperatorDesc(
+        top_k=operators_pb2.TopKOperatorDesc(
+            input_tensor=k1.input_tensor,
+            output_value_tensor=k1.output_value_tensor,
+            output_index_tensor=k1.output_index_tensor,
+            axis=k1.axis,
+            k=k1.k,
+        )
+    )
+
+
 def top_k_call(k: int = 2, shape: tuple[int, ...] = (2, 3), dtype: str = "float32", **kwargs: object) -> ops.Call:
     """A valid top_k1 request over distinct values, ready to be broken one rule at a time."""
     data = np.random.default_rng(7).permutation(int(np.prod(shape))).reshape(shape).astype(dtype)

@@ -11,6 +11,7 @@ from dmlrpc.codec import tensor_desc
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from tests.conftest import ServerThread
 from tests.test_validation import (
+    as_case,
     assert_violation,
     expected_top_k,
     raw_desc_refusal,
@@ -24,23 +25,6 @@ DT = tensor_pb2.TensorDataType
 # --- TOP_K (71) and TOP_K1 (112) -------------------------------------------------------------------------------
 
 
-def _as_case(call: ops.Call, case: str) -> operators_pb2.OperatorDesc:
-    """The call's top_k1 desc, or the same desc as DML_TOP_K_OPERATOR_DESC (always decreasing)."""
-    if case == "top_k1":
-        return call.operator_desc
-    k1 = call.operator_desc.top_k1
-    assert k1.axis_direction == tensor_pb2.AXIS_DIRECTION_DECREASING
-    return operators_pb2.OperatorDesc(
-        top_k=operators_pb2.TopKOperatorDesc(
-            input_tensor=k1.input_tensor,
-            output_value_tensor=k1.output_value_tensor,
-            output_index_tensor=k1.output_index_tensor,
-            axis=k1.axis,
-            k=k1.k,
-        )
-    )
-
-
 TOP_K_CASES = pytest.mark.parametrize("case", ["top_k", "top_k1"])
 
 
@@ -48,7 +32,7 @@ TOP_K_CASES = pytest.mark.parametrize("case", ["top_k", "top_k1"])
 @pytest.mark.parametrize("axis", [2, 3, 2**32 - 1])
 def test_top_k_axis_not_below_rank(client: dmlrpc.Client, case: str, axis: int) -> None:
     call = top_k_call()
-    operator_desc = _as_case(call, case)
+    operator_desc = as_case(call, case)
     getattr(operator_desc, case).axis = axis
     refusal = sdk_refusal(client, operator_desc, call.inputs)
     assert_violation(refusal, f"operator_desc.{case}.axis", f"axis {axis} is not less than the dimension count 2")
@@ -58,7 +42,7 @@ def test_top_k_axis_not_below_rank(client: dmlrpc.Client, case: str, axis: int) 
 @pytest.mark.parametrize(("k", "built_k"), [(0, 1), (4, 3), (2**32 - 1, 3)])
 def test_top_k_k_out_of_range(client: dmlrpc.Client, case: str, k: int, built_k: int) -> None:
     call = top_k_call(k=built_k)  # outputs stay valid for built_k; only k is broken
-    operator_desc = _as_case(call, case)
+    operator_desc = as_case(call, case)
     getattr(operator_desc, case).k = k
     refusal = sdk_refusal(client, operator_desc, call.inputs)
     assert_violation(refusal, f"operator_desc.{case}.k", f"k = {k} is out of range: 1 <= k <= 3")
@@ -68,7 +52,7 @@ def test_top_k_k_out_of_range(client: dmlrpc.Client, case: str, k: int, built_k:
 @pytest.mark.parametrize("axis", [0, 1])
 def test_top_k_k_equal_to_the_axis_size_is_a_full_sort(client: dmlrpc.Client, case: str, axis: int) -> None:
     call = top_k_call(k=(2, 3)[axis], axis=axis)
-    values, indices = client.execute(_as_case(call, case), call.inputs)
+    values, indices = client.execute(as_case(call, case), call.inputs)
     expected_values, expected_indices = expected_top_k(call.inputs[0], (2, 3)[axis], axis)  # type: ignore[arg-type]
     np.testing.assert_array_equal(values, expected_values)
     np.testing.assert_array_equal(indices, expected_indices)
@@ -95,7 +79,7 @@ def test_top_k1_increasing_full_sort(client: dmlrpc.Client) -> None:
 )
 def test_top_k_output_sizes_mismatch(client: dmlrpc.Client, case: str, tensor: str, sizes: tuple[int, ...]) -> None:
     call = top_k_call(k=2)
-    operator_desc = _as_case(call, case)
+    operator_desc = as_case(call, case)
     output = getattr(getattr(operator_desc, case), tensor)
     output.CopyFrom(tensor_desc((np.float32 if tensor == "output_value_tensor" else np.uint32, sizes)))
     refusal = sdk_refusal(client, operator_desc, call.inputs)
@@ -106,7 +90,7 @@ def test_top_k_output_sizes_mismatch(client: dmlrpc.Client, case: str, tensor: s
 @pytest.mark.parametrize("dtype", [np.int32, np.float16, np.uint32])
 def test_top_k_value_data_type_differs_from_input(client: dmlrpc.Client, case: str, dtype: type) -> None:
     call = top_k_call(k=2)
-    operator_desc = _as_case(call, case)
+    operator_desc = as_case(call, case)
     getattr(operator_desc, case).output_value_tensor.CopyFrom(tensor_desc((dtype, (2, 2))))
     refusal = sdk_refusal(client, operator_desc, call.inputs)
     assert_violation(
@@ -118,7 +102,7 @@ def test_top_k_value_data_type_differs_from_input(client: dmlrpc.Client, case: s
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64, np.uint16, np.uint8, np.float32])
 def test_top_k_index_data_type_must_be_uint32_or_uint64(client: dmlrpc.Client, case: str, index_dtype: type) -> None:
     call = top_k_call(k=2, index_dtype=index_dtype)
-    refusal = sdk_refusal(client, _as_case(call, case), call.inputs)
+    refusal = sdk_refusal(client, as_case(call, case), call.inputs)
     assert_violation(refusal, f"operator_desc.{case}.output_index_tensor.buffer.data_type", "supported: UINT32, UINT64")
 
 

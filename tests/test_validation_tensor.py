@@ -14,10 +14,11 @@ import pytest
 import dmlrpc
 from dmlrpc import ops
 from dmlrpc.codec import tensor_desc
-from dmlrpc.v1 import operators_pb2, tensor_pb2
+from dmlrpc.v1 import tensor_pb2
 from tests.conftest import ServerThread
 from tests.test_validation import (
     EXHAUSTED,
+    as_case,
     assert_status,
     assert_violation,
     expected_top_k,
@@ -291,14 +292,7 @@ def test_scatter_tensor_with_9_dimensions(client: dmlrpc.Client) -> None:
 
 def test_top_k_case_71_applies_the_same_tensor_rules(server: ServerThread) -> None:
     call = top_k_call()
-    k1 = call.operator_desc.top_k1
-    legacy = operators_pb2.TopKOperatorDesc(
-        input_tensor=k1.input_tensor,
-        output_value_tensor=k1.output_value_tensor,
-        output_index_tensor=k1.output_index_tensor,
-        axis=k1.axis,
-        k=k1.k,
-    )
-    legacy.input_tensor.buffer.sizes[0] = 0
-    refusal = raw_desc_refusal(server.address, operators_pb2.OperatorDesc(top_k=legacy), _buffers(call))
+    legacy = as_case(call, "top_k")
+    legacy.top_k.input_tensor.buffer.sizes[0] = 0
+    refusal = raw_desc_refusal(server.address, legacy, _buffers(call))
     assert_violation(refusal, "operator_desc.top_k.input_tensor.buffer.sizes[0]", "size 0")
