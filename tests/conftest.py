@@ -58,8 +58,8 @@ class ServerThread:
 
 
 def start_server(**overrides: object) -> ServerThread:
-    """Start a real server with test-friendly settings (CPU provider, port 0) plus ``overrides``."""
-    options: dict[str, object] = {"host": "127.0.0.1", "port": 0, "provider": "cpu", **overrides}
+    """Start a real server with test-friendly settings (CPU provider, ports 0) plus ``overrides``."""
+    options: dict[str, object] = {"host": "127.0.0.1", "port": 0, "provider": "cpu", "metrics_port": 0, **overrides}
     return ServerThread(ServerSettings(**options))  # type: ignore[arg-type]
 
 

@@ -129,7 +129,7 @@ def test_client_raises_the_sdk_error_with_its_cause(client: dmlrpc.Client) -> No
             "operator_desc.top_k1.k", "k = 0 is out of range: 1 <= k <= 3 (the input size along axis 1)"
         ),
     )
-    assert error.request_id is None
+    assert error.request_id is not None and len(error.request_id) == 32  # every failed call names its log line
 
 
 def test_unimplemented_from_the_real_server(server: ServerThread) -> None:

@@ -3,7 +3,9 @@
     ServiceError
     ├── InvalidArgument      INVALID_ARGUMENT, with google.rpc.BadRequest field violations
     ├── OperatorUnavailable  UNIMPLEMENTED, naming the operator type
-    ├── ResourceExhausted    RESOURCE_EXHAUSTED (size limits, checked before allocation)
+    ├── ResourceExhausted    RESOURCE_EXHAUSTED (size limits checked before allocation; the queue bound)
+    ├── DeadlineExceeded     DEADLINE_EXCEEDED (the call's deadline passed before its work started)
+    ├── Unauthenticated      UNAUTHENTICATED (no valid bearer token)
     └── Unavailable          UNAVAILABLE (the device or runtime cannot serve now)
 
 Anything else raised while handling a request is a server fault: INTERNAL with a generic message.
@@ -64,6 +66,18 @@ class ResourceExhausted(ServiceError):
     """The request exceeds a configured size limit."""
 
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+class DeadlineExceeded(ServiceError):
+    """The call's deadline passed while it waited; its work was skipped."""
+
+    code = grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+class Unauthenticated(ServiceError):
+    """The call carried no accepted credentials; nothing was done."""
+
+    code = grpc.StatusCode.UNAUTHENTICATED
 
 
 class Unavailable(ServiceError):

@@ -69,11 +69,6 @@ class Executor:
         def build() -> Compiled:
             operator, desc = self.operator_for(operator_desc)
             plan = operator.plan(desc, feature_level=self.feature_level, limits=self.limits)
-            if plan.request_bytes > self.limits.max_request_bytes:
-                raise ResourceExhausted(
-                    f"the request's tensors total {plan.request_bytes} bytes, over the limit of "
-                    f"{self.limits.max_request_bytes}"
-                )
             # Each output binding adds at most 22 bytes of protobuf framing (two tags, two 10-byte lengths).
             if plan.response_bytes + 32 * len(plan.outputs) > self.limits.max_message_bytes:
                 raise ResourceExhausted(
@@ -124,7 +119,7 @@ def _bound_array(index: int, binding: service_pb2.BindingDesc, layout: TensorLay
 
 
 def capabilities(
-    executor: Executor, *, server_version: str, max_message_bytes: int
+    executor: Executor, *, server_version: str, limits: service_pb2.Limits
 ) -> service_pb2.GetCapabilitiesResponse:
     """Describe the provider, feature level, limits and the support of every DML operator type."""
     cases = {field.number: field.name for field in operators_pb2.OperatorDesc.DESCRIPTOR.oneofs_by_name["desc"].fields}
@@ -132,11 +127,7 @@ def capabilities(
         execution_provider=executor.provider.name,
         device=executor.provider.device,
         feature_level=executor.feature_level,  # type: ignore[arg-type]
-        limits=service_pb2.Limits(
-            max_message_bytes=max_message_bytes,
-            max_tensor_bytes=executor.limits.max_tensor_bytes,
-            max_request_bytes=executor.limits.max_request_bytes,
-        ),
+        limits=limits,
         server_version=server_version,
         onnxruntime_version=ort.__version__,
     )

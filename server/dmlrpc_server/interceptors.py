@@ -1,10 +1,13 @@
-"""The one place where errors become gRPC statuses: ServiceError -> its code with BadRequest details."""
+"""The one place where calls end: ServiceError -> status with BadRequest details, request ids, logs, metrics."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import re
+import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -13,11 +16,14 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from dmlrpc_server.errors import ServiceError
+from dmlrpc_server.metrics import Metrics
 
 _log = logging.getLogger(__name__)
 
-#: Trailing metadata key carrying the id under which a server fault was logged.
+#: Metadata key of the request id: sent back in the trailers of every failed call, and taken from the client's
+#: request headers when it sends one (so client and server logs share it).
 REQUEST_ID_KEY = "dmlrpc-request-id"
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
 def to_status(error: ServiceError) -> grpc.Status:
@@ -37,7 +43,11 @@ def to_status(error: ServiceError) -> grpc.Status:
 
 
 class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc ships no type stubs
-    """Maps exceptions raised by unary handlers to statuses; anything unexpected is INTERNAL, logged with an id."""
+    """Ends every unary call: maps ServiceError to its status, anything unexpected to INTERNAL (logged with a
+    request id that also goes to the client), and records one log line and the metrics of the call."""
+
+    def __init__(self, metrics: Metrics | None = None) -> None:
+        self._metrics = metrics
 
     async def intercept_service(
         self,
@@ -46,30 +56,114 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
         if handler is None or handler.unary_unary is None:
-            return handler
+            return handler  # streaming methods (health Watch, reflection) report their own errors
         inner = handler.unary_unary
-        method = handler_call_details.method
+        method: str = handler_call_details.method
+        metadata = handler_call_details.invocation_metadata
 
         async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            started = time.perf_counter()
+            code = grpc.StatusCode.OK
+            request_id: str | None = None
             try:
                 return await inner(request, context)
             except ServiceError as error:
-                _log.debug("%s: %s %s", method, error.code.name, error.message)
+                code = error.code
+                request_id = _request_id(metadata)
+                _log.info(
+                    "%s failed: %s %s (request id %s)",
+                    method,
+                    code.name,
+                    error.message,
+                    request_id,
+                    extra={"request_id": request_id, "method": method, "code": code.name},
+                )
                 status = to_status(error)
-                await context.abort(status.code, status.details, status.trailing_metadata)
-            except (grpc.aio.AbortError, grpc.aio.UsageError):
+                await context.abort(
+                    status.code, status.details, (*status.trailing_metadata, (REQUEST_ID_KEY, request_id))
+                )
+            except grpc.aio.AbortError:
+                code = _code_of(context)
+                raise
+            except (asyncio.CancelledError, grpc.aio.UsageError):
+                code = grpc.StatusCode.CANCELLED
                 raise
             except Exception:
-                request_id = uuid.uuid4().hex
-                _log.exception("%s failed (request id %s)", method, request_id)
+                code = grpc.StatusCode.INTERNAL
+                request_id = _request_id(metadata)
+                _log.exception(
+                    "%s failed (request id %s)",
+                    method,
+                    request_id,
+                    extra={"request_id": request_id, "method": method, "code": code.name},
+                )
                 context.set_trailing_metadata(((REQUEST_ID_KEY, request_id),))
                 await context.abort(grpc.StatusCode.INTERNAL, f"internal server error (request id {request_id})")
+            finally:
+                self._finished(method, request, code, time.perf_counter() - started, metadata, request_id)
 
         return grpc.unary_unary_rpc_method_handler(
             guarded,
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
+
+    def _finished(
+        self,
+        method: str,
+        request: Any,
+        code: grpc.StatusCode,
+        seconds: float,
+        metadata: Sequence[tuple[str, str | bytes]] | None,
+        request_id: str | None,
+    ) -> None:
+        operator = _operator_label(request)
+        name = method.rsplit("/", 1)[-1]
+        if self._metrics is not None:
+            self._metrics.requests.labels(name, operator, code.name).inc()
+            self._metrics.request_duration.labels(name, operator).observe(seconds)
+        if _log.isEnabledFor(logging.DEBUG):
+            request_id = request_id or _request_id(metadata)
+            _log.debug(
+                "%s %s %s %.3f ms (request id %s)",
+                method,
+                operator or "-",
+                code.name,
+                seconds * 1e3,
+                request_id,
+                extra={
+                    "request_id": request_id,
+                    "method": method,
+                    "operator": operator,
+                    "code": code.name,
+                    "duration_ms": round(seconds * 1e3, 3),
+                },
+            )
+
+
+def _operator_label(request: Any) -> str:
+    desc = getattr(request, "operator_desc", None)
+    if desc is None:
+        return ""
+    return desc.WhichOneof("desc") or "unset"
+
+
+def _request_id(metadata: Sequence[tuple[str, str | bytes]] | None) -> str:
+    """The client's request id when it sent a well-formed one, else a new random one."""
+    for key, value in metadata or ():
+        if key == REQUEST_ID_KEY and isinstance(value, str) and _REQUEST_ID.fullmatch(value):
+            return value
+    return uuid.uuid4().hex
+
+
+def _code_of(context: grpc.aio.ServicerContext[Any, Any]) -> grpc.StatusCode:
+    code = context.code()
+    if isinstance(code, grpc.StatusCode):
+        return code
+    for candidate in grpc.StatusCode:  # some grpc versions report the integer value
+        if candidate.value[0] == code:
+            return candidate
+    return grpc.StatusCode.UNKNOWN
 
 
 __all__ = ["REQUEST_ID_KEY", "ErrorInterceptor", "to_status"]

@@ -1,24 +1,37 @@
-"""build_server(): the gRPC server with its services and interceptors (production and tests use it alike)."""
+"""build_server(): the gRPC server with its services, interceptors, health, reflection and metrics."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata
 
 import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
 
-from dmlrpc.v1 import service_pb2_grpc
+from dmlrpc.v1 import service_pb2, service_pb2_grpc
+from dmlrpc_server.dispatch import Dispatcher
 from dmlrpc_server.executor import Executor, capabilities
 from dmlrpc_server.feature_levels import feature_level_name
 from dmlrpc_server.interceptors import ErrorInterceptor
+from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.operators.base import Limits
+from dmlrpc_server.runtime.admission import Admission
+from dmlrpc_server.runtime.compiler import warm_up
 from dmlrpc_server.runtime.providers import choose_provider
+from dmlrpc_server.security import TokenAuthInterceptor, server_credentials
 from dmlrpc_server.servicer import DirectMLServicer
 from dmlrpc_server.settings import ServerSettings
 
 _log = logging.getLogger(__name__)
+
+SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"].full_name
+#: The names the health service answers for: "" is the whole server (what Kubernetes' gRPC probe asks by default).
+HEALTH_NAMES = ("", SERVICE_NAME)
+_REFLECTION_NAMES = (reflection.SERVICE_NAME, "grpc.reflection.v1.ServerReflection")
 
 
 def server_version() -> str:
@@ -30,23 +43,58 @@ def server_version() -> str:
 
 @dataclass
 class BuiltServer:
-    """A configured (not yet started) server, the port it bound and the executor behind it."""
+    """A configured server and its parts: the bound port, health, metrics and the Execute path."""
 
     server: grpc.aio.Server
     port: int
-    executor: Executor
+    settings: ServerSettings
+    dispatcher: Dispatcher
+    health: health.aio.HealthServicer
+    metrics: Metrics | None
     workers: ThreadPoolExecutor
+    metrics_port: int | None = None
 
-    async def start(self) -> None:
+    @property
+    def executor(self) -> Executor:
+        return self.dispatcher.executor
+
+    async def start(self, *, ready: bool = True) -> None:
+        """Listen (health NOT_SERVING), then, with ``ready``, warm the provider up and report SERVING."""
+        for name in HEALTH_NAMES:
+            await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.server.start()
+        if self.metrics is not None:
+            host = self.settings.metrics_host or self.settings.host
+            self.metrics_port = self.metrics.serve(host, self.settings.metrics_port)
+        if ready:
+            await self.ready()
 
-    async def stop(self, grace: float | None) -> None:
+    async def ready(self) -> None:
+        """Initialise and warm up the execution provider, then report SERVING."""
+        provider = self.executor.provider
+        seconds = await asyncio.get_running_loop().run_in_executor(self.workers, warm_up, provider)
+        _log.info("%s warmed up in %.0f ms", provider.name, seconds * 1e3)
+        for name in HEALTH_NAMES:
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+    async def stop(self, grace: float | None, *, drain: float = 0.0) -> None:
+        """Report NOT_SERVING, keep serving ``drain`` seconds, refuse new calls, give in-flight ones ``grace``."""
+        await self.health.enter_graceful_shutdown()
+        if drain > 0:
+            await asyncio.sleep(drain)
         await self.server.stop(grace)
         self.workers.shutdown(wait=False, cancel_futures=True)
+        if self.metrics is not None:
+            self.metrics.close()
 
 
 def build_server(settings: ServerSettings) -> BuiltServer:
-    """Create the server for ``settings`` and bind its port; call inside a running event loop."""
+    """Create the server for ``settings`` and bind its port; call inside a running event loop.
+
+    Raises:
+        ProviderUnavailableError: the requested execution provider is missing.
+        OSError: the port cannot be bound.
+    """
     provider = choose_provider(
         settings.provider, device_id=settings.device_id, intra_op_threads=settings.intra_op_threads
     )
@@ -54,34 +102,84 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         max_tensor_bytes=settings.max_tensor_bytes,
         max_request_bytes=settings.max_request_bytes,
         max_message_bytes=settings.max_message_bytes,
+        max_tensor_elements=settings.max_tensor_elements,
+        max_request_elements=settings.max_request_elements,
     )
     executor = Executor(
         provider, feature_level=settings.feature_level, limits=limits, cache_capacity=settings.compile_cache_size
     )
-    workers = ThreadPoolExecutor(max_workers=settings.worker_threads, thread_name_prefix="dmlrpc-op")
-    server = grpc.aio.server(
-        interceptors=[ErrorInterceptor()],
-        options=[
-            ("grpc.max_receive_message_length", settings.max_message_bytes),
-            ("grpc.max_send_message_length", settings.max_message_bytes),
-            # gRPC enables SO_REUSEPORT by default, which lets a second server silently share a busy port.
-            ("grpc.so_reuseport", 0),
-        ],
+    admission = Admission(settings.max_concurrent_requests, settings.max_queue_depth)
+    version = server_version()
+    metrics = (
+        Metrics(
+            cache=executor.cache,
+            running=lambda: admission.running,
+            waiting=lambda: admission.waiting,
+            pool_bytes=lambda: 0,
+            info={"version": version, "provider": provider.name, "device": provider.device},
+        )
+        if settings.metrics
+        else None
     )
-    caps = capabilities(executor, server_version=server_version(), max_message_bytes=settings.max_message_bytes)
-    service_pb2_grpc.add_DirectMLServiceServicer_to_server(
-        DirectMLServicer(executor, caps, workers, settings.inline_bytes), server
+    workers = ThreadPoolExecutor(max_workers=settings.worker_count, thread_name_prefix="dmlrpc-op")
+    dispatcher = Dispatcher(executor, admission, workers, inline_bytes=settings.inline_bytes, metrics=metrics)
+
+    interceptors: list[grpc.aio.ServerInterceptor] = [ErrorInterceptor(metrics)]
+    tokens = settings.auth_tokens()
+    if tokens:
+        open_services = [*(("grpc.health.v1.Health",) if settings.auth_exempt_health else ())]
+        if settings.auth_exempt_reflection:
+            open_services.extend(_REFLECTION_NAMES)
+        interceptors.append(TokenAuthInterceptor(tokens, open_services))
+    options: list[tuple[str, int]] = [
+        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        ("grpc.max_send_message_length", settings.max_message_bytes),
+        # gRPC enables SO_REUSEPORT by default, which lets a second server silently share a busy port.
+        ("grpc.so_reuseport", 0),
+        ("grpc.keepalive_time_ms", int(settings.keepalive_seconds * 1000)),
+        ("grpc.keepalive_timeout_ms", 20_000),
+        # Accept the SDK's keepalive pings (every 30 s by default) instead of answering them with GOAWAY.
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
+    if settings.max_connection_age_seconds is not None:
+        options.append(("grpc.max_connection_age_ms", int(settings.max_connection_age_seconds * 1000)))
+        options.append(("grpc.max_connection_age_grace_ms", int(settings.shutdown_grace_seconds * 1000)))
+    server = grpc.aio.server(interceptors=interceptors, options=options)
+
+    service_limits = service_pb2.Limits(
+        max_message_bytes=settings.max_message_bytes,
+        max_tensor_bytes=settings.max_tensor_bytes,
+        max_request_bytes=settings.max_request_bytes,
+        max_tensor_elements=settings.max_tensor_elements,
+        max_request_elements=settings.max_request_elements,
+        max_concurrent_requests=settings.max_concurrent_requests,
+        max_queue_depth=settings.max_queue_depth,
     )
+    caps = capabilities(executor, server_version=version, limits=service_limits)
+    service_pb2_grpc.add_DirectMLServiceServicer_to_server(DirectMLServicer(dispatcher, caps), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    if settings.reflection:
+        reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+
+    address = f"{settings.host}:{settings.port}"
+    credentials = server_credentials(settings)
     try:
-        port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+        port = (
+            server.add_insecure_port(address) if credentials is None else server.add_secure_port(address, credentials)
+        )
     except RuntimeError as error:
-        raise OSError(f"could not bind {settings.host}:{settings.port}: {error}") from None
+        raise OSError(f"could not bind {address}: {error}") from None
     if port == 0:
-        raise OSError(f"could not bind {settings.host}:{settings.port}")
+        raise OSError(f"could not bind {address}")
     _log.info(
-        "configured %s on %s, feature level %s",
+        "configured %s on %s, feature level %s%s%s",
         provider.name,
         provider.device,
         feature_level_name(settings.feature_level),
+        ", TLS" + (" with client certificates" if settings.tls_client_ca_file else "") if credentials else "",
+        f", {len(tokens)} bearer token(s)" if tokens else "",
     )
-    return BuiltServer(server, port, executor, workers)
+    return BuiltServer(server, port, settings, dispatcher, health_servicer, metrics, workers)

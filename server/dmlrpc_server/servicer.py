@@ -2,42 +2,25 @@
 
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import grpc
 
 from dmlrpc.v1 import service_pb2, service_pb2_grpc
-from dmlrpc_server.executor import Executor
+from dmlrpc_server.dispatch import Dispatcher
 
 
 class DirectMLServicer(service_pb2_grpc.DirectMLServiceServicer):
-    """Execute and GetCapabilities over an Executor."""
+    """Execute and GetCapabilities over a Dispatcher."""
 
-    def __init__(
-        self,
-        executor: Executor,
-        capabilities: service_pb2.GetCapabilitiesResponse,
-        workers: ThreadPoolExecutor,
-        inline_bytes: int,
-    ) -> None:
-        self._executor = executor
+    def __init__(self, dispatcher: Dispatcher, capabilities: service_pb2.GetCapabilitiesResponse) -> None:
+        self._dispatcher = dispatcher
         self._capabilities = capabilities
-        self._workers = workers
-        self._inline_bytes = inline_bytes
 
     async def Execute(  # noqa: N802 - gRPC method names are PascalCase
         self, request: service_pb2.ExecuteRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> service_pb2.ExecuteResponse:
-        if request.ByteSize() <= self._inline_bytes:
-            # NOTE: a thread hop costs more than a tiny operator; large ones run on workers (ORT frees the GIL).
-            outputs = self._executor.execute(request.operator_desc, request.inputs)
-        else:
-            loop = asyncio.get_running_loop()
-            outputs = await loop.run_in_executor(
-                self._workers, self._executor.execute, request.operator_desc, request.inputs
-            )
+        outputs = await self._dispatcher.execute(request, context.time_remaining())
         return service_pb2.ExecuteResponse(
             outputs=[
                 service_pb2.BindingDesc()

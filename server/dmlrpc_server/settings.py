@@ -1,42 +1,238 @@
-"""The server's settings, one typed object built at start-up and passed explicitly."""
+"""The server's settings: one typed object from CLI flags, DMLRPC_* environment variables and a config file."""
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
-from dataclasses import dataclass, field
+import sys
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
-from dmlrpc_server.feature_levels import LATEST
+from pydantic import BeforeValidator, Field, FilePath, SecretStr, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    CliApp,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from dmlrpc.codec import MAX_ELEMENT_COUNT
+from dmlrpc_server.feature_levels import LATEST, parse_feature_level
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 MiB = 1 << 20
+ENV_PREFIX = "DMLRPC_"
+
+#: The config file the settings being built read (set only while ``load_settings`` builds them).
+_CONFIG_FILE: ContextVar[Path | None] = ContextVar("dmlrpc_config_file", default=None)
 
 
-@dataclass(frozen=True)
-class ServerSettings:
-    """Everything the server is configured with."""
+def _feature_level(value: object) -> object:
+    return parse_feature_level(value) if isinstance(value, str) else value
 
-    #: Address to listen on; use 0.0.0.0 or [::] to accept connections from other hosts.
-    host: str = "127.0.0.1"
-    #: TCP port; 0 picks a free one (logged at start).
-    port: int = 50051
-    #: Execution provider: auto (DirectML, else CUDA, else CPU), directml, cuda or cpu.
-    provider: str = "auto"
-    #: DirectML adapter index or CUDA device index.
-    device_id: int = 0
-    #: DML_FEATURE_LEVEL whose tensor-support tables the server applies.
-    feature_level: int = LATEST
-    #: Largest gRPC message received or sent.
-    max_message_bytes: int = 512 * MiB
-    #: Largest total_tensor_size_in_bytes of any one tensor.
-    max_tensor_bytes: int = 512 * MiB
-    #: Largest sum of total_tensor_size_in_bytes over one request's inputs and outputs.
-    max_request_bytes: int = 1024 * MiB
-    #: How many compiled operator descs stay cached (least recently used go first).
-    compile_cache_size: int = 1024
-    #: ONNX Runtime intra-op threads per session (1 = run on the calling worker thread, no per-session pool).
-    intra_op_threads: int = 1
-    #: Worker threads that run operators; requests above `inline_bytes` run there instead of the event loop.
-    worker_threads: int = field(default_factory=lambda: os.cpu_count() or 2)
-    #: Requests up to this many bytes run on the event loop thread (cheaper than a thread hop for tiny ops).
-    inline_bytes: int = 64 * 1024
-    #: Seconds in-flight calls get to finish on SIGTERM/SIGINT.
-    shutdown_grace_seconds: float = 10.0
+
+FeatureLevel = Annotated[int, BeforeValidator(_feature_level)]
+Port = Annotated[int, Field(ge=0, le=65535)]
+Positive = Annotated[int, Field(gt=0)]
+
+
+class ServerSettings(BaseSettings):
+    """Serve DirectML operator descs over gRPC (ONNX Runtime backend).
+
+    Every option can also be set by an environment variable named DMLRPC_ plus the option in upper case with
+    underscores (--max-queue-depth 8 is DMLRPC_MAX_QUEUE_DEPTH=8), or as a key of the --config file
+    (max_queue_depth = 8). Flags override variables, which override the file.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        frozen=True,
+        extra="forbid",
+        cli_prog_name="dmlrpc-server",
+        cli_kebab_case=True,
+        cli_implicit_flags=True,
+        cli_hide_none_type=True,
+    )
+
+    config: FilePath | None = Field(
+        None, description="TOML or JSON file of settings (keys as below, snake_case); flags and env override it."
+    )
+    host: str = Field("127.0.0.1", description="Address to listen on; 0.0.0.0 or [::] accepts other hosts.")
+    port: Port = Field(50051, description="gRPC port; 0 picks a free one (logged at start).")
+    provider: Literal["auto", "directml", "cuda", "cpu"] = Field(
+        "auto", description="Execution provider; auto = DirectML if present, else CUDA, else CPU."
+    )
+    device_id: Annotated[int, Field(ge=0)] = Field(
+        0, description="DirectML adapter index or CUDA device index (one process serves one device)."
+    )
+    feature_level: FeatureLevel = Field(
+        LATEST, description="DML feature level whose rules to apply, e.g. 3.0 or 6.4 (default 6.4 = 0x6400)."
+    )
+    max_message_bytes: Positive = Field(512 * MiB, description="Largest gRPC message received or sent.")
+    max_tensor_bytes: Positive = Field(512 * MiB, description="Largest total_tensor_size_in_bytes of one tensor.")
+    max_tensor_elements: Annotated[int, Field(gt=0, le=MAX_ELEMENT_COUNT)] = Field(
+        MAX_ELEMENT_COUNT, description="Most elements in one tensor (broadcasts count their logical elements)."
+    )
+    max_request_bytes: Positive = Field(
+        1024 * MiB, description="Largest sum of total_tensor_size_in_bytes over a request's inputs and outputs."
+    )
+    max_request_elements: Positive = Field(
+        1 << 33, description="Most elements over all of a request's inputs and outputs."
+    )
+    max_concurrent_requests: Positive = Field(64, description="Execute calls running at once; more wait in a queue.")
+    max_queue_depth: Annotated[int, Field(ge=0)] = Field(
+        256, description="Execute calls waiting for a slot; beyond it calls get RESOURCE_EXHAUSTED."
+    )
+    compile_cache_size: Positive = Field(1024, description="Compiled operator descs kept (least recently used go).")
+    intra_op_threads: Positive = Field(
+        1, description="ONNX Runtime threads per session (1 = run on the calling worker, no per-session pool)."
+    )
+    worker_threads: Positive | None = Field(
+        None, description="Threads that run operators larger than --inline-bytes (default: the CPU count)."
+    )
+    inline_bytes: Annotated[int, Field(ge=0)] = Field(
+        64 * 1024, description="Requests up to this size run on the event loop (a thread hop costs more)."
+    )
+    reflection: bool = Field(True, description="Serve gRPC server reflection (grpcurl and other generic tools).")
+    metrics: bool = Field(True, description="Serve Prometheus metrics over HTTP at /metrics.")
+    metrics_host: str | None = Field(None, description="Address of the metrics endpoint (default: --host).")
+    metrics_port: Port = Field(9464, description="Port of the metrics endpoint; 0 picks a free one.")
+    tls_cert_file: FilePath | None = Field(None, description="PEM certificate chain; with --tls-key-file enables TLS.")
+    tls_key_file: FilePath | None = Field(None, description="PEM private key of --tls-cert-file.")
+    tls_client_ca_file: FilePath | None = Field(
+        None, description="PEM CA bundle; when set, clients must present a certificate it signed (mutual TLS)."
+    )
+    auth_token: SecretStr | None = Field(
+        None, description="Bearer token callers must send (prefer DMLRPC_AUTH_TOKEN or a file: flags are visible)."
+    )
+    auth_tokens_file: FilePath | None = Field(
+        None, description="File of accepted bearer tokens, one per line (several allow rotation)."
+    )
+    auth_exempt_health: bool = Field(True, description="Let grpc.health.v1 calls through without a token.")
+    auth_exempt_reflection: bool = Field(False, description="Let reflection calls through without a token.")
+    keepalive_seconds: float = Field(60.0, gt=0, description="Ping idle clients this often to find dead connections.")
+    max_connection_age_seconds: float | None = Field(
+        None, gt=0, description="Close connections older than this so clients rebalance over new replicas."
+    )
+    shutdown_drain_seconds: float = Field(
+        0.0, ge=0, description="On SIGTERM, report NOT_SERVING and keep serving this long before refusing calls."
+    )
+    shutdown_grace_seconds: float = Field(
+        10.0, ge=0, description="On SIGTERM, how long in-flight calls get to finish after new ones are refused."
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", description="Log level; DEBUG logs one line per call."
+    )
+    log_format: Literal["text", "json"] = Field("text", description="Log lines as text or as JSON objects.")
+
+    @model_validator(mode="after")
+    def _check_pairs(self) -> ServerSettings:
+        if (self.tls_cert_file is None) != (self.tls_key_file is None):
+            raise ValueError("tls_cert_file and tls_key_file go together: set both or neither")
+        if self.tls_client_ca_file is not None and self.tls_cert_file is None:
+            raise ValueError("tls_client_ca_file (mutual TLS) needs tls_cert_file and tls_key_file")
+        return self
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert_file is not None
+
+    @property
+    def worker_count(self) -> int:
+        return self.worker_threads or os.cpu_count() or 2
+
+    def auth_tokens(self) -> tuple[bytes, ...]:
+        """The accepted bearer tokens (read from the token file now, so a rotated file applies on restart)."""
+        tokens: list[bytes] = []
+        if self.auth_token is not None:
+            tokens.append(self.auth_token.get_secret_value().encode())
+        if self.auth_tokens_file is not None:
+            lines = self.auth_tokens_file.read_text().splitlines()
+            tokens.extend(line.strip().encode() for line in lines if line.strip() and not line.startswith("#"))
+        return tuple(tokens)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Priority: explicit values (and CLI flags) > DMLRPC_* variables > config file > defaults.
+        path = _CONFIG_FILE.get()
+        if path is None:
+            return init_settings, env_settings
+        return init_settings, env_settings, _ConfigFileSource(settings_cls, path)
+
+
+class _ConfigFileSource(PydanticBaseSettingsSource):
+    """Settings from a TOML (``.toml``) or JSON file; unknown keys are refused by the model."""
+
+    def __init__(self, settings_cls: type[BaseSettings], path: Path) -> None:
+        super().__init__(settings_cls)
+        self.path = path
+        text = path.read_text()
+        data: Any = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: a config file holds one table/object of settings")
+        self.data: dict[str, Any] = {key.replace("-", "_"): value for key, value in data.items()}
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self.data.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self.data)
+
+
+class SettingsError(ValueError):
+    """The settings could not be built; the message says which setting is wrong and why."""
+
+
+def load_settings(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> ServerSettings:
+    """Build the settings from flags (``argv``), DMLRPC_* variables and the config file they name.
+
+    ``--help`` and malformed flags exit through argparse (exit code 0 and 2).
+
+    Raises:
+        SettingsError: a value is invalid or the config file cannot be read.
+    """
+    from pydantic import ValidationError
+
+    args = list(argv) if argv is not None else None
+    environ = os.environ if environ is None else environ
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--config")
+    known, _ = pre.parse_known_args(args)
+    config = known.config or environ.get(f"{ENV_PREFIX}CONFIG")
+    token = _CONFIG_FILE.set(Path(config) if config else None)
+    try:
+        settings = CliApp.run(ServerSettings, cli_args=args if args is not None else None)
+    except ValidationError as error:
+        raise SettingsError(_describe(error)) from None
+    except (OSError, ValueError) as error:  # an unreadable or malformed config file
+        raise SettingsError(f"config file {config}: {error}") from None
+    finally:
+        _CONFIG_FILE.reset(token)
+    return settings
+
+
+def _describe(error: Any) -> str:
+    lines = []
+    for problem in error.errors():
+        location = ".".join(str(part) for part in problem["loc"])
+        if location:
+            flag = "--" + location.replace("_", "-")
+            lines.append(f"{flag} ({ENV_PREFIX}{location.upper()}): {problem['msg']}")
+        else:
+            lines.append(problem["msg"].removeprefix("Value error, "))
+    return "invalid settings:\n  " + "\n  ".join(lines)

@@ -33,7 +33,13 @@ class TensorRule:
 
 
 def validate_tensor(
-    desc: tensor_pb2.TensorDesc, path: str, rule: TensorRule, *, output: bool, max_tensor_bytes: int
+    desc: tensor_pb2.TensorDesc,
+    path: str,
+    rule: TensorRule,
+    *,
+    output: bool,
+    max_tensor_bytes: int,
+    max_tensor_elements: int = MAX_ELEMENT_COUNT,
 ) -> TensorLayout:
     """Check a tensor desc against DirectML's buffer-desc rules and one support-table row.
 
@@ -43,13 +49,14 @@ def validate_tensor(
         rule: the operator's support-table row for this tensor.
         output: whether the tensor is written (outputs may not alias).
         max_tensor_bytes: the server's per-tensor size limit.
+        max_tensor_elements: the server's per-tensor element limit.
 
     Returns:
         The tensor's layout.
 
     Raises:
         InvalidArgument: a rule is broken; the error names the field.
-        ResourceExhausted: the tensor is larger than ``max_tensor_bytes``.
+        ResourceExhausted: the tensor is larger than ``max_tensor_bytes`` or ``max_tensor_elements``.
     """
     if desc.WhichOneof("desc") != "buffer":
         raise InvalidArgument(path, "tensor desc type is not set (DML_TENSOR_TYPE_INVALID); set `buffer`")
@@ -119,6 +126,10 @@ def validate_tensor(
     if total > max_tensor_bytes:
         raise ResourceExhausted(
             f"{path}.total_tensor_size_in_bytes = {total} exceeds the limit of {max_tensor_bytes} bytes per tensor"
+        )
+    if element_count > max_tensor_elements:
+        raise ResourceExhausted(
+            f"{path}.sizes: {element_count} elements exceed the limit of {max_tensor_elements} elements per tensor"
         )
     logical_bytes = element_count * element_bytes
     if logical_bytes > max_tensor_bytes:

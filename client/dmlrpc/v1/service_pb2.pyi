@@ -266,22 +266,38 @@ class Limits(_message.Message):
     MAX_MESSAGE_BYTES_FIELD_NUMBER: _builtins.int
     MAX_TENSOR_BYTES_FIELD_NUMBER: _builtins.int
     MAX_REQUEST_BYTES_FIELD_NUMBER: _builtins.int
+    MAX_TENSOR_ELEMENTS_FIELD_NUMBER: _builtins.int
+    MAX_REQUEST_ELEMENTS_FIELD_NUMBER: _builtins.int
+    MAX_CONCURRENT_REQUESTS_FIELD_NUMBER: _builtins.int
+    MAX_QUEUE_DEPTH_FIELD_NUMBER: _builtins.int
     max_message_bytes: _builtins.int
     """Largest gRPC message the server receives or sends, in bytes."""
     max_tensor_bytes: _builtins.int
     """Largest `total_tensor_size_in_bytes` of any one tensor."""
     max_request_bytes: _builtins.int
     """Largest sum of `total_tensor_size_in_bytes` over all tensors (inputs and outputs) of one request."""
+    max_tensor_elements: _builtins.int
+    """Most elements of any one tensor (a broadcast input counts its logical elements, as it is materialised)."""
+    max_request_elements: _builtins.int
+    """Most elements over all tensors of one request."""
+    max_concurrent_requests: _builtins.int
+    """Execute calls the server runs at once; further calls wait in a queue."""
+    max_queue_depth: _builtins.int
+    """Execute calls that may wait; beyond that a call gets RESOURCE_EXHAUSTED at once."""
     def __init__(
         self,
         *,
         max_message_bytes: _builtins.int = ...,
         max_tensor_bytes: _builtins.int = ...,
         max_request_bytes: _builtins.int = ...,
+        max_tensor_elements: _builtins.int = ...,
+        max_request_elements: _builtins.int = ...,
+        max_concurrent_requests: _builtins.int = ...,
+        max_queue_depth: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_message_bytes", b"max_message_bytes", "max_request_bytes", b"max_request_bytes", "max_tensor_bytes", b"max_tensor_bytes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_concurrent_requests", b"max_concurrent_requests", "max_message_bytes", b"max_message_bytes", "max_queue_depth", b"max_queue_depth", "max_request_bytes", b"max_request_bytes", "max_request_elements", b"max_request_elements", "max_tensor_bytes", b"max_tensor_bytes", "max_tensor_elements", b"max_tensor_elements"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

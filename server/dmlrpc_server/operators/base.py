@@ -14,7 +14,7 @@ from google.protobuf.message import Message
 from dmlrpc.codec import TensorLayout
 from dmlrpc.schema import TensorField, tensor_fields
 from dmlrpc.v1 import operators_pb2
-from dmlrpc_server.errors import InvalidArgument
+from dmlrpc_server.errors import InvalidArgument, ResourceExhausted
 from dmlrpc_server.tensors import TensorRule, validate_tensor
 
 DescT = TypeVar("DescT", bound=Message)
@@ -34,6 +34,8 @@ class Limits:
     max_tensor_bytes: int
     max_request_bytes: int
     max_message_bytes: int
+    max_tensor_elements: int = 1 << 32
+    max_request_elements: int = 1 << 33
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,8 @@ class Plan:
     finish: Callable[[Sequence[np.ndarray]], list[np.ndarray | None]]
     #: Sum of the total_tensor_size_in_bytes of every input and output (filled by Operator.plan).
     request_bytes: int = field(default=0)
+    #: Sum of the (logical) element counts of every input and output (filled by Operator.plan).
+    request_elements: int = field(default=0)
 
     @property
     def response_bytes(self) -> int:
@@ -124,7 +128,7 @@ class Operator(abc.ABC, Generic[DescT]):
             raise InvalidArgument(f"operator_desc.{self.case}", "operator not available at this feature level")
         path = f"operator_desc.{self.case}"
         layouts: dict[str, TensorLayout | None] = {}
-        total = 0
+        total = elements = 0
         for tensor in (*self.inputs, *self.outputs):
             if not desc.HasField(tensor.name):
                 if not tensor.optional:
@@ -137,12 +141,23 @@ class Operator(abc.ABC, Generic[DescT]):
                 table[tensor.name],
                 output=tensor.output,
                 max_tensor_bytes=limits.max_tensor_bytes,
+                max_tensor_elements=limits.max_tensor_elements,
             )
             layouts[tensor.name] = layout
             total += layout.total_bytes
+            elements += layout.element_count
+        if total > limits.max_request_bytes:
+            raise ResourceExhausted(
+                f"the request's tensors total {total} bytes, over the limit of {limits.max_request_bytes}"
+            )
+        if elements > limits.max_request_elements:
+            raise ResourceExhausted(
+                f"the request's tensors total {elements} elements, over the limit of {limits.max_request_elements}"
+            )
         tensors = Tensors(path, layouts)
         plan = self.lower(desc, tensors)
         plan.request_bytes = total
+        plan.request_elements = elements
         return plan
 
     @abc.abstractmethod

@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 
 from dmlrpc_server.operators.base import Plan
@@ -67,6 +69,10 @@ class CompileCache:
     def __len__(self) -> int:
         return len(self._entries)
 
+    @property
+    def capacity(self) -> int:
+        return self._capacity
+
     def get(self, key: bytes, build: Callable[[], Compiled]) -> Compiled:
         """Return the entry for ``key``, building it with ``build`` on a miss (errors are not cached)."""
         with self._lock:
@@ -104,3 +110,26 @@ class CompileCache:
                 with self._lock:
                     if self._building.get(key) is key_lock:
                         del self._building[key]
+
+
+def warm_up(provider: Provider) -> float:
+    """Initialise the execution provider (device creation, kernel registration) with a one-node model.
+
+    Returns the seconds it took; the first session on DirectML or CUDA pays for the device, later ones do not.
+    """
+    started = time.perf_counter()
+    tensor = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [4])
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Neg", ["x"], ["y"])],
+        "warm_up",
+        [tensor],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [4])],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)], ir_version=8)
+    session = ort.InferenceSession(
+        model.SerializeToString(), sess_options=provider.session_options(), providers=provider.providers()
+    )
+    result = session.run(None, {"x": np.arange(4, dtype=np.float32)})[0]
+    if not np.array_equal(result, -np.arange(4, dtype=np.float32)):
+        raise RuntimeError(f"{provider.name} returned a wrong result while warming up: {result}")
+    return time.perf_counter() - started

@@ -1,0 +1,97 @@
+"""Transport security and caller authentication: TLS/mTLS credentials and the bearer-token interceptor."""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from typing import Any
+
+import grpc
+
+from dmlrpc_server.settings import ServerSettings
+
+#: Metadata key of the bearer token (gRPC lower-cases metadata keys).
+AUTHORIZATION_KEY = "authorization"
+
+
+def server_credentials(settings: ServerSettings) -> grpc.ServerCredentials | None:
+    """TLS credentials from the settings' PEM files (client certificates required when a client CA is set)."""
+    if settings.tls_cert_file is None or settings.tls_key_file is None:
+        return None
+    key = settings.tls_key_file.read_bytes()
+    chain = settings.tls_cert_file.read_bytes()
+    client_ca = settings.tls_client_ca_file.read_bytes() if settings.tls_client_ca_file is not None else None
+    return grpc.ssl_server_credentials(
+        [(key, chain)], root_certificates=client_ca, require_client_auth=client_ca is not None
+    )
+
+
+class TokenAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc ships no type stubs
+    """Lets a call through only with ``authorization: Bearer <token>`` naming an accepted token.
+
+    Rejected calls get UNAUTHENTICATED from a handler that never runs the method (and never reads past the
+    request headers' check). Services named in ``open_services`` (health probes, reflection) pass freely.
+    """
+
+    def __init__(self, tokens: Sequence[bytes], open_services: Collection[str] = ()) -> None:
+        if not tokens:
+            raise ValueError("token authentication needs at least one token")
+        self._tokens = tuple(tokens)
+        self._open_prefixes = tuple(f"/{service}/" for service in open_services)
+
+    def accepts(self, metadata: Sequence[tuple[str, str | bytes]] | None) -> bool:
+        """Whether the call metadata carries an accepted bearer token (compared in constant time)."""
+        presented = b""
+        for key, value in metadata or ():
+            if key == AUTHORIZATION_KEY:
+                raw = value.encode() if isinstance(value, str) else value
+                scheme, _, credential = raw.partition(b" ")
+                if scheme.lower() == b"bearer":
+                    presented = credential.strip()
+                break
+        matched = False
+        for token in self._tokens:  # compare against every token so timing reveals nothing about which matched
+            matched |= hmac.compare_digest(presented, token)
+        return matched and bool(presented)
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        method: str = handler_call_details.method
+        if method.startswith(self._open_prefixes) or self.accepts(handler_call_details.invocation_metadata):
+            return await continuation(handler_call_details)
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return None
+        return _refusing(handler)
+
+
+async def _refuse(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+    await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
+
+
+def _refusing(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    """A handler of the same shape as ``handler`` that answers UNAUTHENTICATED and does nothing else."""
+    kwargs = {
+        "request_deserializer": handler.request_deserializer,
+        "response_serializer": handler.response_serializer,
+    }
+    if handler.request_streaming and handler.response_streaming:
+
+        async def refuse_stream_stream(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            await _refuse(None, context)
+            yield  # pragma: no cover - makes this an async generator
+
+        return grpc.stream_stream_rpc_method_handler(refuse_stream_stream, **kwargs)
+    if handler.response_streaming:
+
+        async def refuse_unary_stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            await _refuse(request, context)
+            yield  # pragma: no cover - makes this an async generator
+
+        return grpc.unary_stream_rpc_method_handler(refuse_unary_stream, **kwargs)
+    if handler.request_streaming:
+        return grpc.stream_unary_rpc_method_handler(_refuse, **kwargs)
+    return grpc.unary_unary_rpc_method_handler(_refuse, **kwargs)
