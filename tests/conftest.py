@@ -5,14 +5,17 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from concurrent.futures import Future
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 import dmlrpc
 from dmlrpc_server import BuiltServer, ServerSettings, build_server
+
+T = TypeVar("T")
 
 settings.register_profile(
     "default", deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -26,7 +29,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 class ServerThread:
     """Runs a BuiltServer on its own event loop thread, as a deployed server runs on its own loop."""
 
-    def __init__(self, settings: ServerSettings) -> None:
+    def __init__(self, settings: ServerSettings, *, ready: bool = True) -> None:
         self.loop = asyncio.new_event_loop()
         started: Future[BuiltServer] = Future()
 
@@ -35,7 +38,7 @@ class ServerThread:
 
             async def start() -> BuiltServer:
                 built = build_server(settings)
-                await built.start()
+                await built.start(ready=ready)
                 return built
 
             try:
@@ -50,17 +53,24 @@ class ServerThread:
         self.built = started.result(timeout=60)
         self.address = f"127.0.0.1:{self.built.port}"
 
-    def stop(self) -> None:
-        asyncio.run_coroutine_threadsafe(self.built.stop(None), self.loop).result(timeout=30)
+    def call(self, coroutine: Coroutine[Any, Any, T], timeout: float = 60) -> T:
+        """Run a coroutine on the server's loop (for BuiltServer.ready(), stop(), ...) and return its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=timeout)
+
+    def stop(self, grace: float | None = None) -> None:
+        """Stop the server (a second call does nothing)."""
+        if self.loop.is_closed():
+            return
+        self.call(self.built.stop(grace), timeout=30)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=30)
         self.loop.close()
 
 
-def start_server(**overrides: object) -> ServerThread:
+def start_server(*, ready: bool = True, **overrides: object) -> ServerThread:
     """Start a real server with test-friendly settings (CPU provider, ports 0) plus ``overrides``."""
     options: dict[str, object] = {"host": "127.0.0.1", "port": 0, "provider": "cpu", "metrics_port": 0, **overrides}
-    return ServerThread(ServerSettings(**options))  # type: ignore[arg-type]
+    return ServerThread(ServerSettings(**options), ready=ready)  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="session")
@@ -74,3 +84,19 @@ def server() -> Iterator[ServerThread]:
 def client(server: ServerThread) -> Iterator[dmlrpc.Client]:
     with dmlrpc.Client(server.address, timeout=60) as sdk:
         yield sdk
+
+
+def scrape(server: ServerThread) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """The server's /metrics over HTTP: {(sample name, sorted labels): value}."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    assert server.built.metrics_port, "metrics are off for this server"
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.built.metrics_port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }

@@ -300,7 +300,7 @@ def test_request_message_over_max_message_bytes(small_messages: ServerThread) ->
     assert info.value.field_violations == ()
 
 
-def _broadcast_call(sizes: tuple[int, int], k: int) -> tuple[operators_pb2.OperatorDesc, bytes]:
+def broadcast_call(sizes: tuple[int, int], k: int) -> tuple[operators_pb2.OperatorDesc, bytes]:
     """top_k1 along axis 1 of a UINT8 input whose rows all view one 256-byte row (stride 0 on axis 0)."""
     row = np.random.default_rng(3).permutation(256).astype(np.uint8)
     strides = [0, 1] if sizes[1] == 256 else [0, 0]
@@ -317,14 +317,14 @@ def _broadcast_call(sizes: tuple[int, int], k: int) -> tuple[operators_pb2.Opera
 
 def test_stride_zero_input_counts_its_materialised_size(small_server: ServerThread) -> None:
     # 64 x 256 UINT8 elements from a 256-byte buffer: 16 KiB once materialised for ONNX Runtime, over 4 KiB.
-    operator_desc, row = _broadcast_call((64, 256), k=3)
+    operator_desc, row = broadcast_call((64, 256), k=3)
     refusal = raw_desc_refusal(small_server.address, operator_desc, [row])
     assert_status(refusal, EXHAUSTED, "operator_desc.top_k1.input_tensor.buffer.sizes")
 
 
 def test_stride_zero_input_within_limits_is_computed(small_server: ServerThread) -> None:
     # 8 x 256 elements (2 KiB materialised) from a 256-byte buffer.
-    operator_desc, row = _broadcast_call((8, 256), k=3)
+    operator_desc, row = broadcast_call((8, 256), k=3)
     assert operator_desc.top_k1.input_tensor.buffer.total_tensor_size_in_bytes == 256
     with dmlrpc.Client(small_server.address, timeout=60) as sdk:
         values, indices = sdk.execute(operator_desc, [row])
@@ -338,14 +338,14 @@ def test_stride_zero_input_of_2_pow_32_minus_2_pow_16_elements_is_refused_up_fro
 ) -> None:
     # The input passes every tensor rule (65536 * 65535 < 2^32 elements, last index 0, 4 bytes); the server
     # refuses it before allocating anything: about 4 GiB once materialised, over the 4 KiB per-tensor limit.
-    operator_desc, _ = _broadcast_call((65536, 65535), k=1)
+    operator_desc, _ = broadcast_call((65536, 65535), k=1)
     assert operator_desc.top_k1.input_tensor.buffer.total_tensor_size_in_bytes == 4
     refusal = raw_desc_refusal(small_server.address, operator_desc, [b"\x07\x00\x00\x00"])
     assert_status(refusal, EXHAUSTED, "operator_desc.top_k1.input_tensor.buffer.sizes")
 
 
 def test_stride_zero_input_of_2_pow_32_elements_is_invalid(small_server: ServerThread) -> None:
-    operator_desc, _ = _broadcast_call((65536, 65536), k=1)
+    operator_desc, _ = broadcast_call((65536, 65536), k=1)
     refusal = raw_desc_refusal(small_server.address, operator_desc, [b"\x07\x00\x00\x00"])
     assert_violation(refusal, "operator_desc.top_k1.input_tensor.buffer.sizes", "4294967296 elements", "2^32 - 1")
 

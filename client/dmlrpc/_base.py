@@ -15,12 +15,6 @@ from dmlrpc.v1 import operators_pb2, service_pb2
 #: Binding input: an array (laid out per its tensor desc), raw buffer bytes, or None for an absent tensor.
 InputValue = npt.ArrayLike | bytes | None
 
-#: Channel options both clients use: no client-side message size cap (the server enforces its own limits).
-CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
-    ("grpc.max_receive_message_length", -1),
-    ("grpc.max_send_message_length", -1),
-)
-
 
 @dataclass(frozen=True)
 class PreparedCall:

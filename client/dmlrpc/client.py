@@ -11,7 +11,17 @@ import numpy as np
 import numpy.typing as npt
 
 from dmlrpc import ops
-from dmlrpc._base import CHANNEL_OPTIONS, InputValue, decode_outputs, prepare_execute
+from dmlrpc._base import InputValue, decode_outputs, prepare_execute
+from dmlrpc._channel import (
+    TLS,
+    KeepAlive,
+    LoadBalancing,
+    RetryPolicy,
+    call_metadata,
+    channel_options,
+    open_channel,
+    resolve_tls,
+)
 from dmlrpc.errors import from_rpc_error
 from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
 
@@ -22,10 +32,17 @@ class Client:
     """Blocking dmlrpc client.
 
     Args:
-        target: server address such as ``"localhost:50051"`` (ignored when ``channel`` is given).
+        target: server address: ``"localhost:50051"``, ``"dns:///dmlrpc.ns.svc:50051"`` (every address the name
+            resolves to, balanced round-robin), ``"ipv4:10.0.0.1:50051,10.0.0.2:50051"``. Ignored with ``channel``.
         channel: an existing channel to use; the client does not close a channel it did not create.
         timeout: default deadline in seconds for each call (``None`` = no deadline).
-        options: extra channel options for a channel the client creates.
+        tls: ``True`` for TLS verified against the system roots, or a ``dmlrpc.TLS`` (own CA, client certificate
+            for mutual TLS); ``None`` for plaintext.
+        token: bearer token sent with every call (servers started with --auth-token / --auth-tokens-file).
+        retry: gRPC retry policy for UNAVAILABLE (``None`` disables retries).
+        keepalive: HTTP/2 keepalive pings (``None`` disables them).
+        load_balancing: ``"round_robin"`` over every resolved address, or ``"pick_first"``.
+        options: extra channel arguments for a channel the client creates.
 
     Every failed call raises a ``dmlrpc.errors.DmlRpcError`` subclass, never a raw ``grpc.RpcError``.
     """
@@ -36,18 +53,28 @@ class Client:
         *,
         channel: grpc.Channel | None = None,
         timeout: float | None = None,
+        tls: TLS | bool | None = None,
+        token: str | None = None,
+        retry: RetryPolicy | None = RetryPolicy(),  # noqa: B008 - frozen, so sharing the default is safe
+        keepalive: KeepAlive | None = KeepAlive(),  # noqa: B008
+        load_balancing: LoadBalancing = "round_robin",
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         if channel is None:
             if target is None:
                 raise ValueError("give a target address or a channel")
-            channel = grpc.insecure_channel(target, options=[*CHANNEL_OPTIONS, *options])
+            security = resolve_tls(tls)
+            arguments = channel_options(
+                retry=retry, keepalive=keepalive, load_balancing=load_balancing, tls=security, extra=options
+            )
+            channel = open_channel(target, tls=security, options=arguments, asynchronous=False)
             self._owns_channel = True
         else:
             self._owns_channel = False
         self._channel = channel
         self._stub = service_pb2_grpc.DirectMLServiceStub(channel)
         self.timeout = timeout
+        self._metadata = call_metadata(token)
 
     def __enter__(self) -> Client:
         return self
@@ -83,7 +110,7 @@ class Client:
         """
         prepared = prepare_execute(operator_desc, inputs)
         try:
-            response = self._stub.Execute(prepared.request, timeout=self._timeout(timeout))
+            response = self._stub.Execute(prepared.request, timeout=self._timeout(timeout), metadata=self._metadata)
         except grpc.RpcError as error:
             raise from_rpc_error(error) from error
         return decode_outputs(response, prepared.outputs)
@@ -92,7 +119,7 @@ class Client:
         """The server's execution provider, device, feature level, limits and per-operator support."""
         try:
             response: service_pb2.GetCapabilitiesResponse = self._stub.GetCapabilities(
-                service_pb2.GetCapabilitiesRequest(), timeout=self._timeout(timeout)
+                service_pb2.GetCapabilitiesRequest(), timeout=self._timeout(timeout), metadata=self._metadata
             )
         except grpc.RpcError as error:
             raise from_rpc_error(error) from error

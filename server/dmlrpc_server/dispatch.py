@@ -7,7 +7,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from dmlrpc.v1 import service_pb2
-from dmlrpc_server.errors import DeadlineExceeded
+from dmlrpc_server.errors import DeadlineExceeded, Unavailable
 from dmlrpc_server.executor import Executor
 from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.runtime.admission import Admission
@@ -30,6 +30,20 @@ class Dispatcher:
         self._workers = workers
         self._inline_bytes = inline_bytes
         self._metrics = metrics
+        self.closing = False
+
+    async def drain(self, timeout: float | None) -> bool:
+        """Refuse new calls (UNAVAILABLE) and wait up to ``timeout`` s for admitted and queued ones to finish.
+
+        Returns whether every call finished in time.
+        """
+        self.closing = True
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.admission.running or self.admission.waiting:
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.005)
+        return True
 
     async def execute(self, request: service_pb2.ExecuteRequest, time_remaining: float | None) -> list[bytes | None]:
         """Run one request within its deadline (``time_remaining`` seconds, ``None`` = none).
@@ -37,6 +51,10 @@ class Dispatcher:
         Raises:
             ServiceError: validation, limits, the queue bound (RESOURCE_EXHAUSTED) or an expired deadline.
         """
+        if self.closing:
+            # NOTE: refusing here, before gRPC stops, lets clients tell "not run" (UNAVAILABLE, safe to retry
+            # elsewhere) from a call cut off mid-way; gRPC's own stop would cancel queued calls instead.
+            raise Unavailable("the server is shutting down; retry on another replica")
         arrived = time.monotonic()
         size = request.ByteSize()
         async with self.admission.slot(time_remaining):

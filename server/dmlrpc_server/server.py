@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata
@@ -31,6 +32,8 @@ _log = logging.getLogger(__name__)
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"].full_name
 #: The names the health service answers for: "" is the whole server (what Kubernetes' gRPC probe asks by default).
 HEALTH_NAMES = ("", SERVICE_NAME)
+#: How long a stopping server answers new calls UNAVAILABLE after in-flight ones finished, before closing.
+_REFUSE_SECONDS = 0.25
 _REFLECTION_NAMES = (reflection.SERVICE_NAME, "grpc.reflection.v1.ServerReflection")
 
 
@@ -82,7 +85,16 @@ class BuiltServer:
         await self.health.enter_graceful_shutdown()
         if drain > 0:
             await asyncio.sleep(drain)
-        await self.server.stop(grace)
+        started = time.monotonic()
+        if not await self.dispatcher.drain(grace):
+            _log.warning("in-flight calls did not finish within the %.1f s grace period", grace or 0.0)
+        remaining = None if grace is None else max(0.0, grace - (time.monotonic() - started))
+        if remaining:
+            # NOTE: gRPC's stop cancels calls that arrive as it closes (CANCELLED, which clients cannot tell from
+            # a call cut off mid-way); refusing them with UNAVAILABLE a moment longer sends most clients elsewhere.
+            await asyncio.sleep(min(_REFUSE_SECONDS, remaining))
+            remaining = max(0.0, remaining - _REFUSE_SECONDS)
+        await self.server.stop(remaining)
         self.workers.shutdown(wait=False, cancel_futures=True)
         if self.metrics is not None:
             self.metrics.close()
@@ -138,9 +150,9 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         ("grpc.so_reuseport", 0),
         ("grpc.keepalive_time_ms", int(settings.keepalive_seconds * 1000)),
         ("grpc.keepalive_timeout_ms", 20_000),
-        # Accept the SDK's keepalive pings (every 30 s by default) instead of answering them with GOAWAY.
+        # Accept the SDK's keepalive pings (every 30 s by default), idle or not, instead of answering with GOAWAY.
         ("grpc.keepalive_permit_without_calls", 1),
-        ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
+        ("grpc.http2.min_ping_interval_without_data_ms", int(settings.keepalive_min_ping_interval_seconds * 1000)),
         ("grpc.http2.max_pings_without_data", 0),
     ]
     if settings.max_connection_age_seconds is not None:

@@ -119,6 +119,9 @@ class ServerSettings(BaseSettings):
     auth_exempt_health: bool = Field(True, description="Let grpc.health.v1 calls through without a token.")
     auth_exempt_reflection: bool = Field(False, description="Let reflection calls through without a token.")
     keepalive_seconds: float = Field(60.0, gt=0, description="Ping idle clients this often to find dead connections.")
+    keepalive_min_ping_interval_seconds: float = Field(
+        10.0, gt=0, description="Shortest client ping interval accepted; faster pingers get GOAWAY (too_many_pings)."
+    )
     max_connection_age_seconds: float | None = Field(
         None, gt=0, description="Close connections older than this so clients rebalance over new replicas."
     )

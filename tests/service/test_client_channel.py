@@ -1,0 +1,159 @@
+"""The SDK's channel: gRPC-native retries of UNAVAILABLE, round-robin over replicas, dns:/// targets, keepalive."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from concurrent import futures
+from typing import Any
+
+import grpc
+import numpy as np
+import pytest
+
+import dmlrpc
+from dmlrpc._channel import channel_options, service_config
+from dmlrpc.v1 import service_pb2, service_pb2_grpc
+from tests.conftest import ServerThread, scrape, start_server
+
+
+class FlakyCapabilities(service_pb2_grpc.DirectMLServiceServicer):
+    """A real gRPC server whose GetCapabilities answers UNAVAILABLE ``failures`` times, then succeeds."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.attempts = 0
+        self._lock = threading.Lock()
+
+    def GetCapabilities(self, request: Any, context: grpc.ServicerContext) -> service_pb2.GetCapabilitiesResponse:  # noqa: N802
+        with self._lock:
+            self.attempts += 1
+            attempt = self.attempts
+        if attempt <= self.failures:
+            context.abort(grpc.StatusCode.UNAVAILABLE, f"attempt {attempt} fails")
+        return service_pb2.GetCapabilitiesResponse(server_version="flaky")
+
+
+@pytest.fixture
+def flaky() -> Iterator[tuple[FlakyCapabilities, str]]:
+    servicer = FlakyCapabilities(failures=2)
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    service_pb2_grpc.add_DirectMLServiceServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    yield servicer, f"127.0.0.1:{port}"
+    server.stop(None)
+
+
+def test_unavailable_is_retried_by_grpc_per_the_service_config(flaky: tuple[FlakyCapabilities, str]) -> None:
+    servicer, address = flaky
+    with dmlrpc.Client(address, timeout=30) as client:
+        assert client.get_capabilities().server_version == "flaky"
+    assert servicer.attempts == 3
+
+
+def test_retries_can_be_turned_off(flaky: tuple[FlakyCapabilities, str]) -> None:
+    servicer, address = flaky
+    with dmlrpc.Client(address, timeout=30, retry=None) as client, pytest.raises(dmlrpc.UnavailableError) as info:
+        client.get_capabilities()
+    assert info.value.message == "attempt 1 fails"
+    assert servicer.attempts == 1
+
+
+def test_async_client_retries_too(flaky: tuple[FlakyCapabilities, str]) -> None:
+    import asyncio
+
+    servicer, address = flaky
+
+    async def call() -> str:
+        async with dmlrpc.AsyncClient(address, timeout=30) as client:
+            return (await client.get_capabilities()).server_version
+
+    assert asyncio.run(call()) == "flaky"
+    assert servicer.attempts == 3
+
+
+def test_retry_gives_up_after_max_attempts(flaky: tuple[FlakyCapabilities, str]) -> None:
+    servicer, address = flaky
+    retry = dmlrpc.RetryPolicy(max_attempts=2, initial_backoff=0.01)
+    with dmlrpc.Client(address, timeout=30, retry=retry) as client, pytest.raises(dmlrpc.UnavailableError):
+        client.get_capabilities()
+    assert servicer.attempts == 2
+
+
+@pytest.fixture(scope="module")
+def replicas() -> Iterator[list[ServerThread]]:
+    running = [start_server(), start_server()]
+    yield running
+    for server in running:
+        server.stop()
+
+
+def _calls(server: ServerThread) -> float:
+    key = ("dmlrpc_requests_total", (("code", "OK"), ("method", "Execute"), ("operator", "top_k1")))
+    return scrape(server).get(key, 0.0)
+
+
+def test_round_robin_spreads_calls_over_every_address(replicas: list[ServerThread]) -> None:
+    before = [_calls(server) for server in replicas]
+    target = "ipv4:" + ",".join(server.address for server in replicas)
+    with dmlrpc.Client(target, timeout=30) as client:
+        for _ in range(20):
+            values, _ = client.top_k(np.arange(6, dtype=np.float32), 1)
+            assert values.tolist() == [5.0]
+    spread = [_calls(server) - b for server, b in zip(replicas, before, strict=True)]
+    assert spread == [10, 10]
+
+
+def test_pick_first_sends_every_call_to_one_address(replicas: list[ServerThread]) -> None:
+    before = [_calls(server) for server in replicas]
+    target = "ipv4:" + ",".join(server.address for server in replicas)
+    with dmlrpc.Client(target, timeout=30, load_balancing="pick_first") as client:
+        for _ in range(6):
+            client.top_k(np.arange(6, dtype=np.float32), 1)
+    spread = sorted(_calls(server) - b for server, b in zip(replicas, before, strict=True))
+    assert spread == [0, 6]
+
+
+def test_dns_target(replicas: list[ServerThread]) -> None:
+    with dmlrpc.Client(f"dns:///localhost:{replicas[0].built.port}", timeout=30) as client:
+        values, _ = client.top_k(np.arange(6, dtype=np.float32), 2)
+    assert values.tolist() == [5.0, 4.0]
+
+
+def _states_while_idle(address: str, keepalive: dmlrpc.KeepAlive, idle: float) -> list[str]:
+    """Connectivity states of a channel with the SDK's options, through one call and ``idle`` seconds of pings."""
+    options = channel_options(retry=None, keepalive=keepalive, load_balancing="pick_first", tls=None, extra=())
+    states: list[str] = []
+    with grpc.insecure_channel(address, options=options) as channel:
+        channel.subscribe(lambda state: states.append(state.name), try_to_connect=True)
+        service_pb2_grpc.DirectMLServiceStub(channel).GetCapabilities(service_pb2.GetCapabilitiesRequest(), timeout=10)
+        time.sleep(idle)
+    return states
+
+
+def test_keepalive_pings_within_the_server_minimum_keep_the_connection(replicas: list[ServerThread]) -> None:
+    tolerant = start_server(keepalive_min_ping_interval_seconds=0.5)
+    try:
+        states = _states_while_idle(tolerant.address, dmlrpc.KeepAlive(time=1.0, timeout=5.0), idle=3.5)
+    finally:
+        tolerant.stop()
+    assert states[-1] == "READY" and states.count("READY") == 1, states
+    # The same pings against the default 10 s minimum: GOAWAY (too_many_pings), and the channel drops to IDLE.
+    states = _states_while_idle(replicas[0].address, dmlrpc.KeepAlive(time=1.0, timeout=5.0), idle=3.5)
+    assert states[-1] == "IDLE", states
+
+
+def test_service_config_is_valid_json_naming_the_service() -> None:
+    config = json.loads(service_config(dmlrpc.RetryPolicy(), "round_robin"))
+    assert config["loadBalancingConfig"] == [{"round_robin": {}}]
+    (method,) = config["methodConfig"]
+    assert method["name"] == [{"service": "dmlrpc.v1.DirectMLService"}]
+    assert method["retryPolicy"]["retryableStatusCodes"] == ["UNAVAILABLE"]
+    options = dict(
+        channel_options(retry=None, keepalive=dmlrpc.KeepAlive(), load_balancing="pick_first", tls=None, extra=())
+    )
+    assert options["grpc.enable_retries"] == 0
+    assert options["grpc.keepalive_time_ms"] == 30_000
