@@ -1,0 +1,249 @@
+"""The example clients (C++, Node, Python) and docs/protocol.md's requests, run against the real server."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+import numpy as np
+import pytest
+from google.protobuf import json_format
+
+from dmlrpc.v1 import service_pb2, service_pb2_grpc
+from tests.conftest import ServerThread
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+PROTOCOL = ROOT / "docs" / "protocol.md"
+INSTALL = "tools/install-example-toolchains.sh"
+
+#: What the C++ and Node clients print after their "server <provider> <feature level>" line.
+EXPECTED_CLIENT_LINES = [
+    "PASS capabilities: top_k1 scatter_nd executable",
+    "PASS top_k1 example 1: values [11 10 9 8 7 6] indices [3 2 2 3 3 2]",
+    "PASS top_k1 example 2: values [4 5 10 11 3 2 9 8] indices [2 2 0 0 1 1 1 1]",
+    "PASS top_k1 example 3: values [3 2 2 5 5 4 6 6 6] indices [3 1 2 2 3 1 0 1 2]",
+    "PASS top_k1 example 4: values [1 2 2 3 4 5 6 6 6] indices [0 1 2 0 1 2 0 1 2]",
+    "PASS scatter_nd example: output [1 11 3 10 9 6 7 12]",
+    "PASS invalid_argument: INVALID_ARGUMENT operator_desc.top_k1.k",
+    "RESULT passed=7 failed=0",
+]
+
+
+def unavailable(reason: str) -> None:
+    """Skip for a missing toolchain, except in CI, which must run every example."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; CI runs {INSTALL} to install it")
+    pytest.skip(f"{reason} (run {INSTALL})")
+
+
+def run(command: Sequence[str | Path], *, timeout: float, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(part) for part in command], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def closed_port_address() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{probe.getsockname()[1]}"
+
+
+def assert_client_passed(result: subprocess.CompletedProcess[str]) -> None:
+    output = f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    assert result.returncode == 0, output
+    lines = result.stdout.splitlines()
+    assert re.fullmatch(r"server \w+ExecutionProvider FEATURE_LEVEL_6_4", lines[0]), output
+    assert lines[1:] == EXPECTED_CLIENT_LINES, output
+
+
+def assert_client_failed(result: subprocess.CompletedProcess[str]) -> None:
+    output = f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    assert result.returncode == 1, output
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "RESULT passed=0 failed=7", output
+    assert all(line.startswith("FAIL ") for line in lines[:-1]), output
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# C++
+
+
+@pytest.fixture(scope="session")
+def cpp_client() -> Path:
+    """examples/cpp built with CMake into a per-checkout cache directory (incremental after the first build)."""
+    for tool in ("cmake", "c++", "pkg-config", "protoc", "grpc_cpp_plugin"):
+        if shutil.which(tool) is None:
+            unavailable(f"the C++ example needs {tool}, which is not on PATH")
+    if run(["pkg-config", "--exists", "grpc++", "protobuf"], timeout=30).returncode != 0:
+        unavailable("the C++ example needs the grpc++ and protobuf development packages (pkg-config finds none)")
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dmlrpc"
+    build = cache / f"examples-cpp-{hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]}"
+    configure = run(["cmake", "-S", EXAMPLES / "cpp", "-B", build], timeout=300)
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    compile_ = run(["cmake", "--build", build, "--parallel", str(os.cpu_count() or 2)], timeout=600)
+    assert compile_.returncode == 0, compile_.stdout + compile_.stderr
+    return build / "dmlrpc_example"
+
+
+def test_cpp_client_runs_the_directml_examples(cpp_client: Path, server: ServerThread) -> None:
+    assert_client_passed(run([cpp_client, server.address], timeout=120))
+
+
+def test_cpp_client_exits_nonzero_when_checks_fail(cpp_client: Path) -> None:
+    assert_client_failed(run([cpp_client, closed_port_address()], timeout=120))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Node
+
+
+@pytest.fixture(scope="session")
+def node_client() -> Path:
+    if shutil.which("node") is None:
+        unavailable("the Node example needs node, which is not on PATH")
+    if not (EXAMPLES / "node" / "node_modules" / "@grpc" / "grpc-js").is_dir():
+        unavailable("examples/node has no node_modules (npm ci in examples/node)")
+    return EXAMPLES / "node" / "client.js"
+
+
+def test_node_client_runs_the_directml_examples(node_client: Path, server: ServerThread) -> None:
+    assert_client_passed(run(["node", node_client, server.address], timeout=120))
+
+
+def test_node_client_exits_nonzero_when_checks_fail(node_client: Path) -> None:
+    assert_client_failed(run(["node", node_client, closed_port_address()], timeout=120))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Python
+
+
+@pytest.mark.parametrize("script", sorted((EXAMPLES / "python").glob("*.py")), ids=lambda path: path.name)
+def test_python_example_runs(script: Path, server: ServerThread) -> None:
+    result = run([sys.executable, script, server.address], timeout=120)
+    output = f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    assert result.returncode == 0, output
+    assert "PASS" in result.stdout and "FAIL" not in result.stdout, output
+
+
+def test_python_examples_cover_the_brief() -> None:
+    names = {path.stem for path in (EXAMPLES / "python").glob("*.py")}
+    assert {"seed_examples", "strided_input", "error_handling", "async_client"} <= names
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# docs/protocol.md
+
+
+def protocol_execute_example() -> tuple[str, dict[str, Any]]:
+    """The grpcurl Execute request body in docs/protocol.md and the response the page says it prints."""
+    text = PROTOCOL.read_text()
+    match = re.search(
+        r"grpcurl -plaintext -d @ 127\.0\.0\.1:50051 dmlrpc\.v1\.DirectMLService/Execute <<'EOF'\n(.*?)\nEOF\n"
+        r"```\n.*?```json\n(.*?)```",
+        text,
+        re.S,
+    )
+    assert match, "docs/protocol.md lost its grpcurl Execute example"
+    return match.group(1), json.loads(match.group(2))
+
+
+@pytest.fixture
+def channel(server: ServerThread) -> Iterator[grpc.Channel]:
+    with grpc.insecure_channel(server.address) as opened:
+        yield opened
+
+
+def test_protocol_execute_example_is_what_the_server_answers(channel: grpc.Channel) -> None:
+    body, printed = protocol_execute_example()
+    request = json_format.Parse(body, service_pb2.ExecuteRequest())
+    response = service_pb2_grpc.DirectMLServiceStub(channel).Execute(request, timeout=60)
+    assert json_format.MessageToDict(response) == printed
+    values, indices = (base64.b64decode(output["buffer"]["data"]) for output in printed["outputs"])
+    assert np.frombuffer(values, "<f4").tolist() == [11, 10, 9, 8, 7, 6]
+    assert np.frombuffer(indices, "<u4").tolist() == [3, 2, 2, 3, 3, 2]
+
+
+def test_protocol_example_bytes_are_the_directml_example() -> None:
+    body, _ = protocol_execute_example()
+    data = base64.b64decode(json.loads(body)["inputs"][0]["buffer"]["data"])
+    assert np.frombuffer(data, "<f4").tolist() == [0, 1, 10, 11, 3, 2, 9, 8, 4, 5, 6, 7]
+    assert "00 00 00 00  00 00 80 3f  00 00 20 41" in PROTOCOL.read_text()
+    assert data[:12].hex(" ") == "00 00 00 00 00 00 80 3f 00 00 20 41"
+
+
+def test_reflection_alone_is_enough_to_call_execute(channel: grpc.Channel) -> None:
+    """A generic client: every type comes from the server's reflection service, none from generated code."""
+    reflection = pytest.importorskip("grpc_reflection.v1alpha.proto_reflection_descriptor_database")
+    from google.protobuf import descriptor_pool, message_factory
+
+    database = reflection.ProtoReflectionDescriptorDatabase(channel)
+    try:
+        services = set(database.get_services())
+    except grpc.RpcError as error:
+        if error.code() == grpc.StatusCode.UNIMPLEMENTED:
+            pytest.skip("the server does not serve reflection")
+        raise
+    assert {"dmlrpc.v1.DirectMLService", "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"} <= (
+        services
+    )
+    pool = descriptor_pool.DescriptorPool(database)
+    method = pool.FindServiceByName("dmlrpc.v1.DirectMLService").FindMethodByName("Execute")
+    request_class = message_factory.GetMessageClass(method.input_type)
+    response_class = message_factory.GetMessageClass(method.output_type)
+    body, printed = protocol_execute_example()
+    execute = channel.unary_unary(
+        f"/{method.containing_service.full_name}/{method.name}",
+        request_serializer=request_class.SerializeToString,
+        response_deserializer=response_class.FromString,
+    )
+    response = execute(json_format.Parse(body, request_class()), timeout=60)
+    assert json_format.MessageToDict(response) == printed
+    # The binding order is readable from reflection too: the desc's fields in field-number order.
+    top_k1 = pool.FindMessageTypeByName("dmlrpc.v1.TopK1OperatorDesc")
+    assert [field.name for field in sorted(top_k1.fields, key=lambda f: f.number)][:3] == [
+        "input_tensor",
+        "output_value_tensor",
+        "output_index_tensor",
+    ]
+
+
+@pytest.mark.parametrize("source", ["reflection", "proto files"])
+def test_grpcurl_runs_the_documented_calls(source: str, server: ServerThread) -> None:
+    if shutil.which("grpcurl") is None:
+        pytest.skip("grpcurl is not installed (it has no Debian package; the docs' JSON is checked without it)")
+    schema = [] if source == "reflection" else ["-import-path", "protos", "-proto", "dmlrpc/v1/service.proto"]
+    body, printed = protocol_execute_example()
+    execute = subprocess.run(
+        ["grpcurl", "-plaintext", *schema, "-d", "@", server.address, "dmlrpc.v1.DirectMLService/Execute"],
+        cwd=ROOT,
+        input=body,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert execute.returncode == 0, execute.stderr
+    assert json.loads(execute.stdout) == printed
+    capabilities = run(
+        ["grpcurl", "-plaintext", *schema, "-d", "{}", server.address, "dmlrpc.v1.DirectMLService/GetCapabilities"],
+        timeout=60,
+    )
+    assert capabilities.returncode == 0, capabilities.stderr
+    assert json.loads(capabilities.stdout)["featureLevel"] == "FEATURE_LEVEL_6_4"
+    if source == "reflection":
+        listed = run(["grpcurl", "-plaintext", server.address, "list"], timeout=60)
+        assert listed.returncode == 0, listed.stderr
+        assert {"dmlrpc.v1.DirectMLService", "grpc.health.v1.Health"} <= set(listed.stdout.split())
