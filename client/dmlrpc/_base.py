@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,10 +16,93 @@ from dmlrpc.v1 import operators_pb2, service_pb2
 InputValue = npt.ArrayLike | bytes | None
 
 
+#: Bytes per TensorChunk the SDK sends on ExecuteStream (the fastest size measured for Python gRPC streams).
+STREAM_CHUNK_BYTES = 4 << 20
+
+
 @dataclass(frozen=True)
 class PreparedCall:
-    request: service_pb2.ExecuteRequest
+    """An operator desc with its input buffers encoded, and how to decode its outputs."""
+
+    operator_desc: operators_pb2.OperatorDesc
+    inputs: tuple[bytes | None, ...]
     outputs: tuple[TensorLayout | None, ...]
+
+    @property
+    def request(self) -> service_pb2.ExecuteRequest:
+        """The unary request."""
+        return service_pb2.ExecuteRequest(
+            operator_desc=self.operator_desc,
+            inputs=[
+                service_pb2.BindingDesc()
+                if data is None
+                else service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=data))
+                for data in self.inputs
+            ],
+        )
+
+    @property
+    def largest_buffer(self) -> int:
+        """The largest input or output buffer in bytes (what decides between Execute and ExecuteStream)."""
+        sizes = [len(data) for data in self.inputs if data is not None]
+        sizes += [layout.total_bytes for layout in self.outputs if layout is not None]
+        return max(sizes, default=0)
+
+    def stream_requests(self, chunk_bytes: int = STREAM_CHUNK_BYTES) -> Iterator[service_pb2.ExecuteStreamRequest]:
+        """The ExecuteStream messages: the start, then each input buffer in chunks."""
+        yield service_pb2.ExecuteStreamRequest(
+            start=service_pb2.ExecuteStreamStart(
+                operator_desc=self.operator_desc, input_bytes=[0 if data is None else len(data) for data in self.inputs]
+            )
+        )
+        for index, data in enumerate(self.inputs):
+            if data is None:
+                continue
+            view = memoryview(data)
+            for offset in range(0, len(view), chunk_bytes):
+                yield service_pb2.ExecuteStreamRequest(
+                    chunk=service_pb2.TensorChunk(binding=index, data=bytes(view[offset : offset + chunk_bytes]))
+                )
+
+
+class StreamedOutputs:
+    """Reassembles ExecuteStream answers into output arrays (each buffer preallocated from the declared length)."""
+
+    def __init__(self, layouts: Sequence[TensorLayout | None]) -> None:
+        self._layouts = layouts
+        self._buffers: list[bytearray | None] | None = None
+        self._filled: list[int] = []
+
+    def add(self, part: service_pb2.ExecuteStreamResponse) -> None:
+        kind = part.WhichOneof("part")
+        if kind == "outputs":
+            lengths = list(part.outputs.output_bytes)
+            self._buffers = [bytearray(n) if n else None for n in lengths]
+            self._filled = [0] * len(lengths)
+            return
+        if self._buffers is None or kind != "chunk":
+            raise ValueError("malformed ExecuteStream answer: chunks before the outputs header")
+        index = part.chunk.binding
+        data = part.chunk.data  # NOTE: upb copies a bytes field on every access: read it once
+        target = self._buffers[index]
+        if target is None or self._filled[index] + len(data) > len(target):
+            raise ValueError(f"malformed ExecuteStream answer: too many bytes for output {index}")
+        target[self._filled[index] : self._filled[index] + len(data)] = data
+        self._filled[index] += len(data)
+
+    def arrays(self) -> list[np.ndarray | None]:
+        if self._buffers is None:
+            raise ValueError("malformed ExecuteStream answer: no outputs header")
+        results: list[np.ndarray | None] = []
+        for index, layout in enumerate(self._layouts):
+            buffer = self._buffers[index] if index < len(self._buffers) else None
+            if layout is None or buffer is None:
+                results.append(None)
+                continue
+            if self._filled[index] != len(buffer):
+                raise ValueError(f"malformed ExecuteStream answer: output {index} is incomplete")
+            results.append(decode(buffer, layout))
+        return results
 
 
 def prepare_execute(operator_desc: operators_pb2.OperatorDesc, inputs: Sequence[InputValue]) -> PreparedCall:
@@ -30,21 +113,21 @@ def prepare_execute(operator_desc: operators_pb2.OperatorDesc, inputs: Sequence[
     if len(inputs) != len(input_fields):
         names = ", ".join(f.name for f in input_fields)
         raise ValueError(f"{case} takes {len(input_fields)} inputs ({names}); got {len(inputs)}")
-    bindings = []
+    bindings: list[bytes | None] = []
     for field, value in zip(input_fields, inputs, strict=True):
         if value is None or not desc.HasField(field.name):
             if value is not None:
                 raise ValueError(f"{case}.{field.name} is unset, so its input must be None")
-            bindings.append(service_pb2.BindingDesc())
+            bindings.append(None)
             continue
         tensor = getattr(desc, field.name)
         data = value if isinstance(value, bytes) else encode(value, _layout(tensor.buffer, f"{case}.{field.name}"))
-        bindings.append(service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=data)))
+        bindings.append(data)
     outputs = tuple(
         _layout(getattr(desc, f.name).buffer, f"{case}.{f.name}") if desc.HasField(f.name) else None
         for f in output_fields
     )
-    return PreparedCall(service_pb2.ExecuteRequest(operator_desc=operator_desc, inputs=bindings), outputs)
+    return PreparedCall(operator_desc, tuple(bindings), outputs)
 
 
 def _layout(buffer: object, name: str) -> TensorLayout:

@@ -10,6 +10,10 @@ from typing import Any, Literal
 
 import grpc
 
+#: Calls with a buffer larger than this go over ExecuteStream by default: past a few MiB, chunks of a stream move
+#: several times faster through Python gRPC than one large message.
+STREAM_THRESHOLD_BYTES = 8 << 20
+
 #: The service whose methods the retry policy covers (every dmlrpc RPC is safe to retry: none has side effects).
 SERVICE_NAME = "dmlrpc.v1.DirectMLService"
 

@@ -11,8 +11,9 @@ import numpy as np
 import numpy.typing as npt
 
 from dmlrpc import ops
-from dmlrpc._base import InputValue, decode_outputs, prepare_execute
+from dmlrpc._base import InputValue, StreamedOutputs, decode_outputs, prepare_execute
 from dmlrpc._channel import (
+    STREAM_THRESHOLD_BYTES,
     TLS,
     KeepAlive,
     LoadBalancing,
@@ -42,6 +43,8 @@ class Client:
         retry: gRPC retry policy for UNAVAILABLE (``None`` disables retries).
         keepalive: HTTP/2 keepalive pings (``None`` disables them).
         load_balancing: ``"round_robin"`` over every resolved address, or ``"pick_first"``.
+        stream_threshold_bytes: calls with an input or output buffer larger than this go over ExecuteStream
+            (chunked, no message size limit, faster for large tensors) instead of unary Execute.
         options: extra channel arguments for a channel the client creates.
 
     Every failed call raises a ``dmlrpc.errors.DmlRpcError`` subclass, never a raw ``grpc.RpcError``.
@@ -58,6 +61,7 @@ class Client:
         retry: RetryPolicy | None = RetryPolicy(),  # noqa: B008 - frozen, so sharing the default is safe
         keepalive: KeepAlive | None = KeepAlive(),  # noqa: B008
         load_balancing: LoadBalancing = "round_robin",
+        stream_threshold_bytes: int = STREAM_THRESHOLD_BYTES,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         if channel is None:
@@ -75,6 +79,7 @@ class Client:
         self._stub = service_pb2_grpc.DirectMLServiceStub(channel)
         self.timeout = timeout
         self._metadata = call_metadata(token)
+        self.stream_threshold_bytes = stream_threshold_bytes
 
     def __enter__(self) -> Client:
         return self
@@ -95,6 +100,7 @@ class Client:
         inputs: Sequence[InputValue],
         *,
         timeout: float | None = None,
+        stream: bool | None = None,
     ) -> list[np.ndarray | None]:
         """Run any operator desc.
 
@@ -103,13 +109,25 @@ class Client:
             inputs: one value per input tensor field in declaration order: an array (encoded per its desc),
                 raw buffer ``bytes``, or ``None`` for an unset optional tensor.
             timeout: deadline in seconds for this call (defaults to the client's).
+            stream: send over ExecuteStream (``True``), unary Execute (``False``), or decide by size (``None``:
+                streamed when an input or output buffer exceeds the client's ``stream_threshold_bytes``).
 
         Returns:
             One read-only array per output tensor field (``None`` for an unset one), shaped and strided as the
             output desc says.
         """
         prepared = prepare_execute(operator_desc, inputs)
+        if stream is None:
+            stream = prepared.largest_buffer > self.stream_threshold_bytes
         try:
+            if stream:
+                outputs = StreamedOutputs(prepared.outputs)
+                parts = self._stub.ExecuteStream(
+                    prepared.stream_requests(), timeout=self._timeout(timeout), metadata=self._metadata
+                )
+                for part in parts:
+                    outputs.add(part)
+                return outputs.arrays()
             response = self._stub.Execute(prepared.request, timeout=self._timeout(timeout), metadata=self._metadata)
         except grpc.RpcError as error:
             raise from_rpc_error(error) from error

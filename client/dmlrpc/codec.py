@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Final
+from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +23,7 @@ __all__ = [
     "data_type_name",
     "decode",
     "encode",
+    "encode_into",
     "packed_strides",
     "tensor_desc",
 ]
@@ -219,13 +220,33 @@ def encode(array: npt.ArrayLike, layout: TensorLayout) -> bytes:
     return bytes(buffer)
 
 
-def decode(data: bytes | bytearray | memoryview, layout: TensorLayout) -> np.ndarray:
+def encode_into(array: npt.ArrayLike, layout: TensorLayout, buffer: memoryview | bytearray | np.ndarray) -> None:
+    """Lay an array out in ``buffer`` (at least ``layout.total_bytes`` long) as ``layout`` says.
+
+    Every byte of the first ``total_bytes`` is written: elements where the layout puts them, zero everywhere else
+    (gaps between strided elements, padding), so a reused buffer never shows earlier contents.
+    """
+    data = np.asarray(array)
+    if data.shape != layout.sizes and not (data.shape == () and layout.sizes == (1,)):
+        raise ValueError(f"array of shape {data.shape} does not match tensor sizes {list(layout.sizes)}")
+    target = memoryview(cast(Any, buffer)).cast("B")[: layout.total_bytes]  # NumPy's stubs lack __buffer__
+    raw = np.frombuffer(target, np.uint8)
+    if layout.is_packed:
+        body = data.size * layout.dtype.itemsize
+        np.copyto(raw[:body].view(layout.dtype).reshape(layout.sizes), data.reshape(layout.sizes), casting="unsafe")
+        raw[body:] = 0
+        return
+    raw[:] = 0
+    _strided_view(target, layout, writeable=True)[...] = data.reshape(layout.sizes)
+
+
+def decode(data: bytes | bytearray | memoryview | np.ndarray, layout: TensorLayout) -> np.ndarray:
     """View a buffer's bytes as the array ``layout`` describes, without copying.
 
     The result is a read-only view; strided and broadcast (stride 0) layouts give a strided view. The caller has
     checked that ``data`` is at least ``layout.total_bytes`` long.
     """
-    return _strided_view(memoryview(data), layout, writeable=False)
+    return _strided_view(memoryview(cast(Any, data)), layout, writeable=False)
 
 
 def _strided_view(buffer: memoryview, layout: TensorLayout, *, writeable: bool) -> np.ndarray:

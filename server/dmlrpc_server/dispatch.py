@@ -1,20 +1,32 @@
-"""The Execute path between the servicer and the executor: admission, deadlines, the thread choice, metrics."""
+"""The Execute paths between the servicer and the executor: admission, deadlines, batching, streams, metrics."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
-from dmlrpc.v1 import service_pb2
-from dmlrpc_server.errors import DeadlineExceeded, Unavailable
-from dmlrpc_server.executor import Executor
+import numpy as np
+
+from dmlrpc.v1 import operators_pb2, service_pb2
+from dmlrpc_server.errors import DeadlineExceeded, InvalidArgument, ResourceExhausted, Unavailable
+from dmlrpc_server.executor import Buffer, Executor, unary_buffers
 from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.runtime.admission import Admission
+from dmlrpc_server.runtime.batching import Batcher
+from dmlrpc_server.runtime.compiler import Compiled
+
+T = TypeVar("T")
+
+#: Bytes per TensorChunk the server sends (the fastest size measured for Python gRPC streams).
+STREAM_CHUNK_BYTES = 4 << 20
 
 
 class Dispatcher:
-    """Runs Execute requests: waits for a slot (bounded queue), skips expired calls, runs small ones inline."""
+    """Runs Execute requests: waits for a slot (bounded queue), skips expired calls, batches tiny requests of one
+    desc, runs other small ones inline and large ones on worker threads."""
 
     def __init__(
         self,
@@ -23,13 +35,17 @@ class Dispatcher:
         workers: ThreadPoolExecutor,
         *,
         inline_bytes: int,
+        batcher: Batcher | None = None,
         metrics: Metrics | None = None,
+        stream_chunk_bytes: int = STREAM_CHUNK_BYTES,
     ) -> None:
         self.executor = executor
         self.admission = admission
+        self.batcher = batcher
         self._workers = workers
         self._inline_bytes = inline_bytes
         self._metrics = metrics
+        self._chunk = stream_chunk_bytes
         self.closing = False
 
     async def drain(self, timeout: float | None) -> bool:
@@ -45,43 +61,193 @@ class Dispatcher:
             await asyncio.sleep(0.005)
         return True
 
-    async def execute(self, request: service_pb2.ExecuteRequest, time_remaining: float | None) -> list[bytes | None]:
-        """Run one request within its deadline (``time_remaining`` seconds, ``None`` = none).
-
-        Raises:
-            ServiceError: validation, limits, the queue bound (RESOURCE_EXHAUSTED) or an expired deadline.
-        """
+    def _gate(self) -> None:
         if self.closing:
             # NOTE: refusing here, before gRPC stops, lets clients tell "not run" (UNAVAILABLE, safe to retry
             # elsewhere) from a call cut off mid-way; gRPC's own stop would cancel queued calls instead.
             raise Unavailable("the server is shutting down; retry on another replica")
+
+    async def execute(self, request: service_pb2.ExecuteRequest, time_remaining: float | None) -> list[bytes | None]:
+        """Run one unary request within its deadline (``time_remaining`` seconds, ``None`` = none).
+
+        Raises:
+            ServiceError: validation, limits, the queue bound (RESOURCE_EXHAUSTED) or an expired deadline.
+        """
+        self._gate()
         arrived = time.monotonic()
+        deadline = None if time_remaining is None else arrived + time_remaining
         size = request.ByteSize()
         async with self.admission.slot(time_remaining):
-            started = time.monotonic()
-            if time_remaining is not None and started - arrived >= time_remaining:
-                raise DeadlineExceeded("the deadline passed while the call waited; it was not executed")
+            started = self._started(arrived, deadline)
             if size <= self._inline_bytes:
                 # NOTE: a thread hop costs more than a tiny operator; large ones run on workers (ORT frees the GIL).
-                outputs = self.executor.execute(request.operator_desc, request.inputs)
+                outputs = await self._small(request, deadline)
             else:
-                outputs = await self._on_worker(request)
-            finished = time.monotonic()
-        if self._metrics is not None:
-            operator = request.operator_desc.WhichOneof("desc") or "unset"
-            self._metrics.queue_duration.observe(started - arrived)
-            self._metrics.compute_duration.labels(operator).observe(finished - started)
-            self._metrics.batch_size.observe(1)
-            self._metrics.received_bytes.inc(size)
-            self._metrics.sent_bytes.inc(sum(len(data) for data in outputs if data is not None))
+                outputs = await self._on_worker(self.executor.execute, request.operator_desc, request.inputs)
+                if self._metrics is not None:
+                    self._metrics.batch_size.observe(1)
+            self._observe(request.operator_desc, arrived, started, size, outputs)
         return outputs
 
-    async def _on_worker(self, request: service_pb2.ExecuteRequest) -> list[bytes | None]:
+    async def _small(self, request: service_pb2.ExecuteRequest, deadline: float | None) -> list[bytes | None]:
+        executor = self.executor
+        compiled = executor.unary_compiled(request.operator_desc)
+        if self.batcher is None or compiled.batching is None:
+            if self._metrics is not None:
+                self._metrics.batch_size.observe(1)
+            return executor.encode_outputs(
+                compiled, compiled.run(executor.feeds(compiled, _buffers(request, compiled)))
+            )
+        # Validation and the data-dependent checks run first: a request that fails them never joins a batch.
+        feeds = executor.feeds(compiled, _buffers(request, compiled))
+        case = request.operator_desc.WhichOneof("desc") or ""
+        results = await self.batcher.run(compiled, case, feeds, deadline)
+        return executor.encode_outputs(compiled, results)
+
+    async def execute_stream(
+        self, parts: AsyncIterator[service_pb2.ExecuteStreamRequest], time_remaining: float | None
+    ) -> AsyncIterator[service_pb2.ExecuteStreamResponse]:
+        """Run one streamed request: the start message, the input chunks, then the outputs in chunks.
+
+        The desc and the declared lengths are validated, and the limits applied, before a byte is allocated.
+        """
+        self._gate()
+        arrived = time.monotonic()
+        deadline = None if time_remaining is None else arrived + time_remaining
+        first = await anext(parts, None)
+        if first is None or first.WhichOneof("part") != "start":
+            raise InvalidArgument("start", "the first message of ExecuteStream must be `start`")
+        start = first.start
+        compiled = self._stream_compiled(start.operator_desc)
+        lengths = self._declared_lengths(compiled, start.input_bytes)
+        pool = self.executor.pool
+        async with self.admission.slot(time_remaining):
+            buffers = [None if n == 0 else pool.acquire(n) for n in lengths]
+            try:
+                await _receive(parts, buffers)
+                started = self._started(arrived, deadline)
+                outputs = await self._on_worker(self._run_buffers, compiled, buffers)
+                if self._metrics is not None:
+                    self._metrics.batch_size.observe(1)
+            finally:
+                for buffer in buffers:
+                    if buffer is not None:
+                        pool.release(buffer)
+            total = sum(lengths)
+            self._observe(start.operator_desc, arrived, started, total, outputs)
+        yield service_pb2.ExecuteStreamResponse(
+            outputs=service_pb2.ExecuteStreamOutputs(
+                output_bytes=[0 if data is None else len(data) for data in outputs]
+            )
+        )
+        for index, data in enumerate(outputs):
+            if data is None:
+                continue
+            view = memoryview(data)
+            for offset in range(0, len(view), self._chunk):
+                yield service_pb2.ExecuteStreamResponse(
+                    chunk=service_pb2.TensorChunk(binding=index, data=bytes(view[offset : offset + self._chunk]))
+                )
+
+    def _stream_compiled(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled:
+        try:
+            return self.executor.compiled(operator_desc)
+        except InvalidArgument as error:
+            raise InvalidArgument(f"start.{error.field}", error.description) from None
+
+    def _declared_lengths(self, compiled: Compiled, declared: Sequence[int]) -> list[int]:
+        layouts = compiled.plan.inputs
+        if len(declared) != len(layouts):
+            raise InvalidArgument(
+                "start.input_bytes",
+                f"{len(declared)} lengths for {len(layouts)} input tensor fields; give each in order",
+            )
+        limits = self.executor.limits
+        for i, (length, layout) in enumerate(zip(declared, layouts, strict=True)):
+            field = f"start.input_bytes[{i}]"
+            if layout is None and length:
+                raise InvalidArgument(field, "the tensor desc is unset, so its length must be 0")
+            if layout is not None and length < layout.total_bytes:
+                raise InvalidArgument(
+                    field,
+                    f"{length} bytes is shorter than the tensor's total_tensor_size_in_bytes ({layout.total_bytes})",
+                )
+            if length > limits.max_tensor_bytes:
+                raise ResourceExhausted(
+                    f"{field} = {length} exceeds the limit of {limits.max_tensor_bytes} bytes per tensor"
+                )
+        if sum(declared) > limits.max_request_bytes:
+            raise ResourceExhausted(
+                f"start.input_bytes total {sum(declared)} bytes, over the limit of {limits.max_request_bytes}"
+            )
+        return list(declared)
+
+    def _run_buffers(self, compiled: Compiled, buffers: Sequence[np.ndarray | None]) -> list[bytes | None]:
+        feeds = self.executor.feeds(compiled, buffers)
+        return self.executor.encode_outputs(compiled, compiled.run(feeds))
+
+    def _started(self, arrived: float, deadline: float | None) -> float:
+        started = time.monotonic()
+        if deadline is not None and started >= deadline:
+            raise DeadlineExceeded("the deadline passed while the call waited; it was not executed")
+        return started
+
+    def _observe(
+        self,
+        operator_desc: operators_pb2.OperatorDesc,
+        arrived: float,
+        started: float,
+        received: int,
+        outputs: Sequence[bytes | None],
+    ) -> None:
+        metrics = self._metrics
+        if metrics is None:
+            return
+        metrics.queue_duration.observe(started - arrived)
+        metrics.compute_duration.labels(operator_desc.WhichOneof("desc") or "unset").observe(time.monotonic() - started)
+        metrics.received_bytes.inc(received)
+        metrics.sent_bytes.inc(sum(len(data) for data in outputs if data is not None))
+
+    async def _on_worker(self, function: Callable[..., T], *args: object) -> T:
         loop = asyncio.get_running_loop()
-        work = loop.run_in_executor(self._workers, self.executor.execute, request.operator_desc, request.inputs)
+        work = loop.run_in_executor(self._workers, function, *args)
         try:
             return await asyncio.shield(work)
         except asyncio.CancelledError:
             # The thread cannot be stopped: keep the slot until it finishes so the running count stays true.
             await asyncio.wait({work})
             raise
+
+
+def _buffers(request: service_pb2.ExecuteRequest, compiled: Compiled) -> list[Buffer | None]:
+    return unary_buffers(request.inputs, compiled.plan.inputs)
+
+
+async def _receive(
+    parts: AsyncIterator[service_pb2.ExecuteStreamRequest], buffers: Sequence[np.ndarray | None]
+) -> None:
+    """Fill each binding's buffer from the chunks, checking every chunk lands inside its declared length."""
+    filled = [0] * len(buffers)
+    async for part in parts:
+        if part.WhichOneof("part") != "chunk":
+            raise InvalidArgument("start", "`start` may come only once, first")
+        chunk = part.chunk
+        index = chunk.binding
+        if index >= len(buffers) or buffers[index] is None:
+            raise InvalidArgument("chunk.binding", f"binding {index} takes no bytes (see start.input_bytes)")
+        target = buffers[index]
+        assert target is not None
+        data = chunk.data  # NOTE: upb copies a bytes field on every access: read it once
+        end = filled[index] + len(data)
+        if end > len(target):
+            raise InvalidArgument(
+                "chunk.data",
+                f"binding {index} receives more than the {len(target)} bytes declared in start.input_bytes",
+            )
+        target[filled[index] : end] = np.frombuffer(data, np.uint8)
+        filled[index] = end
+    for index, (count, buffer) in enumerate(zip(filled, buffers, strict=True)):
+        if buffer is not None and count != len(buffer):
+            raise InvalidArgument(
+                f"start.input_bytes[{index}]", f"the stream ended after {count} of the {len(buffer)} bytes declared"
+            )

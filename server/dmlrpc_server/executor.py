@@ -10,12 +10,13 @@ import numpy as np
 import onnxruntime as ort
 from google.protobuf import unknown_fields
 
-from dmlrpc.codec import TensorLayout, decode, encode
+from dmlrpc.codec import TensorLayout, decode, encode_into
 from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument, OperatorUnavailable, ResourceExhausted
 from dmlrpc_server.feature_levels import introduced_feature_level
 from dmlrpc_server.operators import REGISTRY, Operator
 from dmlrpc_server.operators.base import Limits
+from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import CompileCache, Compiled, compile_plan
 from dmlrpc_server.runtime.providers import Provider
 
@@ -34,10 +35,19 @@ def _operator_type_name(value: int) -> str:
 class Executor:
     """Validates, compiles (once per distinct desc) and runs operator descs on one execution provider."""
 
-    def __init__(self, provider: Provider, *, feature_level: int, limits: Limits, cache_capacity: int) -> None:
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        feature_level: int,
+        limits: Limits,
+        cache_capacity: int,
+        pool: BufferPool | None = None,
+    ) -> None:
         self.provider = provider
         self.feature_level = feature_level
         self.limits = limits
+        self.pool = pool or BufferPool(0)
         self.cache = CompileCache(cache_capacity)
 
     def operator_for(self, operator_desc: operators_pb2.OperatorDesc) -> tuple[Operator[Any], Any]:
@@ -69,53 +79,97 @@ class Executor:
         def build() -> Compiled:
             operator, desc = self.operator_for(operator_desc)
             plan = operator.plan(desc, feature_level=self.feature_level, limits=self.limits)
-            # Each output binding adds at most 22 bytes of protobuf framing (two tags, two 10-byte lengths).
-            if plan.response_bytes + 32 * len(plan.outputs) > self.limits.max_message_bytes:
-                raise ResourceExhausted(
-                    f"the outputs total {plan.response_bytes} bytes, over the message limit of "
-                    f"{self.limits.max_message_bytes}"
-                )
-            return compile_plan(plan, self.provider)
+            return compile_plan(plan, self.provider, operator.batching)
 
         return self.cache.get(key, build)
+
+    def unary_compiled(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled:
+        """``compiled``, for a unary call: its outputs must also fit in one response message."""
+        compiled = self.compiled(operator_desc)
+        plan = compiled.plan
+        # Each output binding adds at most 22 bytes of protobuf framing (two tags, two 10-byte lengths).
+        if plan.response_bytes + 32 * len(plan.outputs) > self.limits.max_message_bytes:
+            raise ResourceExhausted(
+                f"the outputs total {plan.response_bytes} bytes, over the message limit of "
+                f"{self.limits.max_message_bytes}; use ExecuteStream (the SDK does above its stream threshold)"
+            )
+        return compiled
 
     def execute(
         self, operator_desc: operators_pb2.OperatorDesc, bindings: Sequence[service_pb2.BindingDesc]
     ) -> list[bytes | None]:
-        """Run one operator: returns each output buffer's bytes in binding order (``None`` when absent)."""
-        compiled = self.compiled(operator_desc)
+        """Run one unary request: returns each output buffer's bytes in binding order (``None`` when absent)."""
+        compiled = self.unary_compiled(operator_desc)
+        feeds = self.feeds(compiled, unary_buffers(bindings, compiled.plan.inputs))
+        return self.encode_outputs(compiled, compiled.run(feeds))
+
+    def feeds(
+        self, compiled: Compiled, buffers: Sequence[Buffer | None], path: str = "inputs"
+    ) -> dict[str, np.ndarray]:
+        """Check buffer lengths, view them as arrays and run the operator's data-dependent checks: the model's feeds.
+
+        Raises:
+            InvalidArgument: a buffer is missing, unexpected or short, or a value in it breaks a rule.
+        """
         plan = compiled.plan
-        if len(bindings) != len(plan.inputs):
+        if len(buffers) != len(plan.inputs):
             raise InvalidArgument(
-                "inputs", f"{len(bindings)} bindings for {len(plan.inputs)} input tensor fields; bind each in order"
+                path, f"{len(buffers)} bindings for {len(plan.inputs)} input tensor fields; bind each in order"
             )
-        arrays = [
-            _bound_array(i, binding, layout)
-            for i, (binding, layout) in enumerate(zip(bindings, plan.inputs, strict=True))
-        ]
-        feeds = plan.prepare(arrays)
-        results = plan.finish(compiled.run(feeds))
-        return [
-            None if layout is None or result is None else encode(result, layout)
-            for result, layout in zip(results, plan.outputs, strict=True)
-        ]
+        arrays: list[np.ndarray | None] = []
+        for i, (data, layout) in enumerate(zip(buffers, plan.inputs, strict=True)):
+            if layout is None:
+                if data is not None:
+                    raise InvalidArgument(f"{path}[{i}]", "the tensor desc is unset, so its binding must be unset too")
+                arrays.append(None)
+                continue
+            if data is None:
+                raise InvalidArgument(f"{path}[{i}]", "a buffer binding is required for this tensor")
+            if len(data) < layout.total_bytes:
+                raise InvalidArgument(
+                    f"{path}[{i}].buffer.data",
+                    f"{len(data)} bytes is shorter than the tensor's total_tensor_size_in_bytes ({layout.total_bytes})",
+                )
+            arrays.append(decode(data, layout))
+        return compiled.plan.prepare(arrays)
+
+    def encode_outputs(self, compiled: Compiled, results: Sequence[np.ndarray]) -> list[bytes | None]:
+        """The output buffers' bytes, laid out per the output descs (strided ones staged in pooled buffers)."""
+        encoded: list[bytes | None] = []
+        for result, layout in zip(compiled.plan.finish(results), compiled.plan.outputs, strict=True):
+            if layout is None or result is None:
+                encoded.append(None)
+            elif layout.is_packed and result.dtype == layout.dtype:
+                raw = np.ascontiguousarray(result).tobytes()
+                encoded.append(raw if len(raw) == layout.total_bytes else raw + bytes(layout.total_bytes - len(raw)))
+            else:
+                staging = self.pool.acquire(layout.total_bytes)
+                try:
+                    encode_into(result, layout, staging)  # writes every byte: gaps are zeroed, never stale
+                    encoded.append(staging.tobytes())
+                finally:
+                    self.pool.release(staging)
+        return encoded
 
 
-def _bound_array(index: int, binding: service_pb2.BindingDesc, layout: TensorLayout | None) -> np.ndarray | None:
-    kind = binding.WhichOneof("binding")
-    if layout is None:
-        if kind is not None:
-            raise InvalidArgument(f"inputs[{index}]", "the tensor desc is unset, so its binding must be unset too")
-        return None
-    if kind != "buffer":
-        raise InvalidArgument(f"inputs[{index}]", "a buffer binding is required for this tensor")
-    data = binding.buffer.data  # NOTE: upb copies a bytes field on every access, so read it once.
-    if len(data) < layout.total_bytes:
-        raise InvalidArgument(
-            f"inputs[{index}].buffer.data",
-            f"{len(data)} bytes is shorter than the tensor's total_tensor_size_in_bytes ({layout.total_bytes})",
-        )
-    return decode(data, layout)
+#: A bound buffer's bytes, from a unary binding or reassembled from a stream.
+Buffer = bytes | bytearray | memoryview | np.ndarray
+
+
+def unary_buffers(
+    bindings: Sequence[service_pb2.BindingDesc], layouts: Sequence[TensorLayout | None]
+) -> list[Buffer | None]:
+    """The bytes of each unary binding (``None`` for an unset one); checks each is a buffer binding."""
+    buffers: list[Buffer | None] = []
+    for index, binding in enumerate(bindings):
+        kind = binding.WhichOneof("binding")
+        if kind is None:
+            buffers.append(None)
+        elif kind != "buffer":
+            raise InvalidArgument(f"inputs[{index}]", "a buffer binding is required for this tensor")
+        else:
+            buffers.append(binding.buffer.data)  # NOTE: upb copies a bytes field on every access: read it once
+    return buffers
 
 
 def capabilities(

@@ -7,7 +7,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -43,8 +43,8 @@ def to_status(error: ServiceError) -> grpc.Status:
 
 
 class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc ships no type stubs
-    """Ends every unary call: maps ServiceError to its status, anything unexpected to INTERNAL (logged with a
-    request id that also goes to the client), and records one log line and the metrics of the call."""
+    """Ends every unary and bidirectional call: maps ServiceError to its status, anything unexpected to INTERNAL
+    (logged with a request id that also goes to the client), and records one log line and the call's metrics."""
 
     def __init__(self, metrics: Metrics | None = None) -> None:
         self._metrics = metrics
@@ -55,52 +55,31 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
-        if handler is None or handler.unary_unary is None:
-            return handler  # streaming methods (health Watch, reflection) report their own errors
-        inner = handler.unary_unary
+        if handler is None:
+            return None
         method: str = handler_call_details.method
         metadata = handler_call_details.invocation_metadata
+        if handler.unary_unary is not None:
+            return self._unary(handler, method, metadata)
+        if handler.stream_stream is not None:
+            return self._stream(handler, method, metadata)
+        return handler  # server-streaming methods (health Watch) report their own errors
+
+    def _unary(
+        self, handler: grpc.RpcMethodHandler, method: str, metadata: Sequence[tuple[str, str | bytes]] | None
+    ) -> grpc.RpcMethodHandler:
+        inner = handler.unary_unary
 
         async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             started = time.perf_counter()
-            code = grpc.StatusCode.OK
-            request_id: str | None = None
+            outcome: list[Any] = [grpc.StatusCode.OK, None]
             try:
                 return await inner(request, context)
-            except ServiceError as error:
-                code = error.code
-                request_id = _request_id(metadata)
-                _log.info(
-                    "%s failed: %s %s (request id %s)",
-                    method,
-                    code.name,
-                    error.message,
-                    request_id,
-                    extra={"request_id": request_id, "method": method, "code": code.name},
-                )
-                status = to_status(error)
-                await context.abort(
-                    status.code, status.details, (*status.trailing_metadata, (REQUEST_ID_KEY, request_id))
-                )
-            except grpc.aio.AbortError:
-                code = _code_of(context)
-                raise
-            except (asyncio.CancelledError, grpc.aio.UsageError):
-                code = grpc.StatusCode.CANCELLED
-                raise
-            except Exception:
-                code = grpc.StatusCode.INTERNAL
-                request_id = _request_id(metadata)
-                _log.exception(
-                    "%s failed (request id %s)",
-                    method,
-                    request_id,
-                    extra={"request_id": request_id, "method": method, "code": code.name},
-                )
-                context.set_trailing_metadata(((REQUEST_ID_KEY, request_id),))
-                await context.abort(grpc.StatusCode.INTERNAL, f"internal server error (request id {request_id})")
+            except BaseException as error:
+                await self._failed(error, context, method, metadata, outcome)
             finally:
-                self._finished(method, request, code, time.perf_counter() - started, metadata, request_id)
+                seconds = time.perf_counter() - started
+                self._finished(method, _operator_label(request), outcome[0], outcome[1], seconds, metadata)
 
         return grpc.unary_unary_rpc_method_handler(
             guarded,
@@ -108,16 +87,80 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
             response_serializer=handler.response_serializer,
         )
 
+    def _stream(
+        self, handler: grpc.RpcMethodHandler, method: str, metadata: Sequence[tuple[str, str | bytes]] | None
+    ) -> grpc.RpcMethodHandler:
+        inner = handler.stream_stream
+
+        async def guarded(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            started = time.perf_counter()
+            outcome: list[Any] = [grpc.StatusCode.OK, None]
+            peek = _FirstMessage(requests)
+            try:
+                async for response in inner(peek, context):
+                    yield response
+            except BaseException as error:
+                await self._failed(error, context, method, metadata, outcome)
+            finally:
+                seconds = time.perf_counter() - started
+                start = getattr(peek.first, "start", None)
+                self._finished(method, _operator_label(start), outcome[0], outcome[1], seconds, metadata)
+
+        return grpc.stream_stream_rpc_method_handler(
+            guarded,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+    async def _failed(
+        self,
+        error: BaseException,
+        context: grpc.aio.ServicerContext[Any, Any],
+        method: str,
+        metadata: Sequence[tuple[str, str | bytes]] | None,
+        outcome: list[Any],
+    ) -> None:
+        """End the call for a handler's exception: abort with its status (which raises, as gRPC expects) or
+        re-raise; ``outcome`` receives the status code and the request id first."""
+        if isinstance(error, grpc.aio.AbortError):
+            outcome[:] = [_code_of(context), None]
+            raise error
+        if isinstance(error, asyncio.CancelledError | grpc.aio.UsageError) or not isinstance(error, Exception):
+            outcome[:] = [grpc.StatusCode.CANCELLED, None]
+            raise error
+        request_id = _request_id(metadata)
+        if isinstance(error, ServiceError):
+            outcome[:] = [error.code, request_id]
+            _log.info(
+                "%s failed: %s %s (request id %s)",
+                method,
+                error.code.name,
+                error.message,
+                request_id,
+                extra={"request_id": request_id, "method": method, "code": error.code.name},
+            )
+            status = to_status(error)
+            await context.abort(status.code, status.details, (*status.trailing_metadata, (REQUEST_ID_KEY, request_id)))
+        outcome[:] = [grpc.StatusCode.INTERNAL, request_id]
+        _log.error(
+            "%s failed (request id %s)",
+            method,
+            request_id,
+            exc_info=error,
+            extra={"request_id": request_id, "method": method, "code": "INTERNAL"},
+        )
+        context.set_trailing_metadata(((REQUEST_ID_KEY, request_id),))
+        await context.abort(grpc.StatusCode.INTERNAL, f"internal server error (request id {request_id})")
+
     def _finished(
         self,
         method: str,
-        request: Any,
+        operator: str,
         code: grpc.StatusCode,
+        request_id: str | None,
         seconds: float,
         metadata: Sequence[tuple[str, str | bytes]] | None,
-        request_id: str | None,
     ) -> None:
-        operator = _operator_label(request)
         name = method.rsplit("/", 1)[-1]
         if self._metrics is not None:
             self._metrics.requests.labels(name, operator, code.name).inc()
@@ -139,6 +182,23 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
                     "duration_ms": round(seconds * 1e3, 3),
                 },
             )
+
+
+class _FirstMessage:
+    """Passes a request stream through, keeping its first message (for the log line and metrics labels)."""
+
+    def __init__(self, requests: AsyncIterator[Any]) -> None:
+        self._requests = requests
+        self.first: Any = None
+
+    def __aiter__(self) -> _FirstMessage:
+        return self
+
+    async def __anext__(self) -> Any:
+        item = await self._requests.__anext__()
+        if self.first is None:
+            self.first = item
+        return item
 
 
 def _operator_label(request: Any) -> str:

@@ -11,6 +11,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import CompileCache
 
 _log = logging.getLogger(__name__)
@@ -29,7 +30,7 @@ class Metrics:
         cache: CompileCache,
         running: Callable[[], float],
         waiting: Callable[[], float],
-        pool_bytes: Callable[[], float],
+        pool: BufferPool,
         info: dict[str, str],
     ) -> None:
         self.registry = CollectorRegistry()
@@ -69,9 +70,9 @@ class Metrics:
         Gauge("dmlrpc_queued_requests", "Execute calls waiting for a running slot", registry=registry).set_function(
             waiting
         )
-        Gauge("dmlrpc_buffer_pool_bytes", "Bytes held by the buffer pool", registry=registry).set_function(pool_bytes)
         Info("dmlrpc_build", "Server version, execution provider and device", registry=registry).info(info)
         registry.register(_CacheCollector(cache))
+        registry.register(_PoolCollector(pool))
         self._http: WSGIServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -115,3 +116,21 @@ class _CacheCollector(Collector):
         )
         yield GaugeMetricFamily("dmlrpc_compile_cache_entries", "Compiled descs held now", value=len(self._cache))
         yield GaugeMetricFamily("dmlrpc_compile_cache_capacity", "Most compiled descs held", value=self._cache.capacity)
+
+
+class _PoolCollector(Collector):
+    """Reads the buffer pool's counters at scrape time."""
+
+    def __init__(self, pool: BufferPool) -> None:
+        self._pool = pool
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        stats = self._pool.stats
+        yield GaugeMetricFamily(
+            "dmlrpc_buffer_pool_bytes", "Bytes of free buffers the pool holds for reuse", value=stats.held_bytes
+        )
+        yield GaugeMetricFamily(
+            "dmlrpc_buffer_pool_lent_bytes", "Bytes of pooled buffers in use now", value=stats.lent_bytes
+        )
+        yield CounterMetricFamily("dmlrpc_buffer_pool_hits", "Buffers served from the pool", value=stats.hits)
+        yield CounterMetricFamily("dmlrpc_buffer_pool_misses", "Buffers newly allocated", value=stats.misses)

@@ -21,6 +21,8 @@ from dmlrpc_server.interceptors import ErrorInterceptor
 from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.operators.base import Limits
 from dmlrpc_server.runtime.admission import Admission
+from dmlrpc_server.runtime.batching import Batcher
+from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import warm_up
 from dmlrpc_server.runtime.providers import choose_provider
 from dmlrpc_server.security import TokenAuthInterceptor, server_credentials
@@ -117,8 +119,13 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         max_tensor_elements=settings.max_tensor_elements,
         max_request_elements=settings.max_request_elements,
     )
+    pool = BufferPool(settings.buffer_pool_bytes)
     executor = Executor(
-        provider, feature_level=settings.feature_level, limits=limits, cache_capacity=settings.compile_cache_size
+        provider,
+        feature_level=settings.feature_level,
+        limits=limits,
+        cache_capacity=settings.compile_cache_size,
+        pool=pool,
     )
     admission = Admission(settings.max_concurrent_requests, settings.max_queue_depth)
     version = server_version()
@@ -127,14 +134,28 @@ def build_server(settings: ServerSettings) -> BuiltServer:
             cache=executor.cache,
             running=lambda: admission.running,
             waiting=lambda: admission.waiting,
-            pool_bytes=lambda: 0,
+            pool=pool,
             info={"version": version, "provider": provider.name, "device": provider.device},
         )
         if settings.metrics
         else None
     )
     workers = ThreadPoolExecutor(max_workers=settings.worker_count, thread_name_prefix="dmlrpc-op")
-    dispatcher = Dispatcher(executor, admission, workers, inline_bytes=settings.inline_bytes, metrics=metrics)
+    batching = settings.max_batch_size > 1 or any(size > 1 for size in settings.max_batch_size_by_operator.values())
+    batcher = (
+        Batcher(
+            pool,
+            max_batch_size=settings.max_batch_size,
+            max_delay=settings.max_batch_delay_us / 1e6,
+            sizes_by_case=settings.max_batch_size_by_operator,
+            observe=metrics.batch_size.observe if metrics is not None else None,
+        )
+        if batching
+        else None
+    )
+    dispatcher = Dispatcher(
+        executor, admission, workers, inline_bytes=settings.inline_bytes, batcher=batcher, metrics=metrics
+    )
 
     interceptors: list[grpc.aio.ServerInterceptor] = [ErrorInterceptor(metrics)]
     tokens = settings.auth_tokens()
@@ -168,6 +189,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         max_request_elements=settings.max_request_elements,
         max_concurrent_requests=settings.max_concurrent_requests,
         max_queue_depth=settings.max_queue_depth,
+        max_batch_size=settings.max_batch_size,
     )
     caps = capabilities(executor, server_version=version, limits=service_limits)
     service_pb2_grpc.add_DirectMLServiceServicer_to_server(DirectMLServicer(dispatcher, caps), server)

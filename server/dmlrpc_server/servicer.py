@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -11,7 +12,7 @@ from dmlrpc_server.dispatch import Dispatcher
 
 
 class DirectMLServicer(service_pb2_grpc.DirectMLServiceServicer):
-    """Execute and GetCapabilities over a Dispatcher."""
+    """Execute, ExecuteStream and GetCapabilities over a Dispatcher."""
 
     def __init__(self, dispatcher: Dispatcher, capabilities: service_pb2.GetCapabilitiesResponse) -> None:
         self._dispatcher = dispatcher
@@ -29,6 +30,14 @@ class DirectMLServicer(service_pb2_grpc.DirectMLServiceServicer):
                 for data in outputs
             ]
         )
+
+    async def ExecuteStream(  # noqa: N802
+        self,
+        request_iterator: AsyncIterator[service_pb2.ExecuteStreamRequest],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> AsyncIterator[service_pb2.ExecuteStreamResponse]:
+        async for part in self._dispatcher.execute_stream(request_iterator, context.time_remaining()):
+            yield part
 
     async def GetCapabilities(  # noqa: N802
         self, request: service_pb2.GetCapabilitiesRequest, context: grpc.aio.ServicerContext[Any, Any]

@@ -91,6 +91,20 @@ class ServerSettings(BaseSettings):
     max_queue_depth: Annotated[int, Field(ge=0)] = Field(
         256, description="Execute calls waiting for a slot; beyond it calls get RESOURCE_EXHAUSTED."
     )
+    max_batch_size: Positive = Field(
+        64, description="Most requests of one desc run as one batch (1 = batching off); tiny requests only."
+    )
+    max_batch_size_by_operator: dict[str, Positive] = Field(
+        default_factory=dict,
+        description='Per-operator batch sizes by OperatorDesc case, as JSON: {"scatter_nd": 16}.',
+    )
+    max_batch_delay_us: Annotated[int, Field(ge=0)] = Field(
+        0,
+        description="How long a batch waits for more requests (0 = only those that arrived together: no added wait).",
+    )
+    buffer_pool_bytes: Annotated[int, Field(ge=0)] = Field(
+        256 * MiB, description="Bytes of free staging and stream buffers kept for reuse (0 = no pooling)."
+    )
     compile_cache_size: Positive = Field(1024, description="Compiled operator descs kept (least recently used go).")
     intra_op_threads: Positive = Field(
         1, description="ONNX Runtime threads per session (1 = run on the calling worker, no per-session pool)."

@@ -163,6 +163,154 @@ class ExecuteResponse(_message.Message):
 Global___ExecuteResponse: _TypeAlias = ExecuteResponse  # noqa: Y015
 
 @_typing.final
+class ExecuteStreamStart(_message.Message):
+    """The first message of an ExecuteStream call."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OPERATOR_DESC_FIELD_NUMBER: _builtins.int
+    INPUT_BYTES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def operator_desc(self) -> _operators_pb2.OperatorDesc:
+        """The operator to run, as in ExecuteRequest."""
+
+    @_builtins.property
+    def input_bytes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The byte length of each input binding, one per input tensor field in declaration order (as
+        ExecuteRequest.inputs); 0 leaves an optional tensor unbound. A length is at least the tensor's
+        `total_tensor_size_in_bytes`.
+        """
+
+    def __init__(
+        self,
+        *,
+        operator_desc: _operators_pb2.OperatorDesc | None = ...,
+        input_bytes: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["operator_desc", b"operator_desc"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["input_bytes", b"input_bytes", "operator_desc", b"operator_desc"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExecuteStreamStart: _TypeAlias = ExecuteStreamStart  # noqa: Y015
+
+@_typing.final
+class TensorChunk(_message.Message):
+    """A piece of one binding's buffer. A binding's chunks arrive in order, each continuing where the previous one
+    ended; bindings may follow one another or interleave. Any chunk size up to the message limit works; 1-4 MiB
+    moves fastest.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BINDING_FIELD_NUMBER: _builtins.int
+    DATA_FIELD_NUMBER: _builtins.int
+    binding: _builtins.int
+    """The binding index: into the inputs (requests) or the outputs (responses), in declaration order."""
+    data: _builtins.bytes
+    """The next bytes of that binding's buffer."""
+    def __init__(
+        self,
+        *,
+        binding: _builtins.int = ...,
+        data: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["binding", b"binding", "data", b"data"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TensorChunk: _TypeAlias = TensorChunk  # noqa: Y015
+
+@_typing.final
+class ExecuteStreamRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    START_FIELD_NUMBER: _builtins.int
+    CHUNK_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def start(self) -> Global___ExecuteStreamStart:
+        """First, exactly once."""
+
+    @_builtins.property
+    def chunk(self) -> Global___TensorChunk:
+        """Then every byte of every bound input."""
+
+    def __init__(
+        self,
+        *,
+        start: Global___ExecuteStreamStart | None = ...,
+        chunk: Global___TensorChunk | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "part", b"part", "start", b"start"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "part", b"part", "start", b"start"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_part: _TypeAlias = _typing.Literal["start", "chunk"]  # noqa: Y015
+    _WhichOneofArgType_part: _TypeAlias = _typing.Literal["part", b"part"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_part) -> _WhichOneofReturnType_part | None: ...
+
+Global___ExecuteStreamRequest: _TypeAlias = ExecuteStreamRequest  # noqa: Y015
+
+@_typing.final
+class ExecuteStreamOutputs(_message.Message):
+    """The first message of an ExecuteStream answer."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OUTPUT_BYTES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def output_bytes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The byte length of each output binding in declaration order (its `total_tensor_size_in_bytes`); 0 for an
+        absent optional output.
+        """
+
+    def __init__(
+        self,
+        *,
+        output_bytes: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["output_bytes", b"output_bytes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExecuteStreamOutputs: _TypeAlias = ExecuteStreamOutputs  # noqa: Y015
+
+@_typing.final
+class ExecuteStreamResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OUTPUTS_FIELD_NUMBER: _builtins.int
+    CHUNK_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def outputs(self) -> Global___ExecuteStreamOutputs:
+        """First, exactly once."""
+
+    @_builtins.property
+    def chunk(self) -> Global___TensorChunk:
+        """Then every byte of every output, binding after binding."""
+
+    def __init__(
+        self,
+        *,
+        outputs: Global___ExecuteStreamOutputs | None = ...,
+        chunk: Global___TensorChunk | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "outputs", b"outputs", "part", b"part"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "outputs", b"outputs", "part", b"part"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_part: _TypeAlias = _typing.Literal["outputs", "chunk"]  # noqa: Y015
+    _WhichOneofArgType_part: _TypeAlias = _typing.Literal["part", b"part"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_part) -> _WhichOneofReturnType_part | None: ...
+
+Global___ExecuteStreamResponse: _TypeAlias = ExecuteStreamResponse  # noqa: Y015
+
+@_typing.final
 class GetCapabilitiesRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -270,6 +418,7 @@ class Limits(_message.Message):
     MAX_REQUEST_ELEMENTS_FIELD_NUMBER: _builtins.int
     MAX_CONCURRENT_REQUESTS_FIELD_NUMBER: _builtins.int
     MAX_QUEUE_DEPTH_FIELD_NUMBER: _builtins.int
+    MAX_BATCH_SIZE_FIELD_NUMBER: _builtins.int
     max_message_bytes: _builtins.int
     """Largest gRPC message the server receives or sends, in bytes."""
     max_tensor_bytes: _builtins.int
@@ -284,6 +433,8 @@ class Limits(_message.Message):
     """Execute calls the server runs at once; further calls wait in a queue."""
     max_queue_depth: _builtins.int
     """Execute calls that may wait; beyond that a call gets RESOURCE_EXHAUSTED at once."""
+    max_batch_size: _builtins.int
+    """Most requests of one desc the server runs as one batch (1 = batching off)."""
     def __init__(
         self,
         *,
@@ -294,10 +445,11 @@ class Limits(_message.Message):
         max_request_elements: _builtins.int = ...,
         max_concurrent_requests: _builtins.int = ...,
         max_queue_depth: _builtins.int = ...,
+        max_batch_size: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_concurrent_requests", b"max_concurrent_requests", "max_message_bytes", b"max_message_bytes", "max_queue_depth", b"max_queue_depth", "max_request_bytes", b"max_request_bytes", "max_request_elements", b"max_request_elements", "max_tensor_bytes", b"max_tensor_bytes", "max_tensor_elements", b"max_tensor_elements"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_batch_size", b"max_batch_size", "max_concurrent_requests", b"max_concurrent_requests", "max_message_bytes", b"max_message_bytes", "max_queue_depth", b"max_queue_depth", "max_request_bytes", b"max_request_bytes", "max_request_elements", b"max_request_elements", "max_tensor_bytes", b"max_tensor_bytes", "max_tensor_elements", b"max_tensor_elements"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -44,6 +44,11 @@ class DirectMLServiceStub:
                 request_serializer=dmlrpc_dot_v1_dot_service__pb2.GetCapabilitiesRequest.SerializeToString,
                 response_deserializer=dmlrpc_dot_v1_dot_service__pb2.GetCapabilitiesResponse.FromString,
                 _registered_method=True)
+        self.ExecuteStream = channel.stream_stream(
+                '/dmlrpc.v1.DirectMLService/ExecuteStream',
+                request_serializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteStreamRequest.SerializeToString,
+                response_deserializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteStreamResponse.FromString,
+                _registered_method=True)
 
 
 class DirectMLServiceServicer:
@@ -63,6 +68,17 @@ class DirectMLServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ExecuteStream(self, request_iterator, context):
+        """Execute for tensors of any size, beyond the unary message limit and protobuf's 2 GiB message limit: the
+        client sends an `ExecuteStreamStart`, then the bytes of each input binding as `TensorChunk`s; the server
+        answers with an `ExecuteStreamOutputs`, then the bytes of each output binding as `TensorChunk`s. The desc
+        and the declared lengths are validated (and the size limits applied) before any buffer is allocated.
+        Errors are the same as Execute's; field paths start at `start.` (e.g. `start.operator_desc.top_k1.k`).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DirectMLServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -75,6 +91,11 @@ def add_DirectMLServiceServicer_to_server(servicer, server):
                     servicer.GetCapabilities,
                     request_deserializer=dmlrpc_dot_v1_dot_service__pb2.GetCapabilitiesRequest.FromString,
                     response_serializer=dmlrpc_dot_v1_dot_service__pb2.GetCapabilitiesResponse.SerializeToString,
+            ),
+            'ExecuteStream': grpc.stream_stream_rpc_method_handler(
+                    servicer.ExecuteStream,
+                    request_deserializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteStreamRequest.FromString,
+                    response_serializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteStreamResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -131,6 +152,33 @@ class DirectMLService:
             '/dmlrpc.v1.DirectMLService/GetCapabilities',
             dmlrpc_dot_v1_dot_service__pb2.GetCapabilitiesRequest.SerializeToString,
             dmlrpc_dot_v1_dot_service__pb2.GetCapabilitiesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExecuteStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/dmlrpc.v1.DirectMLService/ExecuteStream',
+            dmlrpc_dot_v1_dot_service__pb2.ExecuteStreamRequest.SerializeToString,
+            dmlrpc_dot_v1_dot_service__pb2.ExecuteStreamResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -43,6 +43,13 @@ class DirectMLServiceStub:
     """Runs one operator: validates the desc and the bound data, then returns the outputs."""
     GetCapabilities: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetCapabilitiesRequest, _service_pb2.GetCapabilitiesResponse]
     """Describes the execution provider, device, feature level, limits and per-operator support."""
+    ExecuteStream: _grpc.StreamStreamMultiCallable[_service_pb2.ExecuteStreamRequest, _service_pb2.ExecuteStreamResponse]
+    """Execute for tensors of any size, beyond the unary message limit and protobuf's 2 GiB message limit: the
+    client sends an `ExecuteStreamStart`, then the bytes of each input binding as `TensorChunk`s; the server
+    answers with an `ExecuteStreamOutputs`, then the bytes of each output binding as `TensorChunk`s. The desc
+    and the declared lengths are validated (and the size limits applied) before any buffer is allocated.
+    Errors are the same as Execute's; field paths start at `start.` (e.g. `start.operator_desc.top_k1.k`).
+    """
 
 @_typing.type_check_only
 class DirectMLServiceAsyncStub(DirectMLServiceStub):
@@ -51,6 +58,13 @@ class DirectMLServiceAsyncStub(DirectMLServiceStub):
     """Runs one operator: validates the desc and the bound data, then returns the outputs."""
     GetCapabilities: _aio.UnaryUnaryMultiCallable[_service_pb2.GetCapabilitiesRequest, _service_pb2.GetCapabilitiesResponse]  # type: ignore[assignment]
     """Describes the execution provider, device, feature level, limits and per-operator support."""
+    ExecuteStream: _aio.StreamStreamMultiCallable[_service_pb2.ExecuteStreamRequest, _service_pb2.ExecuteStreamResponse]  # type: ignore[assignment]
+    """Execute for tensors of any size, beyond the unary message limit and protobuf's 2 GiB message limit: the
+    client sends an `ExecuteStreamStart`, then the bytes of each input binding as `TensorChunk`s; the server
+    answers with an `ExecuteStreamOutputs`, then the bytes of each output binding as `TensorChunk`s. The desc
+    and the declared lengths are validated (and the size limits applied) before any buffer is allocated.
+    Errors are the same as Execute's; field paths start at `start.` (e.g. `start.operator_desc.top_k1.k`).
+    """
 
 class DirectMLServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -68,5 +82,18 @@ class DirectMLServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.GetCapabilitiesResponse, _abc.Awaitable[_service_pb2.GetCapabilitiesResponse]]:
         """Describes the execution provider, device, feature level, limits and per-operator support."""
+
+    @_abc_1.abstractmethod
+    def ExecuteStream(
+        self,
+        request_iterator: _MaybeAsyncIterator[_service_pb2.ExecuteStreamRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_service_pb2.ExecuteStreamResponse], _abc.AsyncIterator[_service_pb2.ExecuteStreamResponse]]:
+        """Execute for tensors of any size, beyond the unary message limit and protobuf's 2 GiB message limit: the
+        client sends an `ExecuteStreamStart`, then the bytes of each input binding as `TensorChunk`s; the server
+        answers with an `ExecuteStreamOutputs`, then the bytes of each output binding as `TensorChunk`s. The desc
+        and the declared lengths are validated (and the size limits applied) before any buffer is allocated.
+        Errors are the same as Execute's; field paths start at `start.` (e.g. `start.operator_desc.top_k1.k`).
+        """
 
 def add_DirectMLServiceServicer_to_server(servicer: DirectMLServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

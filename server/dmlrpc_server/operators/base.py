@@ -15,6 +15,7 @@ from dmlrpc.codec import TensorLayout
 from dmlrpc.schema import TensorField, tensor_fields
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import InvalidArgument, ResourceExhausted
+from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.tensors import TensorRule, validate_tensor
 
 DescT = TypeVar("DescT", bound=Message)
@@ -89,6 +90,8 @@ class Operator(abc.ABC, Generic[DescT]):
     support: ClassVar[tuple[tuple[int, SupportTable], ...]]
     inputs: ClassVar[tuple[TensorField, ...]]
     outputs: ClassVar[tuple[TensorField, ...]]
+    #: How requests of one desc run as a batch; ``None``: each runs alone.
+    batching: ClassVar[BatchRule | None] = None
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

@@ -10,6 +10,7 @@ import onnx
 
 from dmlrpc.codec import packed_strides
 from dmlrpc.v1 import operators_pb2
+from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators._indices import checked_indices, reject_overlaps
 from dmlrpc_server.operators._types import FLOAT16_32, FLOAT64, INDEX_TYPES, INT64_UINT64, UINT32, UP_TO_32_BIT
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
@@ -52,6 +53,8 @@ def check_same_dimension_count_and_type(tensors: Tensors) -> None:
 
 class ScatterElements(Operator[operators_pb2.ScatterElementsOperatorDesc]):
     case: ClassVar[str] = "scatter_elements"
+    # Indices address positions along the axis within their own slice: ScatterElements along axis + 1.
+    batching = BatchRule("ScatterElements")
     # DirectML.h puts DML_OPERATOR_SCATTER in the 2.0 block (its page says 1.0; the header is authoritative).
     support = (
         (FL.FEATURE_LEVEL_2_0, scatter_table((4, 4), FLOAT16_32, UINT32)),

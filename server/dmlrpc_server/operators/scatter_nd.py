@@ -10,6 +10,7 @@ import onnx
 
 from dmlrpc.codec import packed_strides
 from dmlrpc.v1 import operators_pb2
+from dmlrpc_server.operators._batching import IndexTupleBatchRule
 from dmlrpc_server.operators._indices import checked_indices, reject_overlaps
 from dmlrpc_server.operators._types import FLOAT64, INDEX_TYPES, INT64_UINT64, UINT32, UP_TO_32_BIT
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
@@ -20,6 +21,8 @@ FL = operators_pb2.FeatureLevel
 
 class ScatterNd(Operator[operators_pb2.ScatterNdOperatorDesc]):
     case: ClassVar[str] = "scatter_nd"
+    # Each index tuple gets its request's batch coordinate prepended.
+    batching = IndexTupleBatchRule()
     support = (
         (FL.FEATURE_LEVEL_2_1, scatter_table((4, 4), UP_TO_32_BIT, UINT32)),
         (FL.FEATURE_LEVEL_3_0, scatter_table((1, 8), UP_TO_32_BIT, INDEX_TYPES)),

@@ -9,6 +9,7 @@ import numpy as np
 import onnx
 
 from dmlrpc.v1 import operators_pb2, tensor_pb2
+from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators._types import FLOAT16_32, INT64_UINT64, UINT32, UINT32_64, UP_TO_32_BIT
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
 from dmlrpc_server.tensors import TensorRule
@@ -38,6 +39,9 @@ TopKDesc = TypeVar("TopKDesc", operators_pb2.TopKOperatorDesc, operators_pb2.Top
 
 
 class _TopKBase(Operator[TopKDesc]):
+    # Rows of a stacked batch are independent: TopK along axis + 1.
+    batching = BatchRule("TopK")
+
     def direction(self, desc: TopKDesc, tensors: Tensors) -> int:
         return tensor_pb2.AXIS_DIRECTION_DECREASING
 

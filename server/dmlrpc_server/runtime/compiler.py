@@ -7,14 +7,16 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 
+from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators.base import Plan
+from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.providers import Provider
 
 _log = logging.getLogger(__name__)
@@ -22,28 +24,51 @@ _log = logging.getLogger(__name__)
 
 @dataclass
 class Compiled:
-    """A validated plan and the session that runs its model."""
+    """A validated plan and the session that runs its model (plus, once needed, the session of its batched model)."""
 
     plan: Plan
     session: ort.InferenceSession
     output_names: list[str]
     run_lock: contextlib.AbstractContextManager[object] = field(default_factory=contextlib.nullcontext)
+    provider: Provider | None = None
+    batching: BatchRule | None = None
+    _batched: ort.InferenceSession | None = field(default=None, repr=False)
 
     def run(self, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
         with self.run_lock:
             return self.session.run(self.output_names, feeds)  # type: ignore[no-any-return]
 
+    def run_batch(self, requests: Sequence[dict[str, np.ndarray]], pool: BufferPool) -> list[list[np.ndarray]]:
+        """Run several requests' feeds as one batch (stacked on a new leading axis); each request's outputs."""
+        if self.batching is None or self.provider is None:
+            raise RuntimeError("this operator does not batch")
+        if self._batched is None:
+            # NOTE: built on first use: most descs are never batched.
+            self._batched = _session(self.batching.model(self.plan.model), self.provider)
+        feeds, staging = self.batching.stack(requests, pool)
+        try:
+            with self.run_lock:
+                outputs = self._batched.run(self.output_names, feeds)
+        finally:
+            for buffer in staging:
+                pool.release(buffer)
+        return [[output[i] for output in outputs] for i in range(len(requests))]
 
-def compile_plan(plan: Plan, provider: Provider) -> Compiled:
-    """Create the ONNX Runtime session for a plan's model."""
-    session = ort.InferenceSession(
-        plan.model.SerializeToString(), sess_options=provider.session_options(), providers=provider.providers()
+
+def _session(model: onnx.ModelProto, provider: Provider) -> ort.InferenceSession:
+    return ort.InferenceSession(
+        model.SerializeToString(), sess_options=provider.session_options(), providers=provider.providers()
     )
+
+
+def compile_plan(plan: Plan, provider: Provider, batching: BatchRule | None = None) -> Compiled:
+    """Create the ONNX Runtime session for a plan's model."""
+    session = _session(plan.model, provider)
     names = [output.name for output in session.get_outputs()]
     lock: contextlib.AbstractContextManager[object] = (
         threading.Lock() if provider.serialize_runs else contextlib.nullcontext()
     )
-    return Compiled(plan, session, names, lock)
+    return Compiled(plan, session, names, lock, provider, batching)
 
 
 @dataclass

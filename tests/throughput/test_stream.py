@@ -1,0 +1,129 @@
+"""ExecuteStream: tensors larger than the unary message limit round-trip in chunks; the stream's rules."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import grpc
+import numpy as np
+import pytest
+
+import dmlrpc
+from dmlrpc import ops
+from dmlrpc._base import prepare_execute
+from dmlrpc.v1 import service_pb2, service_pb2_grpc
+from tests.conftest import ServerThread, start_server
+
+MESSAGE_LIMIT = (4 << 20) + 4096  # room for one 4 MiB chunk, far below the tensors below
+
+
+@pytest.fixture(scope="module")
+def small_messages() -> Iterator[ServerThread]:
+    running = start_server(max_message_bytes=MESSAGE_LIMIT)
+    yield running
+    running.stop()
+
+
+def _scatter(size: int) -> tuple[ops.Call, np.ndarray]:
+    rng = np.random.default_rng(size)
+    data = rng.standard_normal(size).astype(np.float32)
+    indices = rng.permutation(size)[:100].reshape(-1, 1).astype(np.int64)
+    updates = rng.standard_normal(100).astype(np.float32)
+    expected = data.copy()
+    expected[indices[:, 0]] = updates
+    return ops.scatter_nd(data, indices, updates), expected
+
+
+def test_tensor_over_the_unary_limit_round_trips_through_the_stream(small_messages: ServerThread) -> None:
+    call, expected = _scatter(5 << 20)  # 20 MiB in and out, 5x the message limit
+    with dmlrpc.Client(small_messages.address, timeout=120, stream_threshold_bytes=1 << 20) as client:
+        (output,) = client.execute(call.operator_desc, call.inputs)
+        np.testing.assert_array_equal(np.asarray(output).reshape(expected.shape), expected)
+        with pytest.raises(dmlrpc.ResourceExhaustedError):  # the same call as one message cannot pass
+            client.execute(call.operator_desc, call.inputs, stream=False)
+
+
+def test_async_client_streams_too(small_messages: ServerThread) -> None:
+    data = np.random.default_rng(3).standard_normal((4, 1 << 20)).astype(np.float32)  # 16 MiB
+
+    async def main() -> tuple[np.ndarray, np.ndarray]:
+        async with dmlrpc.AsyncClient(small_messages.address, timeout=120, stream_threshold_bytes=1 << 20) as client:
+            return await client.top_k(data, 3)
+
+    values, indices = asyncio.run(main())
+    np.testing.assert_array_equal(values, -np.sort(-data, axis=1)[:, :3])
+    np.testing.assert_array_equal(np.take_along_axis(data, indices.astype(np.int64), 1), values)
+
+
+def test_small_calls_may_stream_explicitly(client: dmlrpc.Client) -> None:
+    values, _ = client.execute(*_pair(ops.top_k(np.array([3.0, 9.0, 1.0], np.float32), 2)), stream=True)
+    np.testing.assert_array_equal(values, [9.0, 3.0])
+
+
+def _pair(call: ops.Call) -> tuple[object, object]:
+    return call.operator_desc, call.inputs
+
+
+def _raw_stream(server: ServerThread, messages: list[service_pb2.ExecuteStreamRequest]) -> grpc.RpcError:
+    with grpc.insecure_channel(server.address) as channel:
+        stub = service_pb2_grpc.DirectMLServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as info:
+            list(stub.ExecuteStream(iter(messages), timeout=30))
+    return info.value
+
+
+def _violation(error: grpc.RpcError) -> str:
+    from google.rpc import error_details_pb2
+    from grpc_status import rpc_status
+
+    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    assert status is not None
+    detail = error_details_pb2.BadRequest()
+    status.details[0].Unpack(detail)
+    return str(detail.field_violations[0].field)
+
+
+def _messages(call: ops.Call) -> list[service_pb2.ExecuteStreamRequest]:
+    return list(prepare_execute(call.operator_desc, call.inputs).stream_requests())
+
+
+def test_stream_errors_name_the_field(server: ServerThread) -> None:
+    call = ops.top_k(np.arange(8, dtype=np.float32), 2)
+    messages = _messages(call)
+
+    bad_k = _messages(ops.top_k(np.arange(8, dtype=np.float32), 2))
+    bad_k[0].start.operator_desc.top_k1.k = 99
+    error = _raw_stream(server, bad_k)
+    assert error.code() is grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    assert _violation(error) == "start.operator_desc.top_k1.k"
+
+    no_start = messages[1:]
+    error = _raw_stream(server, no_start)
+    assert _violation(error) == "start"
+
+    short = _messages(call)[:1]
+    short[0].start.input_bytes[0] = 8
+    error = _raw_stream(server, short)
+    assert _violation(error) == "start.input_bytes[0]"
+
+    truncated = [messages[0], service_pb2.ExecuteStreamRequest(chunk=service_pb2.TensorChunk(binding=0, data=b"1234"))]
+    error = _raw_stream(server, truncated)
+    assert _violation(error) == "start.input_bytes[0]"
+    assert "ended after 4 of the 32 bytes" in error.details()  # type: ignore[attr-defined]
+
+    extra = [*messages, service_pb2.ExecuteStreamRequest(chunk=service_pb2.TensorChunk(binding=0, data=b"x"))]
+    assert _violation(_raw_stream(server, extra)) == "chunk.data"
+
+    wrong_binding = [messages[0], service_pb2.ExecuteStreamRequest(chunk=service_pb2.TensorChunk(binding=5, data=b"x"))]
+    assert _violation(_raw_stream(server, wrong_binding)) == "chunk.binding"
+
+
+def test_declared_sizes_over_the_limits_are_refused_before_any_data(server: ServerThread) -> None:
+    """A start that declares more than the per-tensor limit is refused at once: nothing is allocated or read."""
+    call = ops.top_k(np.arange(8, dtype=np.float32), 2)
+    start = _messages(call)[0]
+    start.start.input_bytes[0] = 1 << 40
+    error = _raw_stream(server, [start])
+    assert error.code() is grpc.StatusCode.RESOURCE_EXHAUSTED  # type: ignore[attr-defined]
+    assert "start.input_bytes[0]" in error.details()  # type: ignore[attr-defined]
