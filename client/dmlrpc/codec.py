@@ -250,6 +250,11 @@ def decode(data: bytes | bytearray | memoryview | np.ndarray, layout: TensorLayo
 
 
 def _strided_view(buffer: memoryview, layout: TensorLayout, *, writeable: bool) -> np.ndarray:
+    if layout.is_packed:  # NOTE: reshape is several times cheaper than as_strided for the common case
+        packed = np.frombuffer(buffer, dtype=layout.dtype, count=layout.element_count).reshape(layout.sizes)
+        if not writeable:
+            packed.flags.writeable = False
+        return packed
     flat = np.frombuffer(buffer, dtype=layout.dtype, count=_extent(layout))
     return np.lib.stride_tricks.as_strided(flat, shape=layout.sizes, strides=layout.byte_strides, writeable=writeable)
 

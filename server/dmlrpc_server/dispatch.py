@@ -77,7 +77,10 @@ class Dispatcher:
         arrived = time.monotonic()
         deadline = None if time_remaining is None else arrived + time_remaining
         size = request.ByteSize()
-        async with self.admission.slot(time_remaining):
+        admission = self.admission
+        if not admission.try_acquire():
+            await admission.acquire(time_remaining)
+        try:
             started = self._started(arrived, deadline)
             if size <= self._inline_bytes:
                 # NOTE: a thread hop costs more than a tiny operator; large ones run on workers (ORT frees the GIL).
@@ -87,6 +90,8 @@ class Dispatcher:
                 if self._metrics is not None:
                     self._metrics.batch_size.observe(1)
             self._observe(request.operator_desc, arrived, started, size, outputs)
+        finally:
+            admission.release()
         return outputs
 
     async def _small(self, request: service_pb2.ExecuteRequest, deadline: float | None) -> list[bytes | None]:
@@ -99,6 +104,7 @@ class Dispatcher:
                 compiled, compiled.run(executor.feeds(compiled, _buffers(request, compiled)))
             )
         # Validation and the data-dependent checks run first: a request that fails them never joins a batch.
+        # NOTE: tiny requests never yield the event loop otherwise, so this is also where concurrent ones meet.
         feeds = executor.feeds(compiled, _buffers(request, compiled))
         case = request.operator_desc.WhichOneof("desc") or ""
         results = await self.batcher.run(compiled, case, feeds, deadline)

@@ -48,6 +48,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
 
     def __init__(self, metrics: Metrics | None = None) -> None:
         self._metrics = metrics
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     async def intercept_service(
         self,
@@ -58,16 +59,19 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
         if handler is None:
             return None
         method: str = handler_call_details.method
-        metadata = handler_call_details.invocation_metadata
+        cached = self._wrapped.get(method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]  # NOTE: wrapping costs more than a tiny operator; a method's handler rarely changes
         if handler.unary_unary is not None:
-            return self._unary(handler, method, metadata)
-        if handler.stream_stream is not None:
-            return self._stream(handler, method, metadata)
-        return handler  # server-streaming methods (health Watch) report their own errors
+            wrapped = self._unary(handler, method)
+        elif handler.stream_stream is not None:
+            wrapped = self._stream(handler, method)
+        else:
+            return handler  # server-streaming methods (health Watch) report their own errors
+        self._wrapped[method] = (handler, wrapped)
+        return wrapped
 
-    def _unary(
-        self, handler: grpc.RpcMethodHandler, method: str, metadata: Sequence[tuple[str, str | bytes]] | None
-    ) -> grpc.RpcMethodHandler:
+    def _unary(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         inner = handler.unary_unary
 
         async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
@@ -76,10 +80,10 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
             try:
                 return await inner(request, context)
             except BaseException as error:
-                await self._failed(error, context, method, metadata, outcome)
+                await self._failed(error, context, method, outcome)
             finally:
                 seconds = time.perf_counter() - started
-                self._finished(method, _operator_label(request), outcome[0], outcome[1], seconds, metadata)
+                self._finished(method, _operator_label(request), outcome[0], outcome[1], seconds, context)
 
         return grpc.unary_unary_rpc_method_handler(
             guarded,
@@ -87,9 +91,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
             response_serializer=handler.response_serializer,
         )
 
-    def _stream(
-        self, handler: grpc.RpcMethodHandler, method: str, metadata: Sequence[tuple[str, str | bytes]] | None
-    ) -> grpc.RpcMethodHandler:
+    def _stream(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         inner = handler.stream_stream
 
         async def guarded(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
@@ -100,11 +102,11 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
                 async for response in inner(peek, context):
                     yield response
             except BaseException as error:
-                await self._failed(error, context, method, metadata, outcome)
+                await self._failed(error, context, method, outcome)
             finally:
                 seconds = time.perf_counter() - started
                 start = getattr(peek.first, "start", None)
-                self._finished(method, _operator_label(start), outcome[0], outcome[1], seconds, metadata)
+                self._finished(method, _operator_label(start), outcome[0], outcome[1], seconds, context)
 
         return grpc.stream_stream_rpc_method_handler(
             guarded,
@@ -117,7 +119,6 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
         error: BaseException,
         context: grpc.aio.ServicerContext[Any, Any],
         method: str,
-        metadata: Sequence[tuple[str, str | bytes]] | None,
         outcome: list[Any],
     ) -> None:
         """End the call for a handler's exception: abort with its status (which raises, as gRPC expects) or
@@ -128,7 +129,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
         if isinstance(error, asyncio.CancelledError | grpc.aio.UsageError) or not isinstance(error, Exception):
             outcome[:] = [grpc.StatusCode.CANCELLED, None]
             raise error
-        request_id = _request_id(metadata)
+        request_id = _request_id(context.invocation_metadata())
         if isinstance(error, ServiceError):
             outcome[:] = [error.code, request_id]
             _log.info(
@@ -159,14 +160,14 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
         code: grpc.StatusCode,
         request_id: str | None,
         seconds: float,
-        metadata: Sequence[tuple[str, str | bytes]] | None,
+        context: grpc.aio.ServicerContext[Any, Any],
     ) -> None:
         name = method.rsplit("/", 1)[-1]
         if self._metrics is not None:
             self._metrics.requests.labels(name, operator, code.name).inc()
             self._metrics.request_duration.labels(name, operator).observe(seconds)
         if _log.isEnabledFor(logging.DEBUG):
-            request_id = request_id or _request_id(metadata)
+            request_id = request_id or _request_id(context.invocation_metadata())
             _log.debug(
                 "%s %s %s %.3f ms (request id %s)",
                 method,

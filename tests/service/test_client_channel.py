@@ -96,15 +96,31 @@ def _calls(server: ServerThread) -> float:
     return scrape(server).get(key, 0.0)
 
 
+def _spread(replicas: list[ServerThread], before: list[float], calls: int) -> list[float]:
+    """Calls each replica counted since ``before`` (a call is counted just after its answer: wait for all)."""
+    deadline = time.monotonic() + 10
+    while True:
+        spread = [_calls(server) - b for server, b in zip(replicas, before, strict=True)]
+        if sum(spread) >= calls or time.monotonic() > deadline:
+            return spread
+        time.sleep(0.01)
+
+
 def test_round_robin_spreads_calls_over_every_address(replicas: list[ServerThread]) -> None:
-    before = [_calls(server) for server in replicas]
     target = "ipv4:" + ",".join(server.address for server in replicas)
     with dmlrpc.Client(target, timeout=30) as client:
+        for _ in range(10):  # until both connections are up, the first ready one takes the calls
+            client.top_k(np.arange(6, dtype=np.float32), 1)
+        before = [_calls(server) for server in _settled(replicas)]
         for _ in range(20):
             values, _ = client.top_k(np.arange(6, dtype=np.float32), 1)
             assert values.tolist() == [5.0]
-    spread = [_calls(server) - b for server, b in zip(replicas, before, strict=True)]
-    assert spread == [10, 10]
+    assert _spread(replicas, before, 20) == [10, 10]
+
+
+def _settled(replicas: list[ServerThread]) -> list[ServerThread]:
+    time.sleep(0.05)  # let the last warm-up call's count land
+    return replicas
 
 
 def test_pick_first_sends_every_call_to_one_address(replicas: list[ServerThread]) -> None:
@@ -113,8 +129,7 @@ def test_pick_first_sends_every_call_to_one_address(replicas: list[ServerThread]
     with dmlrpc.Client(target, timeout=30, load_balancing="pick_first") as client:
         for _ in range(6):
             client.top_k(np.arange(6, dtype=np.float32), 1)
-    spread = sorted(_calls(server) - b for server, b in zip(replicas, before, strict=True))
-    assert spread == [0, 6]
+    assert sorted(_spread(replicas, before, 6)) == [0, 6]
 
 
 def test_dns_target(replicas: list[ServerThread]) -> None:

@@ -27,6 +27,20 @@ class Admission:
     def waiting(self) -> int:
         return len(self._waiters)
 
+    def try_acquire(self) -> bool:
+        """Take a slot if one is free and nobody waits (the fast path: no coroutine, no future)."""
+        if self.running < self.max_running and not self._waiters:
+            self.running += 1
+            return True
+        return False
+
+    async def acquire(self, timeout: float | None) -> None:
+        """Take a slot, waiting in the queue if need be (see ``slot``); pair with ``release``."""
+        await self._acquire(timeout)
+
+    def release(self) -> None:
+        self._release()
+
     @contextlib.asynccontextmanager
     async def slot(self, timeout: float | None) -> AsyncIterator[None]:
         """Hold a running slot for the ``async with`` body.
