@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from dmlrpc._wire import decode_chunk, encode_chunk
 from dmlrpc.codec import TensorLayout, decode, encode
 from dmlrpc.schema import desc_case, tensor_fields
 from dmlrpc.v1 import operators_pb2, service_pb2
@@ -15,6 +16,9 @@ from dmlrpc.v1 import operators_pb2, service_pb2
 #: Binding input: an array (laid out per its tensor desc), raw buffer bytes, or None for an absent tensor.
 InputValue = npt.ArrayLike | bytes | None
 
+
+#: The ExecuteStream method path.
+EXECUTE_STREAM = "/dmlrpc.v1.DirectMLService/ExecuteStream"
 
 #: Bytes per TensorChunk the SDK sends on ExecuteStream (the fastest size measured for Python gRPC streams).
 STREAM_CHUNK_BYTES = 4 << 20
@@ -25,7 +29,8 @@ class PreparedCall:
     """An operator desc with its input buffers encoded, and how to decode its outputs."""
 
     operator_desc: operators_pb2.OperatorDesc
-    inputs: tuple[bytes | None, ...]
+    #: Each input's buffer: bytes, or a view of the caller's array when it already has the desc's layout.
+    inputs: tuple[bytes | memoryview | None, ...]
     outputs: tuple[TensorLayout | None, ...]
 
     @property
@@ -36,7 +41,7 @@ class PreparedCall:
             inputs=[
                 service_pb2.BindingDesc()
                 if data is None
-                else service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=data))
+                else service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=bytes(data)))
                 for data in self.inputs
             ],
         )
@@ -48,21 +53,19 @@ class PreparedCall:
         sizes += [layout.total_bytes for layout in self.outputs if layout is not None]
         return max(sizes, default=0)
 
-    def stream_requests(self, chunk_bytes: int = STREAM_CHUNK_BYTES) -> Iterator[service_pb2.ExecuteStreamRequest]:
-        """The ExecuteStream messages: the start, then each input buffer in chunks."""
+    def stream_requests(self, chunk_bytes: int = STREAM_CHUNK_BYTES) -> Iterator[bytes]:
+        """The ExecuteStream messages as wire bytes: the start, then each input buffer in chunks."""
         yield service_pb2.ExecuteStreamRequest(
             start=service_pb2.ExecuteStreamStart(
                 operator_desc=self.operator_desc, input_bytes=[0 if data is None else len(data) for data in self.inputs]
             )
-        )
+        ).SerializeToString()
         for index, data in enumerate(self.inputs):
             if data is None:
                 continue
             view = memoryview(data)
             for offset in range(0, len(view), chunk_bytes):
-                yield service_pb2.ExecuteStreamRequest(
-                    chunk=service_pb2.TensorChunk(binding=index, data=bytes(view[offset : offset + chunk_bytes]))
-                )
+                yield encode_chunk(index, view[offset : offset + chunk_bytes])
 
 
 class StreamedOutputs:
@@ -73,18 +76,21 @@ class StreamedOutputs:
         self._buffers: list[bytearray | None] | None = None
         self._filled: list[int] = []
 
-    def add(self, part: service_pb2.ExecuteStreamResponse) -> None:
-        kind = part.WhichOneof("part")
-        if kind == "outputs":
-            lengths = list(part.outputs.output_bytes)
-            self._buffers = [bytearray(n) if n else None for n in lengths]
-            self._filled = [0] * len(lengths)
-            return
-        if self._buffers is None or kind != "chunk":
+    def add(self, message: bytes) -> None:
+        """Take one ExecuteStream answer message (wire bytes)."""
+        chunk = decode_chunk(message)
+        if chunk is None:
+            part = service_pb2.ExecuteStreamResponse.FromString(message)
+            if part.WhichOneof("part") == "outputs":
+                lengths = list(part.outputs.output_bytes)
+                self._buffers = [bytearray(n) if n else None for n in lengths]
+                self._filled = [0] * len(lengths)
+                return
+            chunk = part.chunk.binding, memoryview(part.chunk.data)
+        if self._buffers is None:
             raise ValueError("malformed ExecuteStream answer: chunks before the outputs header")
-        index = part.chunk.binding
-        data = part.chunk.data  # NOTE: upb copies a bytes field on every access: read it once
-        target = self._buffers[index]
+        index, data = chunk
+        target = self._buffers[index] if index < len(self._buffers) else None
         if target is None or self._filled[index] + len(data) > len(target):
             raise ValueError(f"malformed ExecuteStream answer: too many bytes for output {index}")
         target[self._filled[index] : self._filled[index] + len(data)] = data
@@ -113,7 +119,7 @@ def prepare_execute(operator_desc: operators_pb2.OperatorDesc, inputs: Sequence[
     if len(inputs) != len(input_fields):
         names = ", ".join(f.name for f in input_fields)
         raise ValueError(f"{case} takes {len(input_fields)} inputs ({names}); got {len(inputs)}")
-    bindings: list[bytes | None] = []
+    bindings: list[bytes | memoryview | None] = []
     for field, value in zip(input_fields, inputs, strict=True):
         if value is None or not desc.HasField(field.name):
             if value is not None:
@@ -121,13 +127,28 @@ def prepare_execute(operator_desc: operators_pb2.OperatorDesc, inputs: Sequence[
             bindings.append(None)
             continue
         tensor = getattr(desc, field.name)
-        data = value if isinstance(value, bytes) else encode(value, _layout(tensor.buffer, f"{case}.{field.name}"))
-        bindings.append(data)
+        bindings.append(
+            value if isinstance(value, bytes) else _buffer(value, _layout(tensor.buffer, f"{case}.{field.name}"))
+        )
     outputs = tuple(
         _layout(getattr(desc, f.name).buffer, f"{case}.{f.name}") if desc.HasField(f.name) else None
         for f in output_fields
     )
     return PreparedCall(operator_desc, tuple(bindings), outputs)
+
+
+def _buffer(value: npt.ArrayLike, layout: TensorLayout) -> bytes | memoryview:
+    """The buffer for an input: a view of the array's own memory when it already is the layout, else a copy."""
+    if (
+        isinstance(value, np.ndarray)
+        and layout.is_packed
+        and value.dtype == layout.dtype
+        and value.flags.c_contiguous
+        and value.nbytes == layout.total_bytes
+        and value.shape in (layout.sizes, ())
+    ):
+        return value.reshape(-1).view(np.uint8).data
+    return encode(value, layout)
 
 
 def _layout(buffer: object, name: str) -> TensorLayout:

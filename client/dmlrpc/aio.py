@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dmlrpc import ops
-from dmlrpc._base import InputValue, StreamedOutputs, decode_outputs, prepare_execute
+from dmlrpc._base import EXECUTE_STREAM, InputValue, StreamedOutputs, decode_outputs, prepare_execute
 from dmlrpc._channel import (
     STREAM_THRESHOLD_BYTES,
     TLS,
@@ -77,6 +77,8 @@ class AsyncClient:
             self._owns_channel = False
         self._channel = channel
         self._stub = service_pb2_grpc.DirectMLServiceStub(channel)
+        # ExecuteStream moves wire bytes: the chunks are written and read without protobuf copies (dmlrpc._wire).
+        self._execute_stream = channel.stream_stream(EXECUTE_STREAM)
         self.timeout = timeout
         self._metadata = call_metadata(token)
         self.stream_threshold_bytes = stream_threshold_bytes
@@ -122,7 +124,7 @@ class AsyncClient:
         try:
             if stream:
                 outputs = StreamedOutputs(prepared.outputs)
-                parts = self._stub.ExecuteStream(
+                parts = self._execute_stream(
                     prepared.stream_requests(), timeout=self._timeout(timeout), metadata=self._metadata
                 )
                 async for part in parts:

@@ -9,7 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import numpy as np
+from google.protobuf.message import DecodeError
 
+from dmlrpc._wire import decode_chunk, encode_chunk
 from dmlrpc.v1 import operators_pb2, service_pb2
 from dmlrpc_server.errors import DeadlineExceeded, InvalidArgument, ResourceExhausted, Unavailable
 from dmlrpc_server.executor import Buffer, Executor, unary_buffers
@@ -110,17 +112,17 @@ class Dispatcher:
         results = await self.batcher.run(compiled, case, feeds, deadline)
         return executor.encode_outputs(compiled, results)
 
-    async def execute_stream(
-        self, parts: AsyncIterator[service_pb2.ExecuteStreamRequest], time_remaining: float | None
-    ) -> AsyncIterator[service_pb2.ExecuteStreamResponse]:
+    async def execute_stream(self, parts: AsyncIterator[bytes], time_remaining: float | None) -> AsyncIterator[bytes]:
         """Run one streamed request: the start message, the input chunks, then the outputs in chunks.
 
-        The desc and the declared lengths are validated, and the limits applied, before a byte is allocated.
+        Messages travel as wire bytes (``dmlrpc._wire`` reads and writes the chunks without protobuf copies). The
+        desc and the declared lengths are validated, and the limits applied, before a byte is allocated.
         """
         self._gate()
         arrived = time.monotonic()
         deadline = None if time_remaining is None else arrived + time_remaining
-        first = await anext(parts, None)
+        raw = await anext(parts, None)
+        first = None if raw is None else _parse_request(raw)
         if first is None or first.WhichOneof("part") != "start":
             raise InvalidArgument("start", "the first message of ExecuteStream must be `start`")
         start = first.start
@@ -132,28 +134,28 @@ class Dispatcher:
             try:
                 await _receive(parts, buffers)
                 started = self._started(arrived, deadline)
-                outputs = await self._on_worker(self._run_buffers, compiled, buffers)
+                outputs, staged = await self._on_worker(self._run_buffers, compiled, buffers)
                 if self._metrics is not None:
                     self._metrics.batch_size.observe(1)
             finally:
                 for buffer in buffers:
                     if buffer is not None:
                         pool.release(buffer)
-            total = sum(lengths)
-            self._observe(start.operator_desc, arrived, started, total, outputs)
-        yield service_pb2.ExecuteStreamResponse(
-            outputs=service_pb2.ExecuteStreamOutputs(
-                output_bytes=[0 if data is None else len(data) for data in outputs]
-            )
-        )
-        for index, data in enumerate(outputs):
-            if data is None:
-                continue
-            view = memoryview(data)
-            for offset in range(0, len(view), self._chunk):
-                yield service_pb2.ExecuteStreamResponse(
-                    chunk=service_pb2.TensorChunk(binding=index, data=bytes(view[offset : offset + self._chunk]))
+            self._observe(start.operator_desc, arrived, started, sum(lengths), outputs)
+        try:
+            yield service_pb2.ExecuteStreamResponse(
+                outputs=service_pb2.ExecuteStreamOutputs(
+                    output_bytes=[0 if view is None else len(view) for view in outputs]
                 )
+            ).SerializeToString()
+            for index, view in enumerate(outputs):
+                if view is None:
+                    continue
+                for offset in range(0, len(view), self._chunk):
+                    yield encode_chunk(index, view[offset : offset + self._chunk])
+        finally:
+            for buffer in staged:
+                pool.release(buffer)
 
     def _stream_compiled(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled:
         try:
@@ -188,9 +190,11 @@ class Dispatcher:
             )
         return list(declared)
 
-    def _run_buffers(self, compiled: Compiled, buffers: Sequence[np.ndarray | None]) -> list[bytes | None]:
+    def _run_buffers(
+        self, compiled: Compiled, buffers: Sequence[np.ndarray | None]
+    ) -> tuple[list[memoryview | None], list[np.ndarray]]:
         feeds = self.executor.feeds(compiled, buffers)
-        return self.executor.encode_outputs(compiled, compiled.run(feeds))
+        return self.executor.output_views(compiled, compiled.run(feeds))
 
     def _started(self, arrived: float, deadline: float | None) -> float:
         started = time.monotonic()
@@ -204,7 +208,7 @@ class Dispatcher:
         arrived: float,
         started: float,
         received: int,
-        outputs: Sequence[bytes | None],
+        outputs: Sequence[bytes | memoryview | None],
     ) -> None:
         metrics = self._metrics
         if metrics is None:
@@ -229,28 +233,42 @@ def _buffers(request: service_pb2.ExecuteRequest, compiled: Compiled) -> list[Bu
     return unary_buffers(request.inputs, compiled.plan.inputs)
 
 
-async def _receive(
-    parts: AsyncIterator[service_pb2.ExecuteStreamRequest], buffers: Sequence[np.ndarray | None]
-) -> None:
+def _parse_request(raw: bytes) -> service_pb2.ExecuteStreamRequest:
+    try:
+        return service_pb2.ExecuteStreamRequest.FromString(raw)
+    except DecodeError:
+        raise InvalidArgument("start", "an ExecuteStream message is not a valid ExecuteStreamRequest") from None
+
+
+def _chunk_of(raw: bytes) -> tuple[int, memoryview]:
+    try:
+        chunk = decode_chunk(raw)
+    except ValueError as error:
+        raise InvalidArgument("chunk", f"a malformed chunk message: {error}") from None
+    if chunk is not None:
+        return chunk
+    part = _parse_request(raw)  # a chunk protobuf wrote differently, or a second start
+    if part.WhichOneof("part") != "chunk":
+        raise InvalidArgument("start", "`start` may come only once, first")
+    return part.chunk.binding, memoryview(part.chunk.data)
+
+
+async def _receive(parts: AsyncIterator[bytes], buffers: Sequence[np.ndarray | None]) -> None:
     """Fill each binding's buffer from the chunks, checking every chunk lands inside its declared length."""
     filled = [0] * len(buffers)
-    async for part in parts:
-        if part.WhichOneof("part") != "chunk":
-            raise InvalidArgument("start", "`start` may come only once, first")
-        chunk = part.chunk
-        index = chunk.binding
+    async for raw in parts:
+        index, data = _chunk_of(raw)
         if index >= len(buffers) or buffers[index] is None:
             raise InvalidArgument("chunk.binding", f"binding {index} takes no bytes (see start.input_bytes)")
         target = buffers[index]
         assert target is not None
-        data = chunk.data  # NOTE: upb copies a bytes field on every access: read it once
         end = filled[index] + len(data)
         if end > len(target):
             raise InvalidArgument(
                 "chunk.data",
                 f"binding {index} receives more than the {len(target)} bytes declared in start.input_bytes",
             )
-        target[filled[index] : end] = np.frombuffer(data, np.uint8)
+        target[filled[index] : end] = np.frombuffer(data, np.uint8)  # the one copy of the data on this side
         filled[index] = end
     for index, (count, buffer) in enumerate(zip(filled, buffers, strict=True)):
         if buffer is not None and count != len(buffer):

@@ -78,7 +78,9 @@ class Executor:
 
         def build() -> Compiled:
             operator, desc = self.operator_for(operator_desc)
-            plan = operator.plan(desc, feature_level=self.feature_level, limits=self.limits)
+            plan = operator.plan(
+                desc, feature_level=self.feature_level, limits=self.limits, provider=self.provider.name
+            )
             return compile_plan(plan, self.provider, operator.batching)
 
         return self.cache.get(key, build)
@@ -150,6 +152,30 @@ class Executor:
                 finally:
                     self.pool.release(staging)
         return encoded
+
+    def output_views(
+        self, compiled: Compiled, results: Sequence[np.ndarray]
+    ) -> tuple[list[memoryview | None], list[np.ndarray]]:
+        """The output buffers as byte views, without the copy ``bytes`` would cost (for streaming them out).
+
+        Packed outputs view the arrays ONNX Runtime returned; strided ones are laid out in pooled buffers, returned
+        second: release them to the pool once the views are sent.
+        """
+        views: list[memoryview | None] = []
+        staged: list[np.ndarray] = []
+        for result, layout in zip(compiled.plan.finish(results), compiled.plan.outputs, strict=True):
+            if layout is None or result is None:
+                views.append(None)
+                continue
+            data = np.ascontiguousarray(result)
+            if layout.is_packed and data.dtype == layout.dtype and data.nbytes == layout.total_bytes:
+                views.append(data.reshape(-1).view(np.uint8).data)
+                continue
+            staging = self.pool.acquire(layout.total_bytes)
+            encode_into(result, layout, staging)  # writes every byte: gaps and padding are zeroed
+            staged.append(staging)
+            views.append(staging.data)
+        return views, staged
 
 
 #: A bound buffer's bytes, from a unary binding or reassembled from a stream.

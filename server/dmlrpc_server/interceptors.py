@@ -12,9 +12,11 @@ from typing import Any
 
 import grpc
 from google.protobuf import any_pb2
+from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from dmlrpc.v1 import service_pb2
 from dmlrpc_server.errors import ServiceError
 from dmlrpc_server.metrics import Metrics
 
@@ -105,7 +107,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
                 await self._failed(error, context, method, outcome)
             finally:
                 seconds = time.perf_counter() - started
-                start = getattr(peek.first, "start", None)
+                start = _stream_start(peek.first)
                 self._finished(method, _operator_label(start), outcome[0], outcome[1], seconds, context)
 
         return grpc.stream_stream_rpc_method_handler(
@@ -200,6 +202,16 @@ class _FirstMessage:
         if self.first is None:
             self.first = item
         return item
+
+
+def _stream_start(first: Any) -> Any:
+    """The ``start`` of a stream's first message (wire bytes for ExecuteStream), if it has one."""
+    if isinstance(first, bytes):
+        try:
+            first = service_pb2.ExecuteStreamRequest.FromString(first)
+        except DecodeError:
+            return None
+    return getattr(first, "start", None)
 
 
 def _operator_label(request: Any) -> str:

@@ -13,7 +13,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from dmlrpc.v1 import service_pb2, service_pb2_grpc
+from dmlrpc.v1 import service_pb2
 from dmlrpc_server.dispatch import Dispatcher
 from dmlrpc_server.executor import Executor, capabilities
 from dmlrpc_server.feature_levels import feature_level_name
@@ -26,7 +26,7 @@ from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import warm_up
 from dmlrpc_server.runtime.providers import choose_provider
 from dmlrpc_server.security import TokenAuthInterceptor, server_credentials
-from dmlrpc_server.servicer import DirectMLServicer
+from dmlrpc_server.servicer import DirectMLServicer, handlers
 from dmlrpc_server.settings import ServerSettings
 
 _log = logging.getLogger(__name__)
@@ -192,7 +192,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         max_batch_size=settings.max_batch_size,
     )
     caps = capabilities(executor, server_version=version, limits=service_limits)
-    service_pb2_grpc.add_DirectMLServiceServicer_to_server(DirectMLServicer(dispatcher, caps), server)
+    server.add_generic_rpc_handlers((handlers(DirectMLServicer(dispatcher, caps)),))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if settings.reflection:

@@ -7,11 +7,13 @@ from typing import Any
 
 import grpc
 
-from dmlrpc.v1 import service_pb2, service_pb2_grpc
+from dmlrpc.v1 import service_pb2
 from dmlrpc_server.dispatch import Dispatcher
 
+SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"].full_name
 
-class DirectMLServicer(service_pb2_grpc.DirectMLServiceServicer):
+
+class DirectMLServicer:
     """Execute, ExecuteStream and GetCapabilities over a Dispatcher."""
 
     def __init__(self, dispatcher: Dispatcher, capabilities: service_pb2.GetCapabilitiesResponse) -> None:
@@ -32,10 +34,9 @@ class DirectMLServicer(service_pb2_grpc.DirectMLServiceServicer):
         )
 
     async def ExecuteStream(  # noqa: N802
-        self,
-        request_iterator: AsyncIterator[service_pb2.ExecuteStreamRequest],
-        context: grpc.aio.ServicerContext[Any, Any],
-    ) -> AsyncIterator[service_pb2.ExecuteStreamResponse]:
+        self, request_iterator: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[bytes]:
+        # Registered with raw (de)serializers (see `handlers`): chunks are read and written as wire bytes.
         async for part in self._dispatcher.execute_stream(request_iterator, context.time_remaining()):
             yield part
 
@@ -43,3 +44,25 @@ class DirectMLServicer(service_pb2_grpc.DirectMLServiceServicer):
         self, request: service_pb2.GetCapabilitiesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> service_pb2.GetCapabilitiesResponse:
         return self._capabilities
+
+
+def handlers(servicer: DirectMLServicer) -> grpc.GenericRpcHandler:
+    """The service's method handlers: protobuf messages for the unary methods, wire bytes for ExecuteStream."""
+    request, response = service_pb2.ExecuteRequest, service_pb2.ExecuteResponse
+    capabilities_request, capabilities = service_pb2.GetCapabilitiesRequest, service_pb2.GetCapabilitiesResponse
+    return grpc.method_handlers_generic_handler(
+        SERVICE_NAME,
+        {
+            "Execute": grpc.unary_unary_rpc_method_handler(
+                servicer.Execute,
+                request_deserializer=request.FromString,
+                response_serializer=response.SerializeToString,
+            ),
+            "GetCapabilities": grpc.unary_unary_rpc_method_handler(
+                servicer.GetCapabilities,
+                request_deserializer=capabilities_request.FromString,
+                response_serializer=capabilities.SerializeToString,
+            ),
+            "ExecuteStream": grpc.stream_stream_rpc_method_handler(servicer.ExecuteStream),
+        },
+    )

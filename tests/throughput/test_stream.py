@@ -85,7 +85,11 @@ def _violation(error: grpc.RpcError) -> str:
 
 
 def _messages(call: ops.Call) -> list[service_pb2.ExecuteStreamRequest]:
-    return list(prepare_execute(call.operator_desc, call.inputs).stream_requests())
+    """The SDK's stream messages (wire bytes, chunks written by dmlrpc._wire) read back as protobuf messages."""
+    return [
+        service_pb2.ExecuteStreamRequest.FromString(raw)
+        for raw in prepare_execute(call.operator_desc, call.inputs).stream_requests()
+    ]
 
 
 def test_stream_errors_name_the_field(server: ServerThread) -> None:
@@ -127,3 +131,19 @@ def test_declared_sizes_over_the_limits_are_refused_before_any_data(server: Serv
     error = _raw_stream(server, [start])
     assert error.code() is grpc.StatusCode.RESOURCE_EXHAUSTED  # type: ignore[attr-defined]
     assert "start.input_bytes[0]" in error.details()  # type: ignore[attr-defined]
+
+
+def test_wire_chunks_are_protobuf_chunks() -> None:
+    """dmlrpc._wire writes exactly what protobuf writes, and reads what protobuf writes."""
+    from dmlrpc._wire import decode_chunk, encode_chunk
+
+    for binding, data in [(0, b""), (0, b"abc"), (3, bytes(range(256)) * 3), (300, b"x" * 200_000)]:
+        written = encode_chunk(binding, data)
+        message = service_pb2.ExecuteStreamResponse(chunk=service_pb2.TensorChunk(binding=binding, data=data))
+        assert service_pb2.ExecuteStreamResponse.FromString(written) == message
+        decoded = decode_chunk(message.SerializeToString())
+        assert decoded is not None and decoded[0] == binding and bytes(decoded[1]) == data
+    start = service_pb2.ExecuteStreamRequest(start=service_pb2.ExecuteStreamStart(input_bytes=[4]))
+    assert decode_chunk(start.SerializeToString()) is None
+    with pytest.raises(ValueError, match="runs past"):
+        decode_chunk(b"\x12\x05\x12\x09abc")

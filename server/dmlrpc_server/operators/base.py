@@ -45,6 +45,8 @@ class Tensors:
 
     path: str
     layouts: Mapping[str, TensorLayout | None]
+    #: The ONNX Runtime execution provider the lowering targets (kernels differ in the types they take).
+    provider: str = "CPUExecutionProvider"
 
     def __getitem__(self, name: str) -> TensorLayout:
         layout = self.layouts[name]
@@ -124,7 +126,7 @@ class Operator(abc.ABC, Generic[DescT]):
                 chosen = table
         return chosen
 
-    def plan(self, desc: DescT, *, feature_level: int, limits: Limits) -> Plan:
+    def plan(self, desc: DescT, *, feature_level: int, limits: Limits, provider: str = "CPUExecutionProvider") -> Plan:
         """Validate a desc (generic tensor rules, support table, operator rules) and lower it."""
         table = self.support_at(feature_level)
         if table is None:  # pragma: no cover - the registry refuses such operators first
@@ -157,7 +159,7 @@ class Operator(abc.ABC, Generic[DescT]):
             raise ResourceExhausted(
                 f"the request's tensors total {elements} elements, over the limit of {limits.max_request_elements}"
             )
-        tensors = Tensors(path, layouts)
+        tensors = Tensors(path, layouts, provider)
         plan = self.lower(desc, tensors)
         plan.request_bytes = total
         plan.request_elements = elements

@@ -15,9 +15,11 @@ from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, re
 from dmlrpc_server.tensors import TensorRule
 
 FL = operators_pb2.FeatureLevel
+DML_PROVIDER = "DmlExecutionProvider"
 _UINT64_FLIP = np.uint64(1 << 63)
-# ONNX TopK kernels commonly lack unsigned types (ONNX Runtime's CPU kernel has none above 8 bits); these widen
-# exactly to a signed type. UINT64 has no wider type: it is mapped order-preservingly onto INT64 on the host.
+# ONNX Runtime's CPU TopK kernel lacks unsigned types above 8 bits; on it these widen exactly to a signed type, and
+# UINT64, with no wider type, is mapped order-preservingly onto INT64 on the host (CUDA's kernel, with CPU behind
+# it, gets the same). DirectML takes them natively.
 _WIDENED: dict[np.dtype[Any], np.dtype[Any]] = {np.dtype("<u2"): np.dtype("<i4"), np.dtype("<u4"): np.dtype("<i8")}
 
 
@@ -74,34 +76,25 @@ class _TopKBase(Operator[TopKDesc]):
         )
 
         direction = self.direction(desc, tensors)
-        mapped_uint64 = source.dtype == np.dtype("<u8")
+        native = tensors.provider == DML_PROVIDER  # DirectML sorts every integer width itself
+        mapped_uint64 = source.dtype == np.dtype("<u8") and not native
         feed_dtype = np.dtype("<i8") if mapped_uint64 else source.dtype
-        compute_dtype = _WIDENED.get(source.dtype, feed_dtype)
-        nodes: list[onnx.NodeProto] = []
-        current = "input"
-        if compute_dtype != feed_dtype:
-            nodes.append(_cast(current, "input_wide", compute_dtype))
-            current = "input_wide"
+        compute_dtype = feed_dtype if native else _WIDENED.get(source.dtype, feed_dtype)
+        # The graph is one TopK node: widening and the index cast run on the host, because Cast nodes on 64-bit
+        # integers need 64-bit shader operations that some DirectML devices lack (their sessions fail to build).
         k = onnx.numpy_helper.from_array(np.array([desc.k], dtype=np.int64), "k")
-        nodes.append(
-            onnx.helper.make_node(
-                "TopK",
-                [current, "k"],
-                ["values_raw", "indices_raw"],
-                axis=int(desc.axis),
-                largest=int(direction == tensor_pb2.AXIS_DIRECTION_DECREASING),
-                sorted=1,
-            )
+        node = onnx.helper.make_node(
+            "TopK",
+            ["input", "k"],
+            ["values", "indices"],
+            axis=int(desc.axis),
+            largest=int(direction == tensor_pb2.AXIS_DIRECTION_DECREASING),
+            sorted=1,
         )
-        value_out = "values_raw"
-        if compute_dtype != feed_dtype:
-            nodes.append(_cast("values_raw", "values", feed_dtype))
-            value_out = "values"
-        nodes.append(_cast("indices_raw", "indices", indices.dtype))
         model = make_model(
-            nodes,
-            [value_info("input", feed_dtype, source.sizes)],
-            [value_info(value_out, feed_dtype, expected), value_info("indices", indices.dtype, expected)],
+            [node],
+            [value_info("input", compute_dtype, source.sizes)],
+            [value_info("values", compute_dtype, expected), value_info("indices", np.dtype("<i8"), expected)],
             [k],
         )
 
@@ -111,19 +104,17 @@ class _TopKBase(Operator[TopKDesc]):
             if mapped_uint64:
                 # Flipping the top bit maps unsigned order onto signed order exactly.
                 return {"input": (data ^ _UINT64_FLIP).view(np.int64)}
-            return {"input": np.ascontiguousarray(data)}
+            return {"input": np.ascontiguousarray(data, dtype=compute_dtype)}
 
         def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
             top_values, top_indices = outputs
             if mapped_uint64:
                 top_values = top_values.view(np.uint64) ^ _UINT64_FLIP
-            return [top_values, top_indices]
+            elif compute_dtype != feed_dtype:
+                top_values = top_values.astype(feed_dtype)
+            return [top_values, top_indices.astype(indices.dtype, copy=False)]
 
         return Plan((source,), (values, indices), model, prepare, finish)
-
-
-def _cast(source: str, target: str, dtype: np.dtype[np.generic]) -> onnx.NodeProto:
-    return onnx.helper.make_node("Cast", [source], [target], to=onnx.helper.np_dtype_to_tensor_dtype(dtype))
 
 
 class TopK(_TopKBase[operators_pb2.TopKOperatorDesc]):
