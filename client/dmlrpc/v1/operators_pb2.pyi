@@ -806,6 +806,11 @@ class TopKOperatorDesc(_message.Message):
     """DML_TOP_K_OPERATOR_DESC (DML_OPERATOR_TOP_K = 71): the largest K elements of each sequence along `axis`,
     in decreasing order. Identical to TopK1OperatorDesc with AXIS_DIRECTION_DECREASING; every rule below is
     shared with it.
+
+    Data types on the real DirectML (1.15.4, the dml test lane): FLOAT32, FLOAT16, UINT32, UINT16, UINT8, INT32,
+    INT16, INT8, INT64 and UINT64 (not FLOAT64), indices UINT32 or UINT64, exactly the support table at 6.4. On a
+    device without native 64-bit shader ops (shader model 5.1) DirectML compares INT64/UINT64 by two signed 32-bit
+    words, misordering values whose high words tie while their low words straddle 2^31.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -820,7 +825,8 @@ class TopKOperatorDesc(_message.Message):
     k: _builtins.int
     """How many elements to select: 1 <= k <= input sizes[axis]. DirectML's page says K must be less than the
     axis size; this server also accepts K equal to it (a full sort along the axis), as DirectML's TensorFlow
-    plugin does, and refuses only K = 0 and K > sizes[axis].
+    plugin does, and refuses only K = 0 and K > sizes[axis]. The real DirectML agrees: CreateOperator accepts
+    K = sizes[axis] (a full sort, also for a 1-element axis) and refuses K > sizes[axis] with E_INVALIDARG.
     """
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc:
@@ -864,7 +870,11 @@ class ScatterElementsOperatorDesc(_message.Message):
     Index values: signed index types accept negatives (counted from the end of the axis, normalised before
     execution); any value outside [-size, size) (signed) or [0, size) (unsigned) is INVALID_ARGUMENT naming its
     position. Two updates that target the same output element (which DirectML calls invalid) are
-    INVALID_ARGUMENT too, so every accepted request has one well-defined result.
+    INVALID_ARGUMENT too, so every accepted request has one well-defined result. (The real DirectML, fed such
+    updates by the dml test lane, writes the one last in indices order; it documents no guarantee.)
+
+    Data types on the real DirectML (1.15.4, the dml test lane): all eleven of the support table, FLOAT64, INT64
+    and UINT64 included, with INT32, INT64, UINT32 or UINT64 indices; the same for ScatterNdOperatorDesc.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -984,6 +994,8 @@ class TopK1OperatorDesc(_message.Message):
     """DML_TOP_K1_OPERATOR_DESC (DML_OPERATOR_TOP_K1 = 112): the largest K (DECREASING) or smallest K
     (INCREASING) elements of each sequence along `axis`, sorted in that direction. Rules as TopKOperatorDesc.
     NaN inputs: the order of NaNs among the selected values is not defined by DirectML and not guaranteed here.
+    On the real DirectML (the dml test lane) a NaN compares false both ways, so NaNs land anywhere and can leave
+    the sequence's finite values out of order too: treat the order of any sequence holding a NaN as unspecified.
     """
 
     DESCRIPTOR: _descriptor.Descriptor

@@ -1,0 +1,40 @@
+"""What the server's own lowering puts in a TOP_K1 graph, read on the Linux side from the same code."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+
+from dmlrpc import ops
+from dmlrpc_server.feature_levels import LATEST
+from dmlrpc_server.operators import REGISTRY
+from dmlrpc_server.operators.base import Limits
+
+_64_BIT = {onnx.TensorProto.INT64, onnx.TensorProto.UINT64}
+
+
+def top_k_casts_64_bit(dtype: type = np.float32) -> bool:
+    """Whether the TOP_K1 graph for ``dtype`` holds a Cast from or to a 64-bit integer type.
+
+    DirectML compiles such a Cast only with 64-bit shader support (shader model 6); the lane's device (vkd3d,
+    shader model 5.1) fails the session with E_FAIL, so TOP_K cannot run there while the lowering emits one.
+    """
+    call = ops.top_k(np.zeros((2, 4), dtype), 2)
+    limits = Limits(max_tensor_bytes=1 << 30, max_request_bytes=1 << 30, max_message_bytes=1 << 30)
+    plan = REGISTRY["top_k1"].plan(call.operator_desc.top_k1, feature_level=LATEST, limits=limits)
+    graph = onnx.shape_inference.infer_shapes(plan.model).graph
+    types = {v.name: v.type.tensor_type.elem_type for v in (*graph.input, *graph.output, *graph.value_info)}
+    types |= {t.name: t.data_type for t in graph.initializer}
+    return any(
+        node.op_type == "Cast" and {types.get(node.input[0]), types.get(node.output[0])} & _64_BIT
+        for node in graph.node
+    )
+
+
+#: The TOP_K lowering of this checkout cannot run on the lane's DirectML device.
+TOP_K_BLOCKED = top_k_casts_64_bit()
+TOP_K_BLOCKED_REASON = (
+    "the server lowers TOP_K(1) with Cast nodes on 64-bit integers (the index output, UINT32 widening); DirectML "
+    "needs shader model 6 to compile those and the lane's device has 5.1, so session creation fails (E_FAIL, "
+    "INTERNAL). See docs/directml-notes.md, 'Answers from the real DirectML provider'."
+)
