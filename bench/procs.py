@@ -1,0 +1,187 @@
+"""Child processes of a benchmark run: servers (found by their log lines), the raw TCP echo and the load generator."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+#: glibc settings that stop it from mmapping and unmapping every large buffer (see docs/benchmarks.md).
+MALLOC_ENV = {
+    "MALLOC_MMAP_THRESHOLD_": "4294967296",
+    "MALLOC_TRIM_THRESHOLD_": "4294967296",
+    "MALLOC_TOP_PAD_": "268435456",
+}
+_LISTENING = re.compile(r"listening on ([\w.\-\[\]:]+):(\d+)")
+_METRICS = re.compile(r"metrics on http://([\w.\-\[\]:]+):(\d+)/metrics")
+_WARMED = re.compile(r"warmed up in")
+
+
+class ChildError(RuntimeError):
+    pass
+
+
+def _child_env(extra: dict[str, str] | None, malloc: bool) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in MALLOC_ENV and not k.startswith("DMLRPC_")}
+    if malloc:
+        env.update(MALLOC_ENV)
+    env.update(extra or {})
+    return env
+
+
+class Server:
+    """A server process; ``port`` (and ``metrics_port``) are parsed from the lines it writes to stderr."""
+
+    def __init__(
+        self, name: str, argv: list[str], *, malloc: bool = False, ready: re.Pattern[str] | None = None
+    ) -> None:
+        self.name = name
+        self.tail: deque[str] = deque(maxlen=40)
+        self.port = 0
+        self.metrics_port = 0
+        self._ready = threading.Event()
+        self._ready_pattern = ready
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            env=_child_env(None, malloc), text=True,
+        )  # fmt: skip
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.tail.append(line.rstrip())
+            if (match := _METRICS.search(line)) is not None:
+                self.metrics_port = int(match.group(2))
+            elif (match := _LISTENING.search(line)) is not None:
+                self.port = int(match.group(2))
+                if self._ready_pattern is None:
+                    self._ready.set()
+            elif self._ready_pattern is not None and self._ready_pattern.search(line):
+                self._ready.set()
+        self._ready.set()
+
+    def wait_ready(self, timeout: float = 60.0) -> Server:
+        if not self._ready.wait(timeout) or self.proc.poll() is not None or not self.port:
+            raise ChildError(f"{self.name} did not start:\n" + "\n".join(self.tail))
+        return self
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def our_server(name: str, flags: list[str] | None = None, *, malloc: bool = False) -> Server:
+    argv = [sys.executable, "-m", "dmlrpc_server", "--port", "0", "--metrics-port", "0", "--provider", "cpu"]
+    return Server(name, [*argv, *(flags or [])], malloc=malloc, ready=_WARMED)
+
+
+def echo_server(mode: str, *, malloc: bool = False) -> Server:
+    argv = [sys.executable, str(BENCH / "echo_server.py"), "--mode", mode]
+    return Server(f"echo-{mode}", argv, malloc=malloc)
+
+
+def tcp_server() -> Server:
+    return Server("tcp-echo", [sys.executable, str(BENCH / "tcp.py")])
+
+
+class Loadgen:
+    """The load generator process (``bench/loadgen.py``): one JSON job in, one JSON result out."""
+
+    def __init__(self, *, malloc: bool = False) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(BENCH / "loadgen.py")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_child_env(None, malloc), text=True,
+        )  # fmt: skip
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(job) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise ChildError(f"the load generator exited (status {self.proc.wait()})")
+        result: dict[str, Any] = json.loads(line)
+        if "error" in result:
+            raise ChildError(f"load generator job {job.get('kind')} failed: {result['error']}")
+        return result
+
+    def stop(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def wait_quiet(max_wait: float = 2.0, busy_limit: float = 0.10, window: float = 0.2) -> bool:
+    """Wait up to ``max_wait`` s until the machine's CPU is at most ``busy_limit`` busy over ``window``.
+
+    Returns whether it became quiet (``False``: the run starts anyway, noted as noisy).
+    """
+    deadline = time.monotonic() + max_wait
+    while True:
+        before = _cpu_times()
+        time.sleep(window)
+        after = _cpu_times()
+        if before is None or after is None:
+            return True
+        total = after[0] - before[0]
+        busy = 1.0 - (after[1] - before[1]) / total if total > 0 else 0.0
+        if busy <= busy_limit:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+
+
+def _cpu_times() -> tuple[int, int] | None:
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return sum(fields), fields[3] + fields[4]  # total, idle + iowait
+
+
+def scrape(metrics_port: int) -> dict[str, float]:
+    """The server's Prometheus samples without labels (``name -> value``)."""
+    from urllib.request import urlopen
+
+    with urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    samples: dict[str, float] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#") and "{" not in line:
+            name, _, value = line.partition(" ")
+            try:
+                samples[name] = float(value)
+            except ValueError:
+                continue
+    return samples
