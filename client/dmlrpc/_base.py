@@ -73,7 +73,7 @@ class StreamedOutputs:
 
     def __init__(self, layouts: Sequence[TensorLayout | None]) -> None:
         self._layouts = layouts
-        self._buffers: list[bytearray | None] | None = None
+        self._buffers: list[np.ndarray | None] | None = None
         self._filled: list[int] = []
 
     def add(self, message: bytes) -> None:
@@ -83,7 +83,8 @@ class StreamedOutputs:
             part = service_pb2.ExecuteStreamResponse.FromString(message)
             if part.WhichOneof("part") == "outputs":
                 lengths = list(part.outputs.output_bytes)
-                self._buffers = [bytearray(n) if n else None for n in lengths]
+                # NOTE: np.empty, not bytearray: every byte is written by a chunk, so zeroing first is wasted.
+                self._buffers = [np.empty(n, np.uint8) if n else None for n in lengths]
                 self._filled = [0] * len(lengths)
                 return
             chunk = part.chunk.binding, memoryview(part.chunk.data)
@@ -93,7 +94,7 @@ class StreamedOutputs:
         target = self._buffers[index] if index < len(self._buffers) else None
         if target is None or self._filled[index] + len(data) > len(target):
             raise ValueError(f"malformed ExecuteStream answer: too many bytes for output {index}")
-        target[self._filled[index] : self._filled[index] + len(data)] = data
+        target[self._filled[index] : self._filled[index] + len(data)] = np.frombuffer(data, np.uint8)
         self._filled[index] += len(data)
 
     def arrays(self) -> list[np.ndarray | None]:
