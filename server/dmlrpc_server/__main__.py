@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from dmlrpc_server.logs import configure_logging
+from dmlrpc_server.runtime.memory import tune_malloc
 from dmlrpc_server.runtime.providers import ProviderUnavailableError
 from dmlrpc_server.server import build_server
 from dmlrpc_server.settings import ServerSettings, SettingsError, load_settings
@@ -50,6 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"dmlrpc-server: {error}\n")  # logging is not configured yet
         return 2
     configure_logging(settings.log_level, settings.log_format)
+    if settings.tune_malloc:
+        tune_malloc()
     try:
         asyncio.run(serve(settings))
     except (ProviderUnavailableError, OSError) as error:

@@ -105,6 +105,9 @@ class ServerSettings(BaseSettings):
     buffer_pool_bytes: Annotated[int, Field(ge=0)] = Field(
         256 * MiB, description="Bytes of free staging and stream buffers kept for reuse (0 = no pooling)."
     )
+    tune_malloc: bool = Field(
+        True, description="On glibc, keep freed memory for reuse (faster large tensors; RSS stays at its peak)."
+    )
     compile_cache_size: Positive = Field(1024, description="Compiled operator descs kept (least recently used go).")
     intra_op_threads: Positive = Field(
         1, description="ONNX Runtime threads per session (1 = run on the calling worker, no per-session pool)."
