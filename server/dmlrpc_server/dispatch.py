@@ -99,7 +99,8 @@ class Dispatcher:
     async def _small(self, request: service_pb2.ExecuteRequest, deadline: float | None) -> list[bytes | None]:
         executor = self.executor
         compiled = executor.unary_compiled(request.operator_desc)
-        if self.batcher is None or compiled.batching is None:
+        batcher = self.batcher
+        if batcher is None or compiled.batching is None or not batcher.wanted(self.admission.running > 1):
             if self._metrics is not None:
                 self._metrics.batch_size.observe(1)
             return executor.encode_outputs(
@@ -109,7 +110,7 @@ class Dispatcher:
         # NOTE: tiny requests never yield the event loop otherwise, so this is also where concurrent ones meet.
         feeds = executor.feeds(compiled, _buffers(request, compiled))
         case = request.operator_desc.WhichOneof("desc") or ""
-        results = await self.batcher.run(compiled, case, feeds, deadline)
+        results = await batcher.run(compiled, case, feeds, deadline)
         return executor.encode_outputs(compiled, results)
 
     async def execute_stream(self, parts: AsyncIterator[bytes], time_remaining: float | None) -> AsyncIterator[bytes]:

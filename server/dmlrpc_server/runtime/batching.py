@@ -16,6 +16,9 @@ from dmlrpc_server.runtime.compiler import Compiled
 
 _log = logging.getLogger(__name__)
 
+#: While batches find no company, one request in this many still goes through a batch to look for it.
+PROBE_EVERY = 8
+
 
 @dataclass
 class _Waiting:
@@ -49,6 +52,23 @@ class Batcher:
         self.sizes_by_case = dict(sizes_by_case or {})
         self._observe = observe
         self._queues: dict[int, tuple[Compiled, list[_Waiting]]] = {}
+        self._company = False
+        self._solo_left = 0
+
+    def wanted(self, busy: bool) -> bool:
+        """Whether the next request should go through a batch (and yield the loop once) or run at once.
+
+        Batching pays a loop turn per request, and tiny requests never overlap unless one yields, so concurrency
+        cannot be seen in advance. Requests batch while other calls run (``busy``) or recent batches had company;
+        otherwise they run at once, and every ``PROBE_EVERY``-th one batches to look for company.
+        """
+        if busy or self._company:
+            return True
+        self._solo_left -= 1
+        if self._solo_left <= 0:
+            self._solo_left = PROBE_EVERY
+            return True
+        return False
 
     def batch_size(self, case: str) -> int:
         return self.sizes_by_case.get(case, self.max_batch_size)
@@ -91,6 +111,7 @@ class Batcher:
             live.append(waiting)
         if not live:
             return
+        self._company = len(live) > 1
         if self._observe is not None:
             self._observe(len(live))
         try:
