@@ -4,84 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any
 
 import grpc
 import numpy as np
 import numpy.typing as npt
 
 from dmlrpc import ops
-from dmlrpc._base import EXECUTE_STREAM, InputValue, StreamedOutputs, decode_outputs, prepare_execute
-from dmlrpc._channel import (
-    STREAM_THRESHOLD_BYTES,
-    TLS,
-    KeepAlive,
-    LoadBalancing,
-    RetryPolicy,
-    call_metadata,
-    channel_options,
-    open_channel,
-    resolve_tls,
-)
+from dmlrpc._base import InputValue, StreamedOutputs, decode_outputs
+from dmlrpc._core import ClientCore
 from dmlrpc.errors import from_rpc_error
-from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
+from dmlrpc.v1 import operators_pb2, service_pb2
 
 __all__ = ["Client"]
 
 
-class Client:
-    """Blocking dmlrpc client.
-
-    Args:
-        target: server address: ``"localhost:50051"``, ``"dns:///dmlrpc.ns.svc:50051"`` (every address the name
-            resolves to, balanced round-robin), ``"ipv4:10.0.0.1:50051,10.0.0.2:50051"``. Ignored with ``channel``.
-        channel: an existing channel to use; the client does not close a channel it did not create.
-        timeout: default deadline in seconds for each call (``None`` = no deadline).
-        tls: ``True`` for TLS verified against the system roots, or a ``dmlrpc.TLS`` (own CA, client certificate
-            for mutual TLS); ``None`` for plaintext.
-        token: bearer token sent with every call (servers started with --auth-token / --auth-tokens-file).
-        retry: gRPC retry policy for UNAVAILABLE (``None`` disables retries).
-        keepalive: HTTP/2 keepalive pings (``None`` disables them).
-        load_balancing: ``"round_robin"`` over every resolved address, or ``"pick_first"``.
-        stream_threshold_bytes: calls with an input or output buffer larger than this go over ExecuteStream
-            (chunked, no message size limit, faster for large tensors) instead of unary Execute.
-        options: extra channel arguments for a channel the client creates.
+class Client(ClientCore):
+    """Blocking dmlrpc client; its arguments are ``ClientCore``'s (target, channel, timeout, tls, token, retry,
+    keepalive, load_balancing, stream_threshold_bytes, options).
 
     Every failed call raises a ``dmlrpc.errors.DmlRpcError`` subclass, never a raw ``grpc.RpcError``.
     """
-
-    def __init__(
-        self,
-        target: str | None = None,
-        *,
-        channel: grpc.Channel | None = None,
-        timeout: float | None = None,
-        tls: TLS | bool | None = None,
-        token: str | None = None,
-        retry: RetryPolicy | None = RetryPolicy(),  # noqa: B008 - frozen, so sharing the default is safe
-        keepalive: KeepAlive | None = KeepAlive(),  # noqa: B008
-        load_balancing: LoadBalancing = "round_robin",
-        stream_threshold_bytes: int = STREAM_THRESHOLD_BYTES,
-        options: Sequence[tuple[str, Any]] = (),
-    ) -> None:
-        if channel is None:
-            if target is None:
-                raise ValueError("give a target address or a channel")
-            security = resolve_tls(tls)
-            arguments = channel_options(
-                retry=retry, keepalive=keepalive, load_balancing=load_balancing, tls=security, extra=options
-            )
-            channel = open_channel(target, tls=security, options=arguments, asynchronous=False)
-            self._owns_channel = True
-        else:
-            self._owns_channel = False
-        self._channel = channel
-        self._stub = service_pb2_grpc.DirectMLServiceStub(channel)
-        # ExecuteStream moves wire bytes: the chunks are written and read without protobuf copies (dmlrpc._wire).
-        self._execute_stream = channel.stream_stream(EXECUTE_STREAM)
-        self.timeout = timeout
-        self._metadata = call_metadata(token)
-        self.stream_threshold_bytes = stream_threshold_bytes
 
     def __enter__(self) -> Client:
         return self
@@ -118,9 +60,7 @@ class Client:
             One read-only array per output tensor field (``None`` for an unset one), shaped and strided as the
             output desc says.
         """
-        prepared = prepare_execute(operator_desc, inputs)
-        if stream is None:
-            stream = prepared.largest_buffer > self.stream_threshold_bytes
+        prepared, stream = self._prepare(operator_desc, inputs, stream)
         try:
             if stream:
                 outputs = StreamedOutputs(prepared.outputs)
@@ -200,6 +140,3 @@ class Client:
         (output,) = self.execute(call.operator_desc, call.inputs, timeout=timeout)
         assert output is not None
         return output.reshape(np.shape(input))
-
-    def _timeout(self, timeout: float | None) -> float | None:
-        return self.timeout if timeout is None else timeout
