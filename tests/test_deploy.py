@@ -1,0 +1,215 @@
+"""deploy/: hadolint, yamllint, kustomize and Helm renders validated strictly, and the project's own rules.
+
+The checks live in tools/check-deploy.py. A missing tool skips its test locally and fails it when CI is set.
+The negative tests feed each rule a broken manifest to prove that it can fail.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+try:
+    import yaml  # noqa: F401  (tools/check-deploy.py needs it; it comes with yamllint and kubernetes-validate)
+except ImportError:
+    if os.environ.get("CI"):
+        raise
+    pytest.skip("PyYAML is not installed (pip install the deploy tools: see .ci/run)", allow_module_level=True)
+
+_SPEC = importlib.util.spec_from_file_location("check_deploy", Path(__file__).parent.parent / "tools/check-deploy.py")
+assert _SPEC is not None and _SPEC.loader is not None
+check = importlib.util.module_from_spec(_SPEC)
+sys.modules["check_deploy"] = check
+_SPEC.loader.exec_module(check)
+
+
+def needs(call: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a check; a missing tool skips (locally) or fails (CI)."""
+    try:
+        return call(*args, **kwargs)
+    except check.ToolMissing as error:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must have the deploy tools: {error}")
+        pytest.skip(str(error))
+
+
+@pytest.mark.parametrize("dockerfile", check.DOCKERFILES, ids=lambda p: p.name)
+def test_hadolint(dockerfile: Path) -> None:
+    assert needs(check.hadolint, dockerfile) == []
+
+
+def test_hadolint_fails_on_a_bad_dockerfile(tmp_path: Path) -> None:
+    bad = tmp_path / "Dockerfile"
+    bad.write_text("FROM debian:latest\nRUN apt-get install curl\n")
+    assert needs(check.hadolint, bad)
+
+
+def test_yamllint() -> None:
+    assert needs(check.yamllint) == []
+
+
+def test_yamllint_fails_on_bad_yaml(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("---\nkey:   value\nkey: again\n")
+    assert needs(check.yamllint, [tmp_path])
+
+
+def test_windows_dockerfile_rules() -> None:
+    text = (check.DEPLOY / "docker/Dockerfile.windows").read_text()
+    assert check.check_windows_dockerfile(text) == []
+    assert check.check_windows_constraints((check.DEPLOY / "docker/constraints-windows.txt").read_text()) == []
+    assert check.check_windows_consistency() == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "finding"),
+    [
+        ("ARG WINDOWS_BUILD=10.0.20348", "ARG WINDOWS_BUILD=10.0.17763", "not the build of ltsc2022"),
+        ("FROM mcr.microsoft.com/windows/server:", "FROM mcr.microsoft.com/windows/nanoserver:", "final stage"),
+        ("vc_redist.x64.exe", "vc.exe", "VC++ runtime"),
+        ("USER ContainerUser", "USER ContainerAdministrator", "ContainerUser"),
+    ],
+)
+def test_windows_dockerfile_rules_fail(old: str, new: str, finding: str) -> None:
+    text = (check.DEPLOY / "docker/Dockerfile.windows").read_text()
+    assert old in text
+    assert any(finding in error for error in check.check_windows_dockerfile(text.replace(old, new)))
+
+
+@pytest.fixture(scope="module")
+def rendered() -> dict[str, list[dict[str, Any]]]:
+    out = {f"kustomize:{name}": needs(check.kustomize, path) for name, path in check.KUSTOMIZE_TARGETS.items()}
+    for values_file in check.HELM_VALUES:
+        out[f"helm:{values_file}"] = needs(check.helm_render, check.helm_values(values_file))
+    return out
+
+
+TARGETS = [f"kustomize:{name}" for name in check.KUSTOMIZE_TARGETS] + [f"helm:{v}" for v in check.HELM_VALUES]
+
+
+def provider_of(target: str) -> str | None:
+    kind, name = target.split(":")
+    return (check.PROVIDER_OF_TARGET if kind == "kustomize" else check.PROVIDER_OF_VALUES).get(name)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_schema_strict(rendered: dict[str, list[dict[str, Any]]], target: str) -> None:
+    assert needs(check.validate, rendered[target]) == []
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_project_rules(rendered: dict[str, list[dict[str, Any]]], target: str) -> None:
+    assert check.check_manifests(rendered[target], provider_of(target)) == []
+
+
+@pytest.mark.parametrize("values_file", check.HELM_VALUES)
+def test_helm_lint(values_file: str) -> None:
+    assert needs(check.helm_lint, values_file) == []
+
+
+def test_helm_schema_rejects_bad_values() -> None:
+    helm = needs(check._helm)
+    with pytest.raises(helm.HelmError):
+        helm.Chart.load(check.CHART).render({"platform": "macos"}, name="x", namespace="x")
+    with pytest.raises(helm.HelmError, match=r"windows\.build"):
+        helm.Chart.load(check.CHART).render(
+            {"platform": "windows", "provider": "directml", "gpu": {"resourceName": "microsoft.com/directx"},
+             "windows": {"ltsc": "ltsc2025", "build": "10.0.20348"}},
+            name="x", namespace="x",
+        )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("readinessProbe", {"grpc": {"port": "grpc"}}), ("livenesProbe", {"grpc": {"port": 50051}})],
+    ids=["named-grpc-port", "unknown-field"],
+)
+def test_schema_rejects_bad_manifests(rendered: dict[str, list[dict[str, Any]]], field: str, value: Any) -> None:
+    docs = copy.deepcopy(rendered["kustomize:linux-cpu"])
+    _pod(docs)["containers"][0][field] = value
+    assert needs(check.validate, docs, ["1.33.0"])
+
+
+def _pod(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    spec: dict[str, Any] = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    return spec
+
+
+def _broken(rendered: dict[str, list[dict[str, Any]]], target: str, breaks: Any) -> list[str]:
+    docs = copy.deepcopy(rendered[target])
+    breaks(_pod(docs), docs)
+    errors: list[str] = check.check_manifests(docs, provider_of(target))
+    return errors
+
+
+@pytest.mark.parametrize("target", ["kustomize:windows-directml", "helm:values-windows-directml.yaml"])
+@pytest.mark.parametrize(
+    ("breaks", "finding"),
+    [
+        (lambda pod, _: pod["securityContext"].update(runAsUser=1000), "Linux-only securityContext.runAsUser"),
+        (lambda pod, _: pod["securityContext"].update(seccompProfile={"type": "RuntimeDefault"}), "seccompProfile"),
+        (
+            lambda pod, _: pod["containers"][0].update(securityContext={"readOnlyRootFilesystem": True}),
+            "readOnlyRootFilesystem",
+        ),
+        (lambda pod, _: pod.update(hostPID=True), "hostPID"),
+        (lambda pod, _: pod.pop("os"), "spec.os.name: windows"),
+        (lambda pod, _: pod["nodeSelector"].update({"node.kubernetes.io/windows-build": "10.0.26100"}), "ltsc2022"),
+        (lambda pod, _: pod["nodeSelector"].pop("node.kubernetes.io/windows-build"), "windows-build"),
+        (lambda pod, _: pod["containers"][0].update(image="dmlrpc:latest"), "no -ltscYYYY"),
+        (lambda pod, _: pod["containers"][0]["resources"]["limits"].clear(), "without a GPU limit"),
+    ],
+)
+def test_windows_rules_fail(rendered: dict[str, list[dict[str, Any]]], target: str, breaks: Any, finding: str) -> None:
+    assert any(finding in error for error in _broken(rendered, target, breaks))
+
+
+@pytest.mark.parametrize("target", ["kustomize:linux-cuda", "helm:values-linux-cuda.yaml"])
+def test_gpu_rule_fails_without_the_gpu(rendered: dict[str, list[dict[str, Any]]], target: str) -> None:
+    def breaks(pod: dict[str, Any], _: Any) -> None:
+        for key in ("limits", "requests"):
+            pod["containers"][0]["resources"][key].pop("nvidia.com/gpu")
+
+    assert any("without a GPU limit" in e for e in _broken(rendered, target, breaks))
+
+
+def _set_probe_port(pod: dict[str, Any], _: Any) -> None:
+    pod["containers"][0]["livenessProbe"]["grpc"]["port"] = 9464
+
+
+def _http_probe(pod: dict[str, Any], _: Any) -> None:
+    pod["containers"][0]["readinessProbe"] = {"httpGet": {"path": "/metrics", "port": 9464}}
+
+
+@pytest.mark.parametrize("target", ["kustomize:linux-cpu", "helm:values.yaml"])
+@pytest.mark.parametrize(
+    ("breaks", "finding"),
+    [
+        (_set_probe_port, "livenessProbe probes port 9464"),
+        (_http_probe, "readinessProbe is not a gRPC probe"),
+        (lambda pod, _: pod["containers"][0].pop("startupProbe"), "no startupProbe"),
+        (lambda pod, _: pod["containers"][0]["args"].__setitem__(1, "127.0.0.1"), "0.0.0.0"),
+        (lambda _, docs: docs.remove(next(d for d in docs if d["kind"] == "PodDisruptionBudget")), "no PodDisruption"),
+        (
+            lambda _, docs: next(d for d in docs if d["kind"] == "Service")["spec"].pop("clusterIP"),
+            "no headless Service",
+        ),
+    ],
+)
+def test_probe_and_service_rules_fail(
+    rendered: dict[str, list[dict[str, Any]]], target: str, breaks: Any, finding: str
+) -> None:
+    assert any(finding in error for error in _broken(rendered, target, breaks))
+
+
+def test_linux_pods_are_hardened(rendered: dict[str, list[dict[str, Any]]]) -> None:
+    for target in ("kustomize:linux-cpu", "kustomize:linux-cuda", "helm:values.yaml", "helm:values-linux-cuda.yaml"):
+        pod = _pod(rendered[target])
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        security = pod["containers"][0]["securityContext"]
+        assert security["readOnlyRootFilesystem"] is True and security["allowPrivilegeEscalation"] is False
