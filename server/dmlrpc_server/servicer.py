@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import grpc
+from google.protobuf.message import DecodeError, Message
 
 from dmlrpc.v1 import service_pb2
 from dmlrpc_server.dispatch import Dispatcher
+from dmlrpc_server.errors import InvalidArgument
+
+M = TypeVar("M", bound=Message)
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"].full_name
 
@@ -21,9 +26,9 @@ class DirectMLServicer:
         self._capabilities = capabilities
 
     async def Execute(  # noqa: N802 - gRPC method names are PascalCase
-        self, request: service_pb2.ExecuteRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: service_pb2.ExecuteRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
     ) -> service_pb2.ExecuteResponse:
-        outputs = await self._dispatcher.execute(request, context.time_remaining())
+        outputs = await self._dispatcher.execute(_decoded(request), context.time_remaining())
         return service_pb2.ExecuteResponse(
             outputs=[
                 service_pb2.BindingDesc()
@@ -41,9 +46,34 @@ class DirectMLServicer:
             yield part
 
     async def GetCapabilities(  # noqa: N802
-        self, request: service_pb2.GetCapabilitiesRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: service_pb2.GetCapabilitiesRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
     ) -> service_pb2.GetCapabilitiesResponse:
+        _decoded(request)
         return self._capabilities
+
+
+@dataclass(frozen=True)
+class Corrupt:
+    """A request whose bytes are not a valid message (handed to the method so that the answer is INVALID_ARGUMENT:
+    a deserializer that raises makes gRPC answer UNKNOWN, which clients cannot tell from a server fault)."""
+
+    error: str
+
+
+def _tolerant(message: type[M]) -> Callable[[bytes], M | Corrupt]:
+    def parse(data: bytes) -> M | Corrupt:
+        try:
+            return message.FromString(data)
+        except DecodeError as error:
+            return Corrupt(str(error))
+
+    return parse
+
+
+def _decoded(request: M | Corrupt) -> M:
+    if isinstance(request, Corrupt):
+        raise InvalidArgument("request", f"the message is not valid protobuf for this method: {request.error}")
+    return request
 
 
 def handlers(servicer: DirectMLServicer) -> grpc.GenericRpcHandler:
@@ -55,12 +85,12 @@ def handlers(servicer: DirectMLServicer) -> grpc.GenericRpcHandler:
         {
             "Execute": grpc.unary_unary_rpc_method_handler(
                 servicer.Execute,
-                request_deserializer=request.FromString,
+                request_deserializer=_tolerant(request),
                 response_serializer=response.SerializeToString,
             ),
             "GetCapabilities": grpc.unary_unary_rpc_method_handler(
                 servicer.GetCapabilities,
-                request_deserializer=capabilities_request.FromString,
+                request_deserializer=_tolerant(capabilities_request),
                 response_serializer=capabilities.SerializeToString,
             ),
             "ExecuteStream": grpc.stream_stream_rpc_method_handler(servicer.ExecuteStream),

@@ -1,0 +1,164 @@
+"""Faults on ExecuteStream: clients that vanish, stall or read slowly never hold pooled memory or stall others."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import grpc
+import numpy as np
+import pytest
+
+from dmlrpc import ops
+from dmlrpc._base import StreamedOutputs, prepare_execute
+from dmlrpc._wire import encode_chunk
+from dmlrpc.codec import tensor_desc
+from tests.conftest import ServerThread, scrape, start_server
+from tests.reliability.fuzzing import EXECUTE, EXECUTE_STREAM
+from tests.reliability.test_fuzz import assert_still_serving
+
+CHUNK = 1 << 20
+LENT = ("dmlrpc_buffer_pool_lent_bytes", ())
+RECEIVE_OPTIONS = [("grpc.max_receive_message_length", 8 << 20)]
+
+
+@pytest.fixture(scope="module")
+def faulted() -> Iterator[ServerThread]:
+    running = start_server(max_message_bytes=(4 << 20) + 4096)
+    yield running
+    running.stop()
+
+
+def _lent(server: ServerThread) -> float:
+    return scrape(server)[LENT]
+
+
+def _wait_for(condition: Callable[[], bool], timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def _large_scatter() -> tuple[bytes, int]:
+    """The start message of a 64 MiB scatter_nd upload, and the bytes its first input declares."""
+    size = 16 << 20
+    call = ops.scatter_nd(np.zeros(size, np.float32), np.array([[1], [2]], np.int64), np.ones(2, np.float32))
+    prepared = prepare_execute(call.operator_desc, call.inputs)
+    return next(prepared.stream_requests()), size * 4
+
+
+class StalledUpload:
+    """A request iterator: the start message, ``chunks`` chunks of input 0, then it waits until released."""
+
+    def __init__(self, start: bytes, chunks: int) -> None:
+        self.start = start
+        self.chunks = chunks
+        self.sent = 0
+        self.release = threading.Event()
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self.start
+        for _ in range(self.chunks):
+            yield encode_chunk(0, bytes(CHUNK))
+            self.sent += 1
+        while not self.release.wait(0.05):
+            pass
+
+
+@pytest.mark.parametrize("how", ["cancel", "disconnect", "deadline"])
+def test_a_stalled_large_upload_gives_its_buffers_back(faulted: ServerThread, how: str) -> None:
+    assert _lent(faulted) == 0
+    start, declared = _large_scatter()
+    upload = StalledUpload(start, chunks=8)
+    channel = grpc.insecure_channel(faulted.address)
+    stream = channel.stream_stream(EXECUTE_STREAM, request_serializer=None, response_deserializer=None)
+    call = stream(iter(upload), timeout=3.0 if how == "deadline" else 60.0)
+    try:
+        assert _wait_for(lambda: upload.sent == upload.chunks and _lent(faulted) >= declared)
+        if how == "cancel":
+            call.cancel()
+        elif how == "disconnect":
+            channel.close()
+        with pytest.raises(grpc.RpcError) as info:
+            list(call)
+        expected = grpc.StatusCode.DEADLINE_EXCEEDED if how == "deadline" else grpc.StatusCode.CANCELLED
+        assert info.value.code() == expected
+    finally:
+        upload.release.set()
+        channel.close()
+    assert _wait_for(lambda: _lent(faulted) == 0), scrape(faulted)
+    with grpc.insecure_channel(faulted.address) as fresh:
+        assert_still_serving(fresh)
+
+
+def _strided_large_top_k() -> tuple[ops.Call, np.ndarray]:
+    """top_k of 16 MiB keeping every element, its values laid out with a padded stride: a pooled 16 MiB output."""
+    data = np.random.default_rng(5).standard_normal((4, 1 << 20)).astype(np.float32)
+    k = data.shape[1]
+    call = ops.top_k(data, k, 1)
+    call.operator_desc.top_k1.output_value_tensor.CopyFrom(tensor_desc((data.dtype, (4, k)), [k + 16, 1]))
+    return call, -np.sort(-data, axis=1)
+
+
+def _tiny_calls_meanwhile(address: str, count: int) -> float:
+    """The slowest of ``count`` tiny Execute calls made on a channel of their own, in seconds."""
+    call = ops.top_k(np.array([3.0, 9.0, 1.0], np.float32), 2)
+    wire = prepare_execute(call.operator_desc, call.inputs).request.SerializeToString()
+    slowest = 0.0
+    with grpc.insecure_channel(address) as channel:
+        execute = channel.unary_unary(EXECUTE, request_serializer=None, response_deserializer=None)
+        for _ in range(count):
+            began = time.perf_counter()
+            execute(wire, timeout=10)
+            slowest = max(slowest, time.perf_counter() - began)
+    return slowest
+
+
+def test_a_slow_reader_of_a_large_response_stalls_nobody_else(faulted: ServerThread) -> None:
+    call, expected = _strided_large_top_k()
+    prepared = prepare_execute(call.operator_desc, call.inputs)
+    outputs = StreamedOutputs(prepared.outputs)
+    with grpc.insecure_channel(faulted.address, options=RECEIVE_OPTIONS) as channel:
+        stream = channel.stream_stream(EXECUTE_STREAM, request_serializer=None, response_deserializer=None)
+        responses = stream(prepared.stream_requests(), timeout=120)
+        outputs.add(next(responses))  # the outputs header: the result is computed and being sent
+        outputs.add(next(responses))
+        assert _lent(faulted) > 0  # the strided output is staged in a pooled buffer while it is sent
+        assert _tiny_calls_meanwhile(faulted.address, 20) < 2.0
+        for message in responses:
+            outputs.add(message)
+            time.sleep(0.1)  # a slow reader: flow control holds the server's writes back
+    values, _ = outputs.arrays()
+    assert values is not None
+    np.testing.assert_array_equal(values, expected)
+    assert _wait_for(lambda: _lent(faulted) == 0), scrape(faulted)
+
+
+def _read_slowly(responses: Iterator[bytes], pause: float) -> None:
+    for _ in responses:
+        time.sleep(pause)
+
+
+@pytest.mark.parametrize("how", ["cancel", "deadline"])
+def test_a_reader_that_stops_mid_response_gives_the_staged_output_back(faulted: ServerThread, how: str) -> None:
+    call, _ = _strided_large_top_k()
+    prepared = prepare_execute(call.operator_desc, call.inputs)
+    with grpc.insecure_channel(faulted.address, options=RECEIVE_OPTIONS) as channel:
+        stream = channel.stream_stream(EXECUTE_STREAM, request_serializer=None, response_deserializer=None)
+        responses = stream(prepared.stream_requests(), timeout=4.0 if how == "deadline" else 120)
+        next(responses)
+        next(responses)
+        assert _lent(faulted) > 0
+        if how == "cancel":
+            responses.cancel()
+        with pytest.raises(grpc.RpcError) as info:
+            _read_slowly(responses, pause=0.5)  # so slow that the deadline passes mid-response
+        expected = grpc.StatusCode.DEADLINE_EXCEEDED if how == "deadline" else grpc.StatusCode.CANCELLED
+        assert info.value.code() == expected
+    assert _wait_for(lambda: _lent(faulted) == 0), scrape(faulted)
+    with grpc.insecure_channel(faulted.address) as fresh:
+        assert_still_serving(fresh)
