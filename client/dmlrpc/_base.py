@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from dmlrpc._wire import decode_chunk, encode_chunk
+from dmlrpc._wire import CHUNK_BYTES, decode_chunk, encode_chunk
 from dmlrpc.codec import TensorLayout, decode, encode
 from dmlrpc.schema import desc_case, tensor_fields
 from dmlrpc.v1 import operators_pb2, service_pb2
@@ -19,9 +19,6 @@ InputValue = npt.ArrayLike | bytes | None
 
 #: The ExecuteStream method path.
 EXECUTE_STREAM = "/dmlrpc.v1.DirectMLService/ExecuteStream"
-
-#: Bytes per TensorChunk the SDK sends on ExecuteStream (the fastest size measured for Python gRPC streams).
-STREAM_CHUNK_BYTES = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -53,7 +50,7 @@ class PreparedCall:
         sizes += [layout.total_bytes for layout in self.outputs if layout is not None]
         return max(sizes, default=0)
 
-    def stream_requests(self, chunk_bytes: int = STREAM_CHUNK_BYTES) -> Iterator[bytes]:
+    def stream_requests(self, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
         """The ExecuteStream messages as wire bytes: the start, then each input buffer in chunks."""
         yield service_pb2.ExecuteStreamRequest(
             start=service_pb2.ExecuteStreamStart(

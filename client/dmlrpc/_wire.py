@@ -9,6 +9,9 @@ copy of the data and reading it none, where protobuf's Python objects cost three
 
 from __future__ import annotations
 
+#: Bytes per TensorChunk that the SDK and the server send (the fastest size measured for Python gRPC streams).
+CHUNK_BYTES = 4 << 20
+
 _CHUNK_FIELD = b"\x12"  # field 2 (chunk), wire type 2 (length-delimited)
 _BINDING_TAG = 0x08  # TensorChunk.binding: field 1, varint
 _DATA_TAG = 0x12  # TensorChunk.data: field 2, length-delimited

@@ -11,7 +11,7 @@ from typing import TypeVar
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from dmlrpc._wire import decode_chunk, encode_chunk
+from dmlrpc._wire import CHUNK_BYTES, decode_chunk, encode_chunk
 from dmlrpc.v1 import operators_pb2, service_pb2
 from dmlrpc_server.errors import DeadlineExceeded, InvalidArgument, ResourceExhausted, Unavailable
 from dmlrpc_server.executor import Buffer, Executor, unary_buffers
@@ -21,9 +21,6 @@ from dmlrpc_server.runtime.batching import Batcher
 from dmlrpc_server.runtime.compiler import Compiled
 
 T = TypeVar("T")
-
-#: Bytes per TensorChunk the server sends (the fastest size measured for Python gRPC streams).
-STREAM_CHUNK_BYTES = 4 << 20
 
 
 class Dispatcher:
@@ -39,7 +36,7 @@ class Dispatcher:
         inline_bytes: int,
         batcher: Batcher | None = None,
         metrics: Metrics | None = None,
-        stream_chunk_bytes: int = STREAM_CHUNK_BYTES,
+        stream_chunk_bytes: int = CHUNK_BYTES,
     ) -> None:
         self.executor = executor
         self.admission = admission
@@ -83,7 +80,7 @@ class Dispatcher:
         if not admission.try_acquire():
             await admission.acquire(time_remaining)
         try:
-            started = self._started(arrived, deadline)
+            started = self._started(deadline)
             if size <= self._inline_bytes:
                 # NOTE: a thread hop costs more than a tiny operator; large ones run on workers (ORT frees the GIL).
                 outputs = await self._small(request, deadline)
@@ -134,7 +131,7 @@ class Dispatcher:
             buffers = [None if n == 0 else pool.acquire(n) for n in lengths]
             try:
                 await _receive(parts, buffers)
-                started = self._started(arrived, deadline)
+                started = self._started(deadline)
                 outputs, staged = await self._on_worker(self._run_buffers, compiled, buffers)
                 if self._metrics is not None:
                     self._metrics.batch_size.observe(1)
@@ -197,7 +194,7 @@ class Dispatcher:
         feeds = self.executor.feeds(compiled, buffers)
         return self.executor.output_views(compiled, compiled.run(feeds))
 
-    def _started(self, arrived: float, deadline: float | None) -> float:
+    def _started(self, deadline: float | None) -> float:
         started = time.monotonic()
         if deadline is not None and started >= deadline:
             raise DeadlineExceeded("the deadline passed while the call waited; it was not executed")

@@ -136,22 +136,13 @@ class Executor:
         return compiled.plan.prepare(arrays)
 
     def encode_outputs(self, compiled: Compiled, results: Sequence[np.ndarray]) -> list[bytes | None]:
-        """The output buffers' bytes, laid out per the output descs (strided ones staged in pooled buffers)."""
-        encoded: list[bytes | None] = []
-        for result, layout in zip(compiled.plan.finish(results), compiled.plan.outputs, strict=True):
-            if layout is None or result is None:
-                encoded.append(None)
-            elif layout.is_packed and result.dtype == layout.dtype:
-                raw = np.ascontiguousarray(result).tobytes()
-                encoded.append(raw if len(raw) == layout.total_bytes else raw + bytes(layout.total_bytes - len(raw)))
-            else:
-                staging = self.pool.acquire(layout.total_bytes)
-                try:
-                    encode_into(result, layout, staging)  # writes every byte: gaps are zeroed, never stale
-                    encoded.append(staging.tobytes())
-                finally:
-                    self.pool.release(staging)
-        return encoded
+        """The output buffers' bytes, laid out per the output descs (one copy from ``output_views``)."""
+        views, staged = self.output_views(compiled, results)
+        try:
+            return [None if view is None else bytes(view) for view in views]
+        finally:
+            for buffer in staged:
+                self.pool.release(buffer)
 
     def output_views(
         self, compiled: Compiled, results: Sequence[np.ndarray]

@@ -162,10 +162,6 @@ class ServerSettings(BaseSettings):
         return self
 
     @property
-    def tls(self) -> bool:
-        return self.tls_cert_file is not None
-
-    @property
     def worker_count(self) -> int:
         return self.worker_threads or os.cpu_count() or 2
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
 import numpy as np
@@ -73,10 +73,6 @@ class Plan:
     model: onnx.ModelProto
     prepare: Callable[[Sequence[np.ndarray | None]], dict[str, np.ndarray]]
     finish: Callable[[Sequence[np.ndarray]], list[np.ndarray | None]]
-    #: Sum of the total_tensor_size_in_bytes of every input and output (filled by Operator.plan).
-    request_bytes: int = field(default=0)
-    #: Sum of the (logical) element counts of every input and output (filled by Operator.plan).
-    request_elements: int = field(default=0)
 
     @property
     def response_bytes(self) -> int:
@@ -160,10 +156,7 @@ class Operator(abc.ABC, Generic[DescT]):
                 f"the request's tensors total {elements} elements, over the limit of {limits.max_request_elements}"
             )
         tensors = Tensors(path, layouts, provider)
-        plan = self.lower(desc, tensors)
-        plan.request_bytes = total
-        plan.request_elements = elements
-        return plan
+        return self.lower(desc, tensors)
 
     @abc.abstractmethod
     def lower(self, desc: DescT, tensors: Tensors) -> Plan:

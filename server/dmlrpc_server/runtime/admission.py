@@ -34,13 +34,6 @@ class Admission:
             return True
         return False
 
-    async def acquire(self, timeout: float | None) -> None:
-        """Take a slot, waiting in the queue if need be (see ``slot``); pair with ``release``."""
-        await self._acquire(timeout)
-
-    def release(self) -> None:
-        self._release()
-
     @contextlib.asynccontextmanager
     async def slot(self, timeout: float | None) -> AsyncIterator[None]:
         """Hold a running slot for the ``async with`` body.
@@ -49,15 +42,15 @@ class Admission:
             ResourceExhausted: the queue is full (nothing was queued).
             DeadlineExceeded: ``timeout`` seconds passed while waiting (the body did not run).
         """
-        await self._acquire(timeout)
+        await self.acquire(timeout)
         try:
             yield
         finally:
-            self._release()
+            self.release()
 
-    async def _acquire(self, timeout: float | None) -> None:
-        if self.running < self.max_running and not self._waiters:
-            self.running += 1
+    async def acquire(self, timeout: float | None) -> None:
+        """Take a slot, waiting in the queue if need be (see ``slot``); pair with ``release``."""
+        if self.try_acquire():
             return
         if len(self._waiters) >= self.max_waiting:
             raise ResourceExhausted(
@@ -72,7 +65,7 @@ class Admission:
             await asyncio.wait_for(asyncio.shield(waiter), timeout)
         except BaseException as error:
             if waiter.done() and not waiter.cancelled():
-                self._release()  # the slot arrived as we gave up: pass it on
+                self.release()  # the slot arrived as we gave up: pass it on
             else:
                 waiter.cancel()
                 with contextlib.suppress(ValueError):
@@ -83,7 +76,7 @@ class Admission:
                 ) from None
             raise
 
-    def _release(self) -> None:
+    def release(self) -> None:
         while self._waiters:
             waiter = self._waiters.popleft()
             if not waiter.done():

@@ -75,8 +75,3 @@ class BufferPool:
             if size_class(size) == size and self.stats.held_bytes + size <= self.max_bytes:
                 self._free[size].append(buffer)
                 self.stats.held_bytes += size
-
-    def clear(self) -> None:
-        with self._lock:
-            self._free.clear()
-            self.stats.held_bytes = 0
