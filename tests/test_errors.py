@@ -136,11 +136,12 @@ def test_unimplemented_from_the_real_server(server: ServerThread) -> None:
     with grpc.insecure_channel(server.address) as channel:
         execute = channel.unary_unary("/dmlrpc.v1.DirectMLService/Execute")
         with pytest.raises(grpc.RpcError) as info:
-            execute(b"\x0a\x02\x0a\x00", timeout=60)  # OperatorDesc case 1, unknown to this server's proto
+            # OperatorDesc case 172 (MULTIHEAD_ATTENTION1): mirrored, not executable.
+            execute(b"\x0a\x03\xe2\x0a\x00", timeout=60)
     error = errors.from_rpc_error(info.value)
     assert isinstance(error, dmlrpc.UnimplementedError)
     assert error.field_violations == ()
-    assert "DML_OPERATOR_ELEMENT_WISE_IDENTITY" in error.message
+    assert "DML_OPERATOR_MULTIHEAD_ATTENTION1" in error.message
 
 
 def test_unknown_method_is_unimplemented_through_the_sdk(server: ServerThread) -> None:

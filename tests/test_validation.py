@@ -155,7 +155,7 @@ def _varint(value: int) -> bytes:
 
 @pytest.mark.parametrize(
     ("field_number", "name"),
-    [(1, "DML_OPERATOR_ELEMENT_WISE_IDENTITY"), (54, "DML_OPERATOR_GEMM"), (500, "operator type 500")],
+    [(178, "operator type 178"), (500, "operator type 500")],
 )
 def test_unknown_operator_desc_case_from_a_newer_client_is_unimplemented(
     server: ServerThread, field_number: int, name: str

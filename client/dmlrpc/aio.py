@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import TracebackType
+from typing import Any
 
 import grpc
 import numpy as np
@@ -87,6 +88,30 @@ class AsyncClient(ClientCore):
         except grpc.RpcError as error:
             raise from_rpc_error(error) from error
         return response
+
+    async def element_wise(
+        self,
+        name: str,
+        *inputs: npt.ArrayLike | None,
+        output_dtype: npt.DTypeLike | None = None,
+        timeout: float | None = None,
+        **attributes: Any,
+    ) -> np.ndarray:
+        """DML_ELEMENT_WISE_<NAME> over NumPy-broadcast inputs: ``element_wise("add", a, b)`` (see
+        ``dmlrpc.ops.element_wise``)."""
+        call = ops.element_wise(name, *inputs, output_dtype=output_dtype, **attributes)
+        (output,) = await self.execute(call.operator_desc, call.inputs, timeout=timeout)
+        assert output is not None
+        return output
+
+    async def activation(
+        self, name: str, *inputs: npt.ArrayLike | None, timeout: float | None = None, **attributes: Any
+    ) -> np.ndarray:
+        """DML_ACTIVATION_<NAME>: ``activation("leaky_relu", x, alpha=0.1)`` (see ``dmlrpc.ops.activation``)."""
+        call = ops.activation(name, *inputs, **attributes)
+        (output,) = await self.execute(call.operator_desc, call.inputs, timeout=timeout)
+        assert output is not None
+        return output
 
     async def top_k(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 
@@ -9,7 +10,9 @@ from google.protobuf.descriptor import Descriptor
 
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
-__all__ = ["TensorField", "desc_case", "tensor_fields"]
+__all__ = ["TensorField", "desc_case", "snake_case", "tensor_fields"]
+
+_WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 @dataclass(frozen=True)
@@ -19,6 +22,14 @@ class TensorField:
     name: str
     output: bool
     optional: bool
+    #: A tensor array (``repeated TensorDesc``, bound with DML_BINDING_TYPE_BUFFER_ARRAY).
+    array: bool = False
+
+
+def snake_case(directml_name: str) -> str:
+    """The proto name of a DirectML field: ``IndicesDimensionCount`` -> ``indices_dimension_count``,
+    ``ROITensor`` -> ``roi_tensor``, ``ATensor`` -> ``a_tensor``."""
+    return _WORD_BOUNDARY.sub("_", directml_name).lower()
 
 
 @cache
@@ -31,7 +42,12 @@ def tensor_fields(descriptor: Descriptor) -> tuple[tuple[TensorField, ...], tupl
             continue
         options = fd.GetOptions()
         is_output = options.Extensions[tensor_pb2.field_kind] == tensor_pb2.SCHEMA_FIELD_KIND_OUTPUT_TENSOR
-        entry = TensorField(fd.name, is_output, options.Extensions[tensor_pb2.optional_tensor])
+        entry = TensorField(
+            fd.name,
+            is_output,
+            options.Extensions[tensor_pb2.optional_tensor],
+            array=fd.is_repeated,
+        )
         (outputs if is_output else inputs).append(entry)
     return tuple(inputs), tuple(outputs)
 

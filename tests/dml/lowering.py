@@ -6,6 +6,7 @@ import numpy as np
 import onnx
 
 from dmlrpc import ops
+from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.feature_levels import LATEST
 from dmlrpc_server.operators import REGISTRY
 from dmlrpc_server.operators.base import Limits
@@ -38,3 +39,18 @@ TOP_K_BLOCKED_REASON = (
     "needs shader model 6 to compile those and the lane's device has 5.1, so session creation fails (E_FAIL, "
     "INTERNAL). See docs/directml-notes.md, 'Answers from the real DirectML provider'."
 )
+
+
+def uses_64_bit_integers(operator_desc: operators_pb2.OperatorDesc) -> bool:
+    """Whether the server's DirectML lowering of a desc holds any INT64/UINT64 value: the lane's device (shader
+    model 5.1) cannot compile 64-bit integer operations, so such sessions fall back to the host there."""
+    case = operator_desc.WhichOneof("desc")
+    assert case is not None
+    limits = Limits(max_tensor_bytes=1 << 30, max_request_bytes=1 << 30, max_message_bytes=1 << 30)
+    plan = REGISTRY[case].plan(
+        getattr(operator_desc, case), feature_level=LATEST, limits=limits, provider="DmlExecutionProvider"
+    )
+    graph = onnx.shape_inference.infer_shapes(plan.model).graph
+    types = {v.type.tensor_type.elem_type for v in (*graph.input, *graph.output, *graph.value_info)}
+    types |= {t.data_type for t in graph.initializer}
+    return bool(types & _64_BIT)

@@ -6,7 +6,11 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from dmlrpc_server.operators.activation import ACTIVATIONS
 from dmlrpc_server.operators.base import Operator
+from dmlrpc_server.operators.element_wise import ELEMENT_WISE
+from dmlrpc_server.operators.element_wise_bits import ELEMENT_WISE_BITS
+from dmlrpc_server.operators.quantize import QUANTIZE
 from dmlrpc_server.operators.scatter_elements import ScatterElements
 from dmlrpc_server.operators.scatter_nd import ScatterNd
 from dmlrpc_server.operators.top_k import TopK, TopK1
@@ -16,7 +20,7 @@ __all__ = ["REGISTRY", "Operator"]
 
 def _build(*operators: Operator[Any]) -> Mapping[str, Operator[Any]]:
     registry: dict[str, Operator[Any]] = {}
-    for operator in operators:
+    for operator in sorted(operators, key=lambda o: o.operator_type):
         if operator.case in registry:
             raise ValueError(f"operator case {operator.case!r} registered twice")
         registry[operator.case] = operator
@@ -24,4 +28,13 @@ def _build(*operators: Operator[Any]) -> Mapping[str, Operator[Any]]:
 
 
 #: Explicit, in OperatorType order. A case of OperatorDesc.desc missing here is answered with UNIMPLEMENTED.
-REGISTRY: Mapping[str, Operator[Any]] = _build(TopK(), ScatterElements(), ScatterNd(), TopK1())
+REGISTRY: Mapping[str, Operator[Any]] = _build(
+    *ELEMENT_WISE,
+    *ELEMENT_WISE_BITS,
+    *QUANTIZE,
+    *ACTIVATIONS,
+    TopK(),
+    ScatterElements(),
+    ScatterNd(),
+    TopK1(),
+)

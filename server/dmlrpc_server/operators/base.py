@@ -47,6 +47,8 @@ class Tensors:
     layouts: Mapping[str, TensorLayout | None]
     #: The ONNX Runtime execution provider the lowering targets (kernels differ in the types they take).
     provider: str = "CPUExecutionProvider"
+    #: The feature level whose rules apply.
+    feature_level: int = operators_pb2.FEATURE_LEVEL_6_4
 
     def __getitem__(self, name: str) -> TensorLayout:
         layout = self.layouts[name]
@@ -155,7 +157,7 @@ class Operator(abc.ABC, Generic[DescT]):
             raise ResourceExhausted(
                 f"the request's tensors total {elements} elements, over the limit of {limits.max_request_elements}"
             )
-        tensors = Tensors(path, layouts, provider)
+        tensors = Tensors(path, layouts, provider, feature_level)
         return self.lower(desc, tensors)
 
     @abc.abstractmethod
@@ -168,11 +170,12 @@ def make_model(
     inputs: Sequence[onnx.ValueInfoProto],
     outputs: Sequence[onnx.ValueInfoProto],
     initializers: Sequence[onnx.TensorProto] = (),
+    opset: int | None = None,
 ) -> onnx.ModelProto:
-    """A one-graph ONNX model at the project's pinned opset and IR version."""
+    """A one-graph ONNX model at the project's pinned opset (or a newer one a node needs) and IR version."""
     graph = onnx.helper.make_graph(list(nodes), "dmlrpc", list(inputs), list(outputs), list(initializers))
     model = onnx.helper.make_model(
-        graph, opset_imports=[onnx.helper.make_opsetid("", ONNX_OPSET)], producer_name="dmlrpc"
+        graph, opset_imports=[onnx.helper.make_opsetid("", max(opset or 0, ONNX_OPSET))], producer_name="dmlrpc"
     )
     model.ir_version = ONNX_IR_VERSION
     return model

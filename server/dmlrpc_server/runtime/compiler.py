@@ -17,9 +17,10 @@ import onnxruntime as ort
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators.base import Plan
 from dmlrpc_server.runtime.buffers import BufferPool
-from dmlrpc_server.runtime.providers import Provider
+from dmlrpc_server.runtime.providers import PROVIDERS, Provider
 
 _log = logging.getLogger(__name__)
+CPU = PROVIDERS["cpu"]
 
 
 @dataclass
@@ -56,9 +57,22 @@ class Compiled:
 
 
 def _session(model: onnx.ModelProto, provider: Provider) -> ort.InferenceSession:
-    return ort.InferenceSession(
-        model.SerializeToString(), sess_options=provider.session_options(), providers=provider.providers()
-    )
+    serialized = model.SerializeToString()
+    try:
+        return ort.InferenceSession(serialized, sess_options=provider.session_options(), providers=provider.providers())
+    except Exception as error:
+        if provider.name == CPU:
+            raise
+        # A device that cannot compile a graph (e.g. DirectML on a device without 64-bit shader operations) fails
+        # the whole session; the desc still has an answer on the host, so it runs there rather than failing.
+        _log.warning(
+            "%s could not build this operator's session (%s); it runs on %s instead",
+            provider.name,
+            str(error).splitlines()[0][:300],
+            CPU,
+        )
+        fallback = Provider(CPU, {}, "CPU", False, provider.intra_op_threads)
+        return ort.InferenceSession(serialized, sess_options=fallback.session_options(), providers=[CPU])
 
 
 def compile_plan(plan: Plan, provider: Provider, batching: BatchRule | None = None) -> Compiled:

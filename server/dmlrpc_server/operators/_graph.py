@@ -1,0 +1,134 @@
+"""A small ONNX graph builder for multi-node lowerings: typed values, constants, casts and kernel-type bridging."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import onnx
+
+from dmlrpc_server.operators.base import make_model, value_info
+
+DType = np.dtype[Any]
+BOOL: DType = np.dtype(np.bool_)
+F16: DType = np.dtype("<f2")
+F32: DType = np.dtype("<f4")
+F64: DType = np.dtype("<f8")
+I8: DType = np.dtype("i1")
+I16: DType = np.dtype("<i2")
+I32: DType = np.dtype("<i4")
+I64: DType = np.dtype("<i8")
+U8: DType = np.dtype("u1")
+U16: DType = np.dtype("<u2")
+U32: DType = np.dtype("<u4")
+U64: DType = np.dtype("<u8")
+FLOATS: frozenset[DType] = frozenset({F32, F64})
+INTEGERS: frozenset[DType] = frozenset({I8, I16, I32, I64, U8, U16, U32, U64})
+NUMERIC: frozenset[DType] = FLOATS | INTEGERS | {F16}
+
+# The exact widenings tried, in order, when an ONNX Runtime kernel lacks a type. FLOAT16 always computes in FLOAT32
+# (ONNX Runtime's CPU kernels for it upcast anyway, and DirectML's shaders compute half in float).
+_WIDER: dict[np.dtype[Any], tuple[np.dtype[Any], ...]] = {
+    F16: (F32, F64),
+    F32: (F32, F64),
+    F64: (F64,),
+    I8: (I8, I16, I32, I64),
+    I16: (I16, I32, I64),
+    I32: (I32, I64),
+    I64: (I64,),
+    U8: (U8, U16, U32, I16, I32, U64, I64),
+    U16: (U16, U32, I32, U64, I64),
+    U32: (U32, I64, U64),
+    U64: (U64,),
+}
+
+
+def widened(dtype: np.dtype[Any], supported: Collection[np.dtype[Any]]) -> np.dtype[Any]:
+    """The narrowest type in ``supported`` that holds every value of ``dtype`` exactly."""
+    for candidate in _WIDER[np.dtype(dtype)]:
+        if candidate in supported:
+            return candidate
+    raise TypeError(f"no kernel type among {sorted(map(str, supported))} holds {dtype}")
+
+
+@dataclass(frozen=True)
+class Value:
+    """A value of the graph: its name and element type."""
+
+    name: str
+    dtype: np.dtype[Any]
+
+
+class Graph:
+    """Nodes, inputs, outputs and initializers of one lowered model, built in order."""
+
+    def __init__(self) -> None:
+        self.nodes: list[onnx.NodeProto] = []
+        self.inputs: list[onnx.ValueInfoProto] = []
+        self.outputs: list[onnx.ValueInfoProto] = []
+        self.initializers: list[onnx.TensorProto] = []
+        self.opset = 0
+        self._count = 0
+
+    def _fresh(self, hint: str) -> str:
+        self._count += 1
+        return f"{hint}_{self._count}"
+
+    def input(self, name: str, dtype: np.dtype[Any], shape: Sequence[int]) -> Value:
+        self.inputs.append(value_info(name, np.dtype(dtype), shape))
+        return Value(name, np.dtype(dtype))
+
+    def output(self, value: Value, name: str, shape: Sequence[int]) -> None:
+        """Expose ``value`` as graph output ``name``."""
+        self.nodes.append(onnx.helper.make_node("Identity", [value.name], [name]))
+        self.outputs.append(value_info(name, value.dtype, shape))
+
+    def const(self, value: Any, dtype: np.dtype[Any] | type) -> Value:
+        """A constant (a scalar broadcasts against any tensor)."""
+        name = self._fresh("c")
+        array = np.asarray(value, dtype=dtype)
+        self.initializers.append(onnx.numpy_helper.from_array(array, name))
+        return Value(name, array.dtype)
+
+    def op(
+        self, op_type: str, *inputs: Value, dtype: np.dtype[Any] | None = None, opset: int = 0, **attrs: Any
+    ) -> Value:
+        """A one-output node; its type is ``dtype`` or the first input's. ``opset``: the newest opset it needs."""
+        out = self._fresh(op_type.lower())
+        self.nodes.append(onnx.helper.make_node(op_type, [v.name for v in inputs], [out], **attrs))
+        self.opset = max(self.opset, opset)
+        return Value(out, np.dtype(dtype) if dtype is not None else inputs[0].dtype)
+
+    def cast(self, value: Value, dtype: np.dtype[Any]) -> Value:
+        """``value`` converted to ``dtype`` (ONNX Cast: integers wrap, floats to integers truncate toward zero)."""
+        if value.dtype == np.dtype(dtype):
+            return value
+        return self.op("Cast", value, dtype=np.dtype(dtype), to=onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
+
+    def kernel(
+        self,
+        op_type: str,
+        supported: Collection[np.dtype[Any]],
+        *inputs: Value,
+        dtype: np.dtype[Any] | None = None,
+        opset: int = 0,
+        **attrs: Any,
+    ) -> Value:
+        """``op_type`` on inputs of one type, widened exactly to a type its kernel has, and its result cast back
+        to that type (or typed ``dtype``, e.g. BOOL for comparisons, and left so)."""
+        original = inputs[0].dtype
+        compute = widened(original, supported)
+        result = self.op(op_type, *(self.cast(v, compute) for v in inputs), dtype=dtype, opset=opset, **attrs)
+        return result if dtype is not None else self.cast(result, original)
+
+    def where(self, condition: Value, a: Value, b: Value) -> Value:
+        """Where, for every type (ONNX Runtime's CPU kernel lacks 16-bit integers and UINT64)."""
+        dtype = a.dtype
+        compute = {I16: I32, U16: I32, U64: I64}.get(dtype, dtype)  # UINT64 <-> INT64 casts keep the bits
+        result = self.op("Where", condition, self.cast(a, compute), self.cast(b, compute))
+        return self.cast(result, dtype)
+
+    def model(self) -> onnx.ModelProto:
+        return make_model(self.nodes, self.inputs, self.outputs, self.initializers, opset=self.opset or None)

@@ -1,0 +1,104 @@
+"""Tensor-support tables from the transcribed pages, and DML_SCALAR_UNION and FLOAT-attribute conversions."""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any
+
+import numpy as np
+
+from dmlrpc.codec import DTYPE_BY_DATA_TYPE, data_type_name
+from dmlrpc.schema import snake_case
+from dmlrpc.v1 import operators_pb2, tensor_pb2
+from dmlrpc_server.errors import InvalidArgument
+from dmlrpc_server.operators.base import SupportTable
+from dmlrpc_server.operators.pages import Page
+from dmlrpc_server.tensors import TensorRule
+
+FL = operators_pb2.FeatureLevel
+DT = tensor_pb2.TensorDataType
+
+
+def feature_level(text: str) -> int:
+    """``"5.1"`` -> FEATURE_LEVEL_5_1."""
+    return FL.Value(f"FEATURE_LEVEL_{text.replace('.', '_')}")
+
+
+def support_from(page: Page) -> tuple[tuple[int, SupportTable], ...]:
+    """A page's tensor-support tables keyed by proto field name, ascending by feature level."""
+    tables = []
+    for level, rows in page["support"].items():
+        table: dict[str, TensorRule] = {}
+        for field, (dimensions, types) in rows.items():
+            low, _, high = dimensions.partition("-")
+            data_types = {DT.Value(f"TENSOR_DATA_TYPE_{name}") for name in types.split()}
+            table[snake_case(field)] = TensorRule.of((int(low), int(high or low)), data_types)
+        tables.append((feature_level(level), table))
+    return tuple(sorted(tables, key=lambda entry: entry[0]))
+
+
+# DML_SCALAR_UNION members by the data type they hold, and the struct format of its leading bytes.
+_MEMBERS: dict[int, tuple[str, str]] = {
+    DT.TENSOR_DATA_TYPE_INT8: ("int8", "<b"),
+    DT.TENSOR_DATA_TYPE_UINT8: ("uint8", "<B"),
+    DT.TENSOR_DATA_TYPE_INT16: ("int16", "<h"),
+    DT.TENSOR_DATA_TYPE_UINT16: ("uint16", "<H"),
+    DT.TENSOR_DATA_TYPE_INT32: ("int32", "<i"),
+    DT.TENSOR_DATA_TYPE_UINT32: ("uint32", "<I"),
+    DT.TENSOR_DATA_TYPE_INT64: ("int64", "<q"),
+    DT.TENSOR_DATA_TYPE_UINT64: ("uint64", "<Q"),
+    DT.TENSOR_DATA_TYPE_FLOAT32: ("float32", "<f"),
+    DT.TENSOR_DATA_TYPE_FLOAT64: ("float64", "<d"),
+    DT.TENSOR_DATA_TYPE_FLOAT16: ("float32", "<e"),
+}
+
+
+def scalar_value(scalar: operators_pb2.ScalarUnion, data_type: int, path: str) -> Any:
+    """The value a DML_SCALAR_UNION holds as ``data_type`` (a NumPy scalar of that type).
+
+    Raises:
+        InvalidArgument: no member or another type's member is set, an integer is out of the type's range, or
+            ``bytes`` is not 8 bytes long.
+    """
+    if data_type not in _MEMBERS:
+        raise InvalidArgument(path, f"no DML_SCALAR_UNION member holds {data_type_name(data_type)}")
+    member, fmt = _MEMBERS[data_type]
+    dtype = _numpy_type(data_type)
+    case = scalar.WhichOneof("value")
+    if case == "bytes":
+        if len(scalar.bytes) != 8:
+            raise InvalidArgument(f"{path}.bytes", f"{len(scalar.bytes)} bytes; DML_SCALAR_UNION.Bytes is 8 bytes")
+        return dtype.type(struct.unpack_from(fmt, scalar.bytes)[0])
+    if case != member:
+        wanted = f"`{member}` or `bytes`"
+        got = "no member" if case is None else f"`{case}`"
+        raise InvalidArgument(
+            path, f"{got} is set, but the paired data type {data_type_name(data_type)} needs {wanted}"
+        )
+    value = getattr(scalar, member)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            raise InvalidArgument(f"{path}.{member}", f"{value} is out of range for {data_type_name(data_type)}")
+    return dtype.type(value)
+
+
+def _numpy_type(data_type: int) -> np.dtype[Any]:
+    return DTYPE_BY_DATA_TYPE[data_type]
+
+
+def integer_bounds(low: float, high: float, dtype: np.dtype[Any]) -> tuple[int, int]:
+    """FLOAT bounds [low, high] as the integers of ``dtype`` inside them: ceil(low), floor(high), saturated."""
+    info = np.iinfo(dtype)
+
+    def clamp(value: float) -> int:
+        if value == math.inf:
+            return int(info.max)
+        if value == -math.inf:
+            return int(info.min)
+        return min(max(int(value), int(info.min)), int(info.max))
+
+    return clamp(math.ceil(low) if math.isfinite(low) else low), clamp(
+        math.floor(high) if math.isfinite(high) else high
+    )

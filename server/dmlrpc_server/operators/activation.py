@@ -1,0 +1,229 @@
+"""DML_ACTIVATION_* operators (one table entry each) and fused activations (`FusedActivation` fields)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dmlrpc.v1 import operators_pb2
+from dmlrpc_server.errors import InvalidArgument
+from dmlrpc_server.operators._elementwise import Context, ElementWise, define, saturate
+from dmlrpc_server.operators._graph import BOOL, F32, F64, FLOATS, I8, I16, I32, I64, DType, Graph, Value
+from dmlrpc_server.operators._support import feature_level
+from dmlrpc_server.operators.base import require
+from dmlrpc_server.operators.pages.activation import FUSABLE
+
+FL = operators_pb2.FeatureLevel
+F32_ONLY: frozenset[DType] = frozenset({F32})
+RELU_TYPES: frozenset[DType] = frozenset({F32, F64, I8, I32, I64})
+SIGNED_TYPES: frozenset[DType] = RELU_TYPES | {I16}
+
+
+def _onnx(op_type: str, supported: frozenset[DType] = FLOATS, **attributes: str) -> Any:
+    """An ONNX activation whose FLOAT attributes are the desc's fields named by ``attributes``."""
+
+    def function(g: Graph, xs: Sequence[Value], c: Context) -> Value:
+        values: dict[str, Any] = {name: float(getattr(c.desc, field)) for name, field in attributes.items()}
+        return g.kernel(op_type, supported, xs[0], **values)
+
+    return function
+
+
+def _linear(g: Graph, xs: Sequence[Value], c: Context) -> Value:
+    x = xs[0]
+    return g.op("Add", g.op("Mul", x, g.const(c.desc.alpha, x.dtype)), g.const(c.desc.beta, x.dtype))
+
+
+def _parametric_softplus(g: Graph, xs: Sequence[Value], c: Context) -> Value:
+    x = xs[0]
+    inner = g.op("Softplus", g.op("Mul", x, g.const(c.desc.beta, x.dtype)))
+    return g.op("Mul", inner, g.const(c.desc.alpha, x.dtype))
+
+
+def _scaled_tanh(g: Graph, xs: Sequence[Value], c: Context) -> Value:
+    x = xs[0]
+    inner = g.op("Tanh", g.op("Mul", x, g.const(c.desc.beta, x.dtype)))
+    return g.op("Mul", inner, g.const(c.desc.alpha, x.dtype))
+
+
+def _softplus(g: Graph, xs: Sequence[Value], c: Context) -> Value:
+    x = xs[0]
+    steepness = g.const(c.desc.steepness, x.dtype)
+    return g.op("Div", g.op("Softplus", g.op("Mul", x, steepness)), steepness)
+
+
+def _check_softplus(desc: Any, c: Context) -> None:
+    if c.feature_level < FL.FEATURE_LEVEL_6_4:
+        require(desc.steepness >= 1, c.field("steepness"), f"{desc.steepness} is below 1 (allowed from 6.4)")
+    require(desc.steepness != 0 and not math.isnan(desc.steepness), c.field("steepness"), "must be nonzero")
+
+
+def _check_celu(desc: Any, c: Context) -> None:
+    require(desc.alpha != 0, c.field("alpha"), "must be nonzero (CELU divides by it)")
+
+
+def _relu(g: Graph, xs: Sequence[Value], c: Context) -> Value:
+    return g.kernel("Relu", RELU_TYPES, xs[0])
+
+
+def _parameterized_relu(g: Graph, xs: Sequence[Value], c: Context) -> Value:
+    x, slope = xs
+    zero = g.const(0, x.dtype)
+    scaled = g.kernel("Mul", SIGNED_TYPES, x, slope)
+    return g.where(g.kernel("GreaterOrEqual", SIGNED_TYPES, x, zero, dtype=BOOL), x, scaled)
+
+
+def _relu_grad(g: Graph, xs: Sequence[Value], c: Context) -> Value:
+    x, gradient = xs
+    positive = g.kernel("Greater", SIGNED_TYPES, x, g.const(0, x.dtype), dtype=BOOL)
+    return g.where(positive, gradient, g.const(0, gradient.dtype))
+
+
+def _shrink(g: Graph, xs: Sequence[Value], c: Context) -> Value:
+    """x - Bias if x > Threshold, else x + Bias if x < -Threshold, else 0: in the page's order, which decides a
+    negative Threshold (ONNX Shrink tests x < -lambd first). Integer tensors compute in FLOAT64, truncated toward
+    zero and saturated to the type."""
+    x = xs[0]
+    wide = x if x.dtype.kind == "f" else g.cast(x, F64)
+    threshold, bias = g.const(c.desc.threshold, wide.dtype), g.const(c.desc.bias, wide.dtype)
+    below = g.where(
+        g.op("Less", wide, g.op("Neg", threshold), dtype=BOOL), g.op("Add", wide, bias), g.const(0, wide.dtype)
+    )
+    result = g.where(g.op("Greater", wide, threshold, dtype=BOOL), g.op("Sub", wide, bias), below)
+    return result if x.dtype.kind == "f" else saturate(g, result, x.dtype)
+
+
+def _gelu(g: Graph, xs: Sequence[Value], c: Context) -> Value:
+    x = xs[0]
+    erf = g.kernel("Erf", F32_ONLY, g.op("Mul", x, g.const(1 / math.sqrt(2), x.dtype)))
+    return g.op("Mul", g.op("Mul", x, g.const(0.5, x.dtype)), g.op("Add", erf, g.const(1, x.dtype)))
+
+
+def _swish(g: Graph, xs: Sequence[Value], c: Context) -> Value:
+    x = xs[0]
+    return g.op("Mul", x, g.op("Sigmoid", g.op("Mul", x, g.const(c.desc.sigmoid_input_scale, x.dtype))))
+
+
+def _hard_swish(g: Graph, xs: Sequence[Value], c: Context) -> Value:
+    x = xs[0]
+    return g.op("Mul", x, g.op("HardSigmoid", x, alpha=float(c.desc.alpha), beta=float(c.desc.beta)))
+
+
+def _check_effective_rank(desc: Any, c: Context) -> None:
+    """SOFTMAX, LOG_SOFTMAX and HARDMAX work on rows: at most 2 dimensions after the leading 1s."""
+    assert c.tensors is not None
+    sizes = list(c.tensors["input_tensor"].sizes)
+    while len(sizes) > 1 and sizes[0] == 1:
+        sizes.pop(0)
+    require(
+        len(sizes) <= 2,
+        f"{c.field('input_tensor')}.buffer.sizes",
+        f"has {len(sizes)} dimensions after its leading 1s; this operator takes at most 2 (rows of the last "
+        "dimension; use the *1 variant for other axes)",
+    )
+
+
+def _last_axis(op_type: str, supported: frozenset[DType] = FLOATS) -> Any:
+    def function(g: Graph, xs: Sequence[Value], c: Context) -> Value:
+        return g.kernel(op_type, supported, xs[0], axis=-1)
+
+    return function
+
+
+def _check_axes(desc: Any, c: Context) -> None:
+    assert c.tensors is not None
+    rank = len(c.tensors["input_tensor"].sizes)
+    axes = list(desc.axes)
+    require(desc.axis_count == len(axes), c.field("axis_count"), f"{desc.axis_count} != len(axes) = {len(axes)}")
+    require(len(axes) >= 1, c.field("axes"), "at least one axis is required")
+    for index, axis in enumerate(axes):
+        require(axis < rank, f"{c.field('axes')}[{index}]", f"axis {axis} is not less than the dimension count {rank}")
+    require(len(set(axes)) == len(axes), c.field("axes"), f"axes {axes} repeat a dimension")
+
+
+def _over_axes(op_type: str, supported: frozenset[DType] = FLOATS) -> Any:
+    """``op_type`` over several axes at once: they are moved last, flattened into one, and moved back."""
+
+    def function(g: Graph, xs: Sequence[Value], c: Context) -> Value:
+        assert c.tensors is not None
+        x = xs[0]
+        sizes = list(c.tensors["input_tensor"].sizes)
+        axes = sorted(c.desc.axes)
+        kept = [d for d in range(len(sizes)) if d not in axes]
+        order = kept + axes
+        moved = g.op("Transpose", x, perm=order)
+        flat_shape = [sizes[d] for d in kept] + [int(np.prod([sizes[d] for d in axes]))]
+        flat = g.op("Reshape", moved, g.const(flat_shape, np.int64))
+        result = g.kernel(op_type, supported, flat, axis=-1)
+        unflat = g.op("Reshape", result, g.const([sizes[d] for d in order], np.int64))
+        return g.op("Transpose", unflat, perm=[order.index(d) for d in range(len(sizes))])
+
+    return function
+
+
+ACTIVATIONS: tuple[ElementWise, ...] = (
+    define("ACTIVATION_ELU", _onnx("Elu", alpha="alpha")),
+    define("ACTIVATION_HARDMAX", _last_axis("Hardmax", F32_ONLY), check=_check_effective_rank),
+    define("ACTIVATION_HARD_SIGMOID", _onnx("HardSigmoid", alpha="alpha", beta="beta")),
+    define("ACTIVATION_IDENTITY", lambda g, xs, c: xs[0]),
+    define("ACTIVATION_LEAKY_RELU", _onnx("LeakyRelu", alpha="alpha")),
+    define("ACTIVATION_LINEAR", _linear),
+    define("ACTIVATION_LOG_SOFTMAX", _last_axis("LogSoftmax"), check=_check_effective_rank),
+    define("ACTIVATION_PARAMETERIZED_RELU", _parameterized_relu),
+    define("ACTIVATION_PARAMETRIC_SOFTPLUS", _parametric_softplus),
+    define("ACTIVATION_RELU", _relu),
+    define("ACTIVATION_SCALED_ELU", _onnx("Selu", alpha="alpha", gamma="gamma")),
+    define("ACTIVATION_SCALED_TANH", _scaled_tanh),
+    define("ACTIVATION_SIGMOID", _onnx("Sigmoid")),
+    define("ACTIVATION_SOFTMAX", _last_axis("Softmax"), check=_check_effective_rank),
+    define("ACTIVATION_SOFTPLUS", _softplus, check=_check_softplus),
+    define("ACTIVATION_SOFTSIGN", _onnx("Softsign")),
+    define("ACTIVATION_TANH", _onnx("Tanh")),
+    define("ACTIVATION_THRESHOLDED_RELU", _onnx("ThresholdedRelu", alpha="alpha")),
+    define("ACTIVATION_SHRINK", _shrink),
+    define("ACTIVATION_CELU", _onnx("Celu", F32_ONLY, alpha="alpha"), check=_check_celu),
+    define("ACTIVATION_RELU_GRAD", _relu_grad),
+    define("ACTIVATION_GELU", _gelu),
+    define("ACTIVATION_SOFTMAX1", _over_axes("Softmax"), check=_check_axes, batching=None),
+    define("ACTIVATION_LOG_SOFTMAX1", _over_axes("LogSoftmax"), check=_check_axes, batching=None),
+    define("ACTIVATION_HARDMAX1", _over_axes("Hardmax", F32_ONLY), check=_check_axes, batching=None),
+    define("ACTIVATION_SWISH", _swish),
+    define("ACTIVATION_HARD_SWISH", _hard_swish),
+)
+
+_BY_CASE = {operator.case: operator for operator in ACTIVATIONS}
+
+
+def check_fused(desc: Any, c: Context) -> None:
+    """A `FusedActivation`: a fusable activation type at this feature level, its tensors unset (null), its own
+    attribute rules, and a FLOAT16/FLOAT32 output."""
+    if not desc.HasField("fused_activation"):
+        return
+    fused = desc.fused_activation
+    case = fused.WhichOneof("desc")
+    path = c.field("fused_activation")
+    if case is None:
+        raise InvalidArgument(path, "an OperatorDesc with no desc set; leave fused_activation unset for none")
+    name = case.upper()
+    level = FUSABLE.get(name)
+    if level is None or feature_level(level) > c.feature_level:
+        fusable = ", ".join(n.lower() for n, lv in FUSABLE.items() if feature_level(lv) <= c.feature_level)
+        raise InvalidArgument(f"{path}.{case}", f"DML_OPERATOR_{name} is not fusable; fusable: {fusable}")
+    require(c.output.kind == "f", path, "a fused activation needs a FLOAT32 or FLOAT16 output")
+    activation = _BY_CASE[case]
+    inner = getattr(fused, case)
+    for field in (*activation.inputs, *activation.outputs):
+        require(not inner.HasField(field.name), f"{path}.{case}.{field.name}", "must be unset in a fused activation")
+    activation.check(inner, Context(inner, None, c.output, c.feature_level, f"{path}.{case}"))
+
+
+def apply_fused(g: Graph, value: Value, c: Context) -> Value:
+    """``value`` through the desc's fused activation, if it has one (checked by ``check_fused``)."""
+    if not c.desc.HasField("fused_activation"):
+        return value
+    case = c.desc.fused_activation.WhichOneof("desc")
+    inner = getattr(c.desc.fused_activation, case)
+    return _BY_CASE[case].function(g, [value], Context(inner, None, c.output, c.feature_level, ""))

@@ -1,0 +1,66 @@
+"""Every element-wise and activation operator on the real DirectML provider (Wine lane) against the NumPy
+references: random descs, as on the CPU, each required to run on DirectML itself (no fallback to the host)."""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+import dmlrpc
+from dmlrpc.v1 import operators_pb2
+from tests.dml.conftest import WineServer
+from tests.dml.lowering import uses_64_bit_integers
+from tests.ops.test_element_wise import OPERATORS, check_against_reference
+
+pytestmark = [pytest.mark.dml, pytest.mark.timeout(1200)]
+
+#: Each new desc is a new DirectML session (about a second under lavapipe, plus a server restart every few).
+EXAMPLES = int(os.environ.get("DMLRPC_DML_ELEMENT_WISE_EXAMPLES", "1"))
+#: Operators whose session the lane's device fails to build for some shapes, so that the server runs them on the
+#: host (besides any graph holding 64-bit integers, which this device cannot compile at all): GELU's fused
+#: Mul/Erf/Add/Mul graph fails in DirectML's graph compilation (E_FAIL) for 12 elements and more, while each node
+#: alone and small shapes compile. See docs/directml-notes.md.
+DEVICE_FALLBACKS = {"ACTIVATION_GELU"}
+FALLBACK_LINE = "could not build this operator's session"
+
+
+@pytest.mark.parametrize("name", OPERATORS)
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data())
+def test_matches_reference_on_directml(dml_server: WineServer, name: str, data: st.DataObject) -> None:
+    def execute(desc: operators_pb2.OperatorDesc, inputs: Sequence[np.ndarray | None]) -> list[np.ndarray | None]:
+        starts, seen = dml_server.starts, len(dml_server.log)
+        outputs = dml_server.execute(desc, inputs)
+        time.sleep(0.1)  # the server's log lines arrive through a pipe, read by another thread
+        new = dml_server.log[seen if dml_server.starts == starts else 0 :]
+        fell_back = [line for line in new if FALLBACK_LINE in line]
+        if name not in DEVICE_FALLBACKS and not uses_64_bit_integers(desc):
+            assert not fell_back, f"{name} did not run on DirectML: {fell_back[-1]}"
+        return outputs
+
+    check_against_reference(execute, name, data, device=True)
+
+
+def test_a_graph_the_device_cannot_build_runs_on_the_host(dml_server: WineServer) -> None:
+    # GELU over 12 elements: DirectML fails the session (E_FAIL) on this device; the server answers from the host.
+    x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    call = dmlrpc.ops.activation("gelu", x)
+    starts, seen = dml_server.starts, len(dml_server.log)
+    (result,) = dml_server.execute(call.operator_desc, list(call.inputs))
+    time.sleep(0.1)
+    new = dml_server.log[seen if dml_server.starts == starts else 0 :]
+    assert any(FALLBACK_LINE in line for line in new), "expected the DirectML session to fail on this device"
+    expected = 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+    np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-6)
