@@ -11,15 +11,18 @@ from dmlrpc.errors import (
     FieldViolation,
     InternalError,
     InvalidArgumentError,
+    NotFoundError,
     ResourceExhaustedError,
     UnauthenticatedError,
     UnavailableError,
     UnimplementedError,
 )
+from dmlrpc.resident import AsyncResidentTensor, ResidentTensor
 
 __all__ = [
     "TLS",
     "AsyncClient",
+    "AsyncResidentTensor",
     "Client",
     "DeadlineExceededError",
     "DmlRpcError",
@@ -27,6 +30,8 @@ __all__ = [
     "InternalError",
     "InvalidArgumentError",
     "KeepAlive",
+    "NotFoundError",
+    "ResidentTensor",
     "ResourceExhaustedError",
     "RetryPolicy",
     "UnauthenticatedError",

@@ -11,10 +11,22 @@ import numpy.typing as npt
 from dmlrpc._wire import CHUNK_BYTES, decode_chunk, encode_chunk
 from dmlrpc.codec import TensorLayout, decode, encode
 from dmlrpc.schema import desc_case, tensor_fields
-from dmlrpc.v1 import operators_pb2, service_pb2
+from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
 
-#: Binding input: an array (laid out per its tensor desc), raw buffer bytes, or None for an absent tensor.
-InputValue = npt.ArrayLike | bytes | None
+
+class Resident:
+    """What a resident-tensor handle object offers a binding: its handle and desc (``dmlrpc.ResidentTensor``)."""
+
+    handle: str
+    desc: tensor_pb2.TensorDesc
+
+
+#: Binding input: an array (laid out per its tensor desc), raw buffer bytes, a resident tensor, or None.
+InputValue = npt.ArrayLike | bytes | Resident | None
+
+#: Method paths moved as wire bytes.
+CREATE_TENSOR = "/dmlrpc.v1.DirectMLService/CreateTensor"
+READ_TENSOR = "/dmlrpc.v1.DirectMLService/ReadTensor"
 
 
 #: The ExecuteStream method path.
@@ -26,28 +38,32 @@ class PreparedCall:
     """An operator desc with its input buffers encoded, and how to decode its outputs."""
 
     operator_desc: operators_pb2.OperatorDesc
-    #: Each input's buffer: bytes, or a view of the caller's array when it already has the desc's layout.
-    inputs: tuple[bytes | memoryview | None, ...]
+    #: Each input's buffer: bytes, a view of the caller's array when it already has the desc's layout, or the
+    #: handle (str) of a resident tensor.
+    inputs: tuple[bytes | memoryview | str | None, ...]
     outputs: tuple[TensorLayout | None, ...]
+    #: Output indices to keep on the server as resident tensors.
+    keep: tuple[int, ...] = ()
 
     @property
     def request(self) -> service_pb2.ExecuteRequest:
         """The unary request."""
         return service_pb2.ExecuteRequest(
-            operator_desc=self.operator_desc,
-            inputs=[
-                service_pb2.BindingDesc()
-                if data is None
-                else service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=bytes(data)))
-                for data in self.inputs
-            ],
+            operator_desc=self.operator_desc, inputs=[_binding(data) for data in self.inputs], keep_outputs=self.keep
         )
+
+    @property
+    def resident(self) -> bool:
+        """Whether the call binds or keeps resident tensors (only the unary Execute does)."""
+        return bool(self.keep) or any(isinstance(data, str) for data in self.inputs)
 
     @property
     def largest_buffer(self) -> int:
         """The largest input or output buffer in bytes (what decides between Execute and ExecuteStream)."""
-        sizes = [len(data) for data in self.inputs if data is not None]
-        sizes += [layout.total_bytes for layout in self.outputs if layout is not None]
+        sizes = [len(data) for data in self.inputs if isinstance(data, bytes | memoryview)]
+        sizes += [
+            layout.total_bytes for i, layout in enumerate(self.outputs) if layout is not None and i not in self.keep
+        ]
         return max(sizes, default=0)
 
     def stream_requests(self, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
@@ -58,7 +74,7 @@ class PreparedCall:
             )
         ).SerializeToString()
         for index, data in enumerate(self.inputs):
-            if data is None:
+            if data is None or isinstance(data, str):
                 continue
             view = memoryview(data)
             for offset in range(0, len(view), chunk_bytes):
@@ -109,7 +125,28 @@ class StreamedOutputs:
         return results
 
 
-def prepare_execute(operator_desc: operators_pb2.OperatorDesc, inputs: Sequence[InputValue]) -> PreparedCall:
+def _binding(data: bytes | memoryview | str | None) -> service_pb2.BindingDesc:
+    if data is None:
+        return service_pb2.BindingDesc()
+    if isinstance(data, str):
+        return service_pb2.BindingDesc(resident=service_pb2.ResidentTensor(handle=data))
+    return service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=bytes(data)))
+
+
+def kept_outputs(keep: bool | Sequence[int] | None, outputs: Sequence[TensorLayout | None]) -> tuple[int, ...]:
+    """``keep=True``: every set output; a sequence: those output indices; ``None``/``False``: none."""
+    if keep is None or keep is False:
+        return ()
+    if keep is True:
+        return tuple(i for i, layout in enumerate(outputs) if layout is not None)
+    return tuple(keep)
+
+
+def prepare_execute(
+    operator_desc: operators_pb2.OperatorDesc,
+    inputs: Sequence[InputValue],
+    keep: bool | Sequence[int] | None = None,
+) -> PreparedCall:
     """Encode ``inputs`` per the desc's input tensor descs and note how to decode its outputs."""
     case = desc_case(operator_desc)
     desc = getattr(operator_desc, case)
@@ -117,12 +154,15 @@ def prepare_execute(operator_desc: operators_pb2.OperatorDesc, inputs: Sequence[
     if len(inputs) != len(input_fields):
         names = ", ".join(f.name for f in input_fields)
         raise ValueError(f"{case} takes {len(input_fields)} inputs ({names}); got {len(inputs)}")
-    bindings: list[bytes | memoryview | None] = []
+    bindings: list[bytes | memoryview | str | None] = []
     for field, value in zip(input_fields, inputs, strict=True):
         if value is None or not desc.HasField(field.name):
             if value is not None:
                 raise ValueError(f"{case}.{field.name} is unset, so its input must be None")
             bindings.append(None)
+            continue
+        if isinstance(value, Resident):
+            bindings.append(value.handle)
             continue
         tensor = getattr(desc, field.name)
         bindings.append(
@@ -132,7 +172,7 @@ def prepare_execute(operator_desc: operators_pb2.OperatorDesc, inputs: Sequence[
         _layout(getattr(desc, f.name).buffer, f"{case}.{f.name}") if desc.HasField(f.name) else None
         for f in output_fields
     )
-    return PreparedCall(operator_desc, tuple(bindings), outputs)
+    return PreparedCall(operator_desc, tuple(bindings), outputs, kept_outputs(keep, outputs))
 
 
 def _buffer(value: npt.ArrayLike, layout: TensorLayout) -> bytes | memoryview:
@@ -167,3 +207,50 @@ def decode_outputs(
             continue
         results.append(decode(binding.buffer.data, layout))
     return results
+
+
+class TensorReader:
+    """Reassembles ReadTensor answers (wire bytes) into the tensor's desc and an owned array."""
+
+    def __init__(self) -> None:
+        self.tensor: service_pb2.ResidentTensor | None = None
+        self._buffer: np.ndarray | None = None
+        self._filled = 0
+
+    def add(self, message: bytes) -> None:
+        chunk = decode_chunk(message)
+        if chunk is None:
+            part = service_pb2.ReadTensorResponse.FromString(message)
+            if part.WhichOneof("part") == "tensor":
+                self.tensor = part.tensor
+                self._buffer = np.empty(part.tensor.desc.buffer.total_tensor_size_in_bytes, np.uint8)
+                return
+            chunk = part.chunk.binding, memoryview(part.chunk.data)
+        if self._buffer is None:
+            raise ValueError("malformed ReadTensor answer: chunks before the tensor")
+        _, data = chunk
+        end = self._filled + len(data)
+        if end > len(self._buffer):
+            raise ValueError("malformed ReadTensor answer: more bytes than the desc holds")
+        self._buffer[self._filled : end] = np.frombuffer(data, np.uint8)
+        self._filled = end
+
+    def array(self) -> np.ndarray:
+        if self.tensor is None or self._buffer is None or self._filled != len(self._buffer):
+            raise ValueError("malformed ReadTensor answer: incomplete")
+        return decode(self._buffer, _layout(self.tensor.desc.buffer, "tensor.desc"))
+
+
+def create_requests(
+    array: npt.ArrayLike | None, desc: tensor_pb2.TensorDesc, chunk_bytes: int = CHUNK_BYTES
+) -> Iterator[bytes]:
+    """The CreateTensor messages as wire bytes: the start, then the buffer in chunks (none when ``array`` is None:
+    an uninitialized tensor)."""
+    yield service_pb2.CreateTensorRequest(
+        start=service_pb2.CreateTensorStart(desc=desc, uninitialized=array is None)
+    ).SerializeToString()
+    if array is None:
+        return
+    view = memoryview(_buffer(array, _layout(desc.buffer, "desc")))
+    for offset in range(0, len(view), chunk_bytes):
+        yield encode_chunk(0, view[offset : offset + chunk_bytes])

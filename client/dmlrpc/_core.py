@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from dmlrpc._base import EXECUTE_STREAM, InputValue, PreparedCall, prepare_execute
+from dmlrpc._base import CREATE_TENSOR, EXECUTE_STREAM, READ_TENSOR, InputValue, PreparedCall, prepare_execute
 from dmlrpc._channel import (
     STREAM_THRESHOLD_BYTES,
     TLS,
@@ -17,7 +18,10 @@ from dmlrpc._channel import (
     open_channel,
     resolve_tls,
 )
-from dmlrpc.v1 import operators_pb2, service_pb2_grpc
+from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
+
+#: Call metadata naming this client (scopes its resident tensors where the server has no auth).
+CLIENT_ID_KEY = "dmlrpc-client-id"
 
 
 class ClientCore:
@@ -71,18 +75,34 @@ class ClientCore:
         self._stub = service_pb2_grpc.DirectMLServiceStub(channel)
         # ExecuteStream moves wire bytes: the chunks are written and read without protobuf copies (dmlrpc._wire).
         self._execute_stream: Any = channel.stream_stream(EXECUTE_STREAM)
+        self._create_tensor: Any = channel.stream_unary(
+            CREATE_TENSOR, response_deserializer=service_pb2.ResidentTensor.FromString
+        )
+        self._read_tensor: Any = channel.unary_stream(
+            READ_TENSOR, request_serializer=service_pb2.ReadTensorRequest.SerializeToString
+        )
         self.timeout = timeout
-        self._metadata = call_metadata(token)
+        # The random client id scopes this client's resident tensors on a server without auth (see the protocol).
+        self.client_id = uuid.uuid4().hex
+        self._metadata = (*call_metadata(token), (CLIENT_ID_KEY, self.client_id))
         self.stream_threshold_bytes = stream_threshold_bytes
 
     def _timeout(self, timeout: float | None) -> float | None:
         return self.timeout if timeout is None else timeout
 
     def _prepare(
-        self, operator_desc: operators_pb2.OperatorDesc, inputs: Sequence[InputValue], stream: bool | None
+        self,
+        operator_desc: operators_pb2.OperatorDesc,
+        inputs: Sequence[InputValue],
+        stream: bool | None,
+        keep: bool | Sequence[int] | None = None,
     ) -> tuple[PreparedCall, bool]:
-        """The encoded call, and whether it goes over ExecuteStream."""
-        prepared = prepare_execute(operator_desc, inputs)
+        """The encoded call, and whether it goes over ExecuteStream (never with resident tensors)."""
+        prepared = prepare_execute(operator_desc, inputs, keep)
+        if prepared.resident:
+            if stream:
+                raise ValueError("resident tensors travel over Execute, not ExecuteStream: leave stream unset")
+            return prepared, False
         if stream is None:
             stream = prepared.largest_buffer > self.stream_threshold_bytes
         return prepared, stream

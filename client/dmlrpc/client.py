@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -11,9 +11,11 @@ import numpy as np
 import numpy.typing as npt
 
 from dmlrpc import ops
-from dmlrpc._base import InputValue, StreamedOutputs, decode_outputs
+from dmlrpc._base import InputValue, Resident, StreamedOutputs, TensorReader, create_requests, decode_outputs
 from dmlrpc._core import ClientCore
+from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import from_rpc_error
+from dmlrpc.resident import ResidentTensor
 from dmlrpc.v1 import operators_pb2, service_pb2
 
 __all__ = ["Client"]
@@ -46,7 +48,8 @@ class Client(ClientCore):
         *,
         timeout: float | None = None,
         stream: bool | None = None,
-    ) -> list[np.ndarray | None]:
+        keep: bool | Sequence[int] | None = None,
+    ) -> list[np.ndarray | ResidentTensor | None]:
         """Run any operator desc.
 
         Args:
@@ -56,12 +59,14 @@ class Client(ClientCore):
             timeout: deadline in seconds for this call (defaults to the client's).
             stream: send over ExecuteStream (``True``), unary Execute (``False``), or decide by size (``None``:
                 streamed when an input or output buffer exceeds the client's ``stream_threshold_bytes``).
+            keep: keep outputs on the server as ``ResidentTensor``s instead of sending them back: ``True`` for
+                all, or output indices. Inputs may be ``ResidentTensor``s too (those calls use unary Execute).
 
         Returns:
             One read-only array per output tensor field (``None`` for an unset one), shaped and strided as the
             output desc says.
         """
-        prepared, stream = self._prepare(operator_desc, inputs, stream)
+        prepared, stream = self._prepare(operator_desc, inputs, stream, keep)
         try:
             if stream:
                 outputs = StreamedOutputs(prepared.outputs)
@@ -70,11 +75,61 @@ class Client(ClientCore):
                 )
                 for part in parts:
                     outputs.add(part)
-                return outputs.arrays()
+                return list(outputs.arrays())
             response = self._stub.Execute(prepared.request, timeout=self._timeout(timeout), metadata=self._metadata)
         except grpc.RpcError as error:
             raise from_rpc_error(error) from error
-        return decode_outputs(response, prepared.outputs)
+        decoded = decode_outputs(response, prepared.outputs)
+        return [
+            ResidentTensor(self, binding.resident.handle, binding.resident.desc)
+            if binding.WhichOneof("binding") == "resident"
+            else output
+            for binding, output in zip(response.outputs, decoded, strict=False)
+        ]
+
+    def upload(
+        self, array: npt.ArrayLike, *, strides: Sequence[int] | None = None, timeout: float | None = None
+    ) -> ResidentTensor:
+        """Keep ``array`` on the server (in device memory on a GPU server), streamed up in chunks."""
+        data = np.asarray(array)
+        desc = tensor_desc(data, strides)
+        return self._create(create_requests(data, desc), timeout)
+
+    def allocate(self, dtype: npt.DTypeLike, shape: Sequence[int], *, timeout: float | None = None) -> ResidentTensor:
+        """A zero-filled resident tensor, allocated on the server without uploading anything."""
+        return self._create(create_requests(None, tensor_desc((dtype, shape))), timeout)
+
+    def _create(self, requests: Iterator[bytes], timeout: float | None) -> ResidentTensor:
+        try:
+            created = self._create_tensor(requests, timeout=self._timeout(timeout), metadata=self._metadata)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+        return ResidentTensor(self, created.handle, created.desc)
+
+    def read_tensor(self, tensor: Resident, *, timeout: float | None = None) -> np.ndarray:
+        """A resident tensor's contents, streamed back: an owned array."""
+        reader = TensorReader()
+        try:
+            for message in self._read_tensor(
+                service_pb2.ReadTensorRequest(handle=tensor.handle),
+                timeout=self._timeout(timeout),
+                metadata=self._metadata,
+            ):
+                reader.add(message)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+        return reader.array()
+
+    def release_tensor(self, tensor: Resident, *, timeout: float | None = None) -> None:
+        """Free a resident tensor on the server."""
+        try:
+            self._stub.ReleaseTensor(
+                service_pb2.ReleaseTensorRequest(handle=tensor.handle),
+                timeout=self._timeout(timeout),
+                metadata=self._metadata,
+            )
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
 
     def get_capabilities(self, *, timeout: float | None = None) -> service_pb2.GetCapabilitiesResponse:
         """The server's execution provider, device, feature level, limits and per-operator support."""
@@ -98,7 +153,7 @@ class Client(ClientCore):
         ``dmlrpc.ops.element_wise``)."""
         call = ops.element_wise(name, *inputs, output_dtype=output_dtype, **attributes)
         (output,) = self.execute(call.operator_desc, call.inputs, timeout=timeout)
-        assert output is not None
+        assert isinstance(output, np.ndarray)
         return output
 
     def activation(
@@ -107,7 +162,7 @@ class Client(ClientCore):
         """DML_ACTIVATION_<NAME>: ``activation("leaky_relu", x, alpha=0.1)`` (see ``dmlrpc.ops.activation``)."""
         call = ops.activation(name, *inputs, **attributes)
         (output,) = self.execute(call.operator_desc, call.inputs, timeout=timeout)
-        assert output is not None
+        assert isinstance(output, np.ndarray)
         return output
 
     def top_k(
@@ -123,7 +178,7 @@ class Client(ClientCore):
         """The k largest (``direction="decreasing"``) or smallest elements along ``axis``: (values, indices)."""
         call = ops.top_k(input, k, axis, direction=direction, index_dtype=index_dtype)
         values, indices = self.execute(call.operator_desc, call.inputs, timeout=timeout)
-        assert values is not None and indices is not None
+        assert isinstance(values, np.ndarray) and isinstance(indices, np.ndarray)
         return values, indices
 
     def scatter_elements(
@@ -138,7 +193,7 @@ class Client(ClientCore):
         """A copy of ``input`` with ``updates`` written at ``indices`` along ``axis``."""
         call = ops.scatter_elements(input, indices, updates, axis)
         (output,) = self.execute(call.operator_desc, call.inputs, timeout=timeout)
-        assert output is not None
+        assert isinstance(output, np.ndarray)
         return output
 
     def scatter_nd(
@@ -163,5 +218,5 @@ class Client(ClientCore):
             indices_dimension_count=indices_dimension_count,
         )
         (output,) = self.execute(call.operator_desc, call.inputs, timeout=timeout)
-        assert output is not None
+        assert isinstance(output, np.ndarray)
         return output.reshape(np.shape(input))

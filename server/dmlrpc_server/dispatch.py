@@ -9,16 +9,20 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import numpy as np
+import onnxruntime as ort
 from google.protobuf.message import DecodeError
 
 from dmlrpc._wire import CHUNK_BYTES, decode_chunk, encode_chunk
-from dmlrpc.v1 import operators_pb2, service_pb2
+from dmlrpc.codec import TensorLayout, decode, encode_into
+from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
 from dmlrpc_server.errors import DeadlineExceeded, InvalidArgument, ResourceExhausted, Unavailable
 from dmlrpc_server.executor import Buffer, Executor, unary_buffers
 from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.runtime.admission import Admission
 from dmlrpc_server.runtime.batching import Batcher
 from dmlrpc_server.runtime.compiler import Compiled
+from dmlrpc_server.runtime.resident import Resident, ResidentStore
+from dmlrpc_server.tensors import ANY_TENSOR, validate_tensor
 
 T = TypeVar("T")
 
@@ -92,6 +96,89 @@ class Dispatcher:
         finally:
             admission.release()
         return outputs
+
+    async def execute_resident(
+        self, request: service_pb2.ExecuteRequest, owner: str, time_remaining: float | None
+    ) -> list[bytes | Resident | None]:
+        """Execute with resident bindings or kept outputs (never batched): admission and deadline as ``execute``."""
+        self._gate()
+        arrived = time.monotonic()
+        deadline = None if time_remaining is None else arrived + time_remaining
+        plan = self.executor.compiled(request.operator_desc).plan
+        # The tensors' sizes, not the request's (a few handles), say how long the work takes.
+        work = sum(layout.total_bytes for layout in (*plan.inputs, *plan.outputs) if layout is not None)
+        async with self.admission.slot(time_remaining):
+            started = self._started(deadline)
+            if work <= self._inline_bytes:
+                outputs = self.executor.execute_resident(owner, request)
+            else:
+                outputs = await self._on_worker(self.executor.execute_resident, owner, request)
+            if self._metrics is not None:
+                self._metrics.batch_size.observe(1)
+            sent = [item for item in outputs if not isinstance(item, Resident)]
+            self._observe(request.operator_desc, arrived, started, request.ByteSize(), sent)
+        return outputs
+
+    async def create_tensor(self, parts: AsyncIterator[bytes], owner: str) -> Resident:
+        """CreateTensor: validate the desc and reserve the caller's quota before allocating, then receive the
+        bytes (unless uninitialised) and keep the tensor on the device."""
+        self._gate()
+        raw = await anext(parts, None)
+        try:
+            first = None if raw is None else service_pb2.CreateTensorRequest.FromString(raw)
+        except DecodeError:
+            raise InvalidArgument("start", "a CreateTensor message is not a valid CreateTensorRequest") from None
+        if first is None or first.WhichOneof("part") != "start":
+            raise InvalidArgument("start", "the first message of CreateTensor must be `start`")
+        start = first.start
+        executor = self.executor
+        layout = validate_tensor(
+            start.desc,
+            "start.desc",
+            ANY_TENSOR,
+            output=False,
+            max_tensor_bytes=executor.limits.max_tensor_bytes,
+            max_tensor_elements=executor.limits.max_tensor_elements,
+        )
+        store = executor.resident
+        with store.reserve(owner, layout.element_count * layout.dtype.itemsize) as reservation:
+            if start.uninitialized:
+                if await anext(parts, None) is not None:
+                    raise InvalidArgument("chunk", "an uninitialized tensor takes no bytes")
+                value = await self._on_worker(store.device.upload, np.zeros(tuple(layout.sizes), layout.dtype))
+            else:
+                buffer = executor.pool.acquire(layout.total_bytes)
+                try:
+                    await _receive(parts, [buffer], declared="start.desc.buffer.total_tensor_size_in_bytes")
+                    # A packed copy of the logical tensor: the pooled buffer goes back to the pool.
+                    value = await self._on_worker(_upload, store, buffer, layout)
+                finally:
+                    executor.pool.release(buffer)
+            return reservation.add(layout, start.desc.SerializeToString(), value)
+
+    async def read_tensor(self, handle: str, owner: str) -> AsyncIterator[bytes]:
+        """ReadTensor: the tensor's handle and desc, then its buffer's bytes in chunks."""
+        self._gate()
+        tensor = self.executor.resident.get(owner, handle)
+        array = await self._on_worker(self.executor.resident.device.download, tensor.value)
+        layout = tensor.layout
+        pool = self.executor.pool
+        staging = pool.acquire(layout.total_bytes)
+        try:
+            encode_into(array, layout, staging)
+            yield service_pb2.ReadTensorResponse(
+                tensor=service_pb2.ResidentTensor(
+                    handle=tensor.handle, desc=tensor_pb2.TensorDesc.FromString(tensor.desc_bytes)
+                )
+            ).SerializeToString()
+            view = staging.data
+            for offset in range(0, len(view), self._chunk):
+                yield encode_chunk(0, view[offset : offset + self._chunk])
+        finally:
+            pool.release(staging)
+
+    def release_tensor(self, handle: str, owner: str) -> None:
+        self.executor.resident.release(owner, handle)
 
     async def _small(self, request: service_pb2.ExecuteRequest, deadline: float | None) -> list[bytes | None]:
         executor = self.executor
@@ -231,6 +318,10 @@ def _buffers(request: service_pb2.ExecuteRequest, compiled: Compiled) -> list[Bu
     return unary_buffers(request.inputs, compiled.plan.inputs)
 
 
+def _upload(store: ResidentStore, buffer: np.ndarray, layout: TensorLayout) -> np.ndarray | ort.OrtValue:
+    return store.device.upload(np.array(decode(buffer, layout)))
+
+
 def _parse_request(raw: bytes) -> service_pb2.ExecuteStreamRequest:
     try:
         return service_pb2.ExecuteStreamRequest.FromString(raw)
@@ -251,25 +342,27 @@ def _chunk_of(raw: bytes) -> tuple[int, memoryview]:
     return part.chunk.binding, memoryview(part.chunk.data)
 
 
-async def _receive(parts: AsyncIterator[bytes], buffers: Sequence[np.ndarray | None]) -> None:
-    """Fill each binding's buffer from the chunks, checking every chunk lands inside its declared length."""
+async def _receive(
+    parts: AsyncIterator[bytes], buffers: Sequence[np.ndarray | None], declared: str = "start.input_bytes"
+) -> None:
+    """Fill each binding's buffer from the chunks, checking every chunk lands inside its declared length
+    (``declared``: the field that declared the lengths, for errors)."""
     filled = [0] * len(buffers)
     async for raw in parts:
         index, data = _chunk_of(raw)
         if index >= len(buffers) or buffers[index] is None:
-            raise InvalidArgument("chunk.binding", f"binding {index} takes no bytes (see start.input_bytes)")
+            raise InvalidArgument("chunk.binding", f"binding {index} takes no bytes (see {declared})")
         target = buffers[index]
         assert target is not None
         end = filled[index] + len(data)
         if end > len(target):
             raise InvalidArgument(
                 "chunk.data",
-                f"binding {index} receives more than the {len(target)} bytes declared in start.input_bytes",
+                f"binding {index} receives more than the {len(target)} bytes declared in {declared}",
             )
         target[filled[index] : end] = np.frombuffer(data, np.uint8)  # the one copy of the data on this side
         filled[index] = end
     for index, (count, buffer) in enumerate(zip(filled, buffers, strict=True)):
         if buffer is not None and count != len(buffer):
-            raise InvalidArgument(
-                f"start.input_bytes[{index}]", f"the stream ended after {count} of the {len(buffer)} bytes declared"
-            )
+            field = f"{declared}[{index}]" if declared == "start.input_bytes" else declared
+            raise InvalidArgument(field, f"the stream ended after {count} of the {len(buffer)} bytes declared")

@@ -3,7 +3,8 @@
     ServiceError
     ├── InvalidArgument      INVALID_ARGUMENT, with google.rpc.BadRequest field violations
     ├── OperatorUnavailable  UNIMPLEMENTED, naming the operator type
-    ├── ResourceExhausted    RESOURCE_EXHAUSTED (size limits checked before allocation; the queue bound)
+    ├── NotFound             NOT_FOUND (a resident tensor handle that is unknown, released, expired or another's)
+    ├── ResourceExhausted    RESOURCE_EXHAUSTED (size limits checked before allocation; the queue bound; quotas)
     ├── DeadlineExceeded     DEADLINE_EXCEEDED (the call's deadline passed before its work started)
     ├── Unauthenticated      UNAUTHENTICATED (no valid bearer token)
     └── Unavailable          UNAVAILABLE (the device or runtime cannot serve now)
@@ -60,6 +61,12 @@ class OperatorUnavailable(ServiceError):
     """The operator type is known but this server cannot execute it."""
 
     code = grpc.StatusCode.UNIMPLEMENTED
+
+
+class NotFound(ServiceError):
+    """A named entity (a resident tensor handle) does not exist for this caller."""
+
+    code = grpc.StatusCode.NOT_FOUND
 
 
 class ResourceExhausted(ServiceError):

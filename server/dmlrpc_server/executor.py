@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
 import onnxruntime as ort
 from google.protobuf import unknown_fields
 
-from dmlrpc.codec import TensorLayout, decode, encode_into
+from dmlrpc.codec import TensorLayout, data_type_name, decode, encode, encode_into
+from dmlrpc.schema import tensor_fields
 from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument, OperatorUnavailable, ResourceExhausted
 from dmlrpc_server.feature_levels import introduced_feature_level
 from dmlrpc_server.operators import REGISTRY, Operator
-from dmlrpc_server.operators.base import Limits
+from dmlrpc_server.operators.base import Limits, Plan
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import CompileCache, Compiled, compile_plan
 from dmlrpc_server.runtime.providers import Provider
+from dmlrpc_server.runtime.resident import Device, Resident, ResidentStore
 
 _log = logging.getLogger(__name__)
 
@@ -43,12 +45,20 @@ class Executor:
         limits: Limits,
         cache_capacity: int,
         pool: BufferPool | None = None,
+        resident: ResidentStore | None = None,
     ) -> None:
         self.provider = provider
         self.feature_level = feature_level
         self.limits = limits
         self.pool = pool or BufferPool(0)
         self.cache = CompileCache(cache_capacity)
+        self.resident = resident or ResidentStore(
+            tensors_per_owner=1024,
+            bytes_per_owner=limits.max_request_bytes,
+            bytes_total=limits.max_request_bytes,
+            idle_seconds=600,
+            device=device_of(provider),
+        )
 
     def operator_for(self, operator_desc: operators_pb2.OperatorDesc) -> tuple[Operator[Any], Any]:
         """The registered operator for a desc's case, or the right error for an unset or unknown case."""
@@ -106,7 +116,11 @@ class Executor:
         return self.encode_outputs(compiled, compiled.run(feeds))
 
     def feeds(
-        self, compiled: Compiled, buffers: Sequence[Buffer | None], path: str = "inputs"
+        self,
+        compiled: Compiled,
+        buffers: Sequence[Buffer | Resident | None],
+        path: str = "inputs",
+        skip: Collection[int] = (),
     ) -> dict[str, np.ndarray]:
         """Check buffer lengths, view them as arrays and run the operator's data-dependent checks: the model's feeds.
 
@@ -127,6 +141,10 @@ class Executor:
                 continue
             if data is None:
                 raise InvalidArgument(f"{path}[{i}]", "a buffer binding is required for this tensor")
+            if isinstance(data, Resident):
+                # Bound by handle: either fed to the model in device memory (``skip``) or read on the host.
+                arrays.append(None if i in skip else self.resident.device.download(data.value))
+                continue
             if len(data) < layout.total_bytes:
                 raise InvalidArgument(
                     f"{path}[{i}].buffer.data",
@@ -134,6 +152,93 @@ class Executor:
                 )
             arrays.append(decode(data, layout))
         return compiled.plan.prepare(arrays)
+
+    def resolve(
+        self, owner: str, compiled: Compiled, bindings: Sequence[service_pb2.BindingDesc]
+    ) -> list[Buffer | Resident | None]:
+        """The bytes or the resident tensor of each unary binding; a resident one must match its tensor desc."""
+        layouts = compiled.plan.inputs
+        items: list[Buffer | Resident | None] = []
+        for index, binding in enumerate(bindings):
+            kind = binding.WhichOneof("binding")
+            if kind is None:
+                items.append(None)
+            elif kind == "buffer":
+                items.append(binding.buffer.data)  # NOTE: upb copies a bytes field on every access: read it once
+            else:
+                path = f"inputs[{index}].resident"
+                tensor = self.resident.get(owner, binding.resident.handle, f"{path}.handle")
+                layout = layouts[index] if index < len(layouts) else None
+                if layout is not None and not tensor.matches(layout):
+                    held = f"{data_type_name(tensor.layout.data_type)} {list(tensor.layout.sizes)}"
+                    wanted = f"{data_type_name(layout.data_type)} {list(layout.sizes)}"
+                    raise InvalidArgument(path, f"the resident tensor is {held}, the bound tensor desc {wanted}")
+                items.append(tensor)
+        return items
+
+    def execute_resident(self, owner: str, request: service_pb2.ExecuteRequest) -> list[bytes | Resident | None]:
+        """Execute with resident inputs and/or outputs kept resident (``request.keep_outputs``).
+
+        Resident inputs that the plan feeds unchanged are bound in device memory (IOBinding) and kept outputs stay
+        there, so a chain of such calls never copies to the host; anything else is read back to the host, run, and
+        uploaded again. The kept outputs' quota is reserved before anything runs.
+        """
+        compiled = self.compiled(request.operator_desc)
+        plan = compiled.plan
+        keep = self._kept(plan, request.keep_outputs)
+        sent = sum(layout.total_bytes for i, layout in enumerate(plan.outputs) if layout is not None and i not in keep)
+        if sent + 32 * len(plan.outputs) > self.limits.max_message_bytes:
+            raise ResourceExhausted(
+                f"the outputs sent back total {sent} bytes, over the message limit of {self.limits.max_message_bytes}"
+            )
+        items = self.resolve(owner, compiled, request.inputs)
+        device = self.resident.device
+        kept_bytes = sum(_nbytes(plan.outputs[i]) for i in keep)
+        with self.resident.reserve(owner, kept_bytes, len(keep)) as reservation:
+            on_device = {
+                i: item
+                for i, item in enumerate(items)
+                if isinstance(item, Resident)
+                and not isinstance(item.value, np.ndarray)
+                and i < len(plan.direct_inputs)
+                and plan.direct_inputs[i] is not None
+            }
+            device_keep = keep if plan.direct_outputs and not device.on_host else set()
+            if on_device or device_keep:
+                feeds = self.feeds(compiled, items, skip=on_device.keys())
+                bound = {plan.direct_inputs[i]: item.value for i, item in on_device.items()}
+                results: list[Any] = compiled.run_bound(feeds, bound, device_keep, device)  # type: ignore[arg-type]
+                finished: list[Any] = results if plan.direct_outputs else plan.finish(results)
+            else:
+                finished = plan.finish(compiled.run(self.feeds(compiled, items)))
+            descs = _output_descs(request.operator_desc)
+            outputs: list[bytes | Resident | None] = []
+            for index, (result, layout) in enumerate(zip(finished, plan.outputs, strict=True)):
+                if layout is None or result is None:
+                    outputs.append(None)
+                elif index in keep:
+                    value = result if index in device_keep else device.upload(np.ascontiguousarray(result))
+                    outputs.append(reservation.add(layout, descs[index], value))
+                else:
+                    outputs.append(self._encode(result, layout))
+        return outputs
+
+    @staticmethod
+    def _kept(plan: Plan, keep_outputs: Sequence[int]) -> set[int]:
+        keep: set[int] = set()
+        for position, index in enumerate(keep_outputs):
+            if index >= len(plan.outputs) or plan.outputs[index] is None:
+                raise InvalidArgument(
+                    f"keep_outputs[{position}]", f"{index} is not a set output (the desc has {len(plan.outputs)})"
+                )
+            keep.add(index)
+        return keep
+
+    def _encode(self, result: np.ndarray, layout: TensorLayout) -> bytes:
+        data = np.ascontiguousarray(result)
+        if layout.is_packed and data.dtype == layout.dtype and data.nbytes == layout.total_bytes:
+            return data.tobytes()
+        return encode(result, layout)
 
     def encode_outputs(self, compiled: Compiled, results: Sequence[np.ndarray]) -> list[bytes | None]:
         """The output buffers' bytes, laid out per the output descs (one copy from ``output_views``)."""
@@ -171,6 +276,26 @@ class Executor:
 
 #: A bound buffer's bytes, from a unary binding or reassembled from a stream.
 Buffer = bytes | bytearray | memoryview | np.ndarray
+
+
+def device_of(provider: Provider) -> Device:
+    """Where resident tensors live for a provider: its device memory, or the host for the CPU provider."""
+    kinds = {"CUDAExecutionProvider": "cuda", "DmlExecutionProvider": "dml"}
+    device_id = int(provider.options.get("device_id", 0))
+    return Device(kinds.get(provider.name, "cpu"), device_id)
+
+
+def _nbytes(layout: TensorLayout | None) -> int:
+    return 0 if layout is None else layout.element_count * layout.dtype.itemsize
+
+
+def _output_descs(operator_desc: operators_pb2.OperatorDesc) -> list[bytes]:
+    """Each output tensor field's desc, serialized (what a kept output's ResidentTensor carries)."""
+    case = operator_desc.WhichOneof("desc")
+    assert case is not None
+    desc = getattr(operator_desc, case)
+    _, outputs = tensor_fields(desc.DESCRIPTOR)
+    return [getattr(desc, field.name).SerializeToString() for field in outputs]
 
 
 def unary_buffers(

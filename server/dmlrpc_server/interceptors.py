@@ -68,8 +68,12 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
             wrapped = self._unary(handler, method)
         elif handler.stream_stream is not None:
             wrapped = self._stream(handler, method)
+        elif handler.stream_unary is not None:
+            wrapped = self._stream_unary(handler, method)
+        elif handler.unary_stream is not None and method.startswith("/dmlrpc."):
+            wrapped = self._unary_stream(handler, method)
         else:
-            return handler  # server-streaming methods (health Watch) report their own errors
+            return handler  # other server-streaming methods (health Watch) report their own errors
         self._wrapped[method] = (handler, wrapped)
         return wrapped
 
@@ -111,6 +115,45 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
                 self._finished(method, _operator_label(start), outcome[0], outcome[1], seconds, context)
 
         return grpc.stream_stream_rpc_method_handler(
+            guarded,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+    def _stream_unary(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+        inner = handler.stream_unary
+
+        async def guarded(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            started = time.perf_counter()
+            outcome: list[Any] = [grpc.StatusCode.OK, None]
+            try:
+                return await inner(requests, context)
+            except BaseException as error:
+                await self._failed(error, context, method, outcome)
+            finally:
+                self._finished(method, "", outcome[0], outcome[1], time.perf_counter() - started, context)
+
+        return grpc.stream_unary_rpc_method_handler(
+            guarded,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+    def _unary_stream(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+        inner = handler.unary_stream
+
+        async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            started = time.perf_counter()
+            outcome: list[Any] = [grpc.StatusCode.OK, None]
+            try:
+                async for response in inner(request, context):
+                    yield response
+            except BaseException as error:
+                await self._failed(error, context, method, outcome)
+            finally:
+                self._finished(method, "", outcome[0], outcome[1], time.perf_counter() - started, context)
+
+        return grpc.unary_stream_rpc_method_handler(
             guarded,
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,

@@ -15,7 +15,7 @@ from grpc_reflection.v1alpha import reflection
 
 from dmlrpc.v1 import service_pb2
 from dmlrpc_server.dispatch import Dispatcher
-from dmlrpc_server.executor import Executor, capabilities
+from dmlrpc_server.executor import Executor, capabilities, device_of
 from dmlrpc_server.feature_levels import feature_level_name
 from dmlrpc_server.interceptors import ErrorInterceptor
 from dmlrpc_server.metrics import Metrics
@@ -25,6 +25,7 @@ from dmlrpc_server.runtime.batching import Batcher
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import warm_up
 from dmlrpc_server.runtime.providers import choose_provider
+from dmlrpc_server.runtime.resident import ResidentStore
 from dmlrpc_server.security import TokenAuthInterceptor, server_credentials
 from dmlrpc_server.servicer import DirectMLServicer, handlers
 from dmlrpc_server.settings import ServerSettings
@@ -58,6 +59,7 @@ class BuiltServer:
     metrics: Metrics | None
     workers: ThreadPoolExecutor
     metrics_port: int | None = None
+    _sweeper: asyncio.Task[None] | None = None
 
     @property
     def executor(self) -> Executor:
@@ -71,8 +73,17 @@ class BuiltServer:
         if self.metrics is not None:
             host = self.settings.metrics_host or self.settings.host
             self.metrics_port = self.metrics.serve(host, self.settings.metrics_port)
+        self._sweeper = asyncio.create_task(self._sweep_resident())
         if ready:
             await self.ready()
+
+    async def _sweep_resident(self) -> None:
+        """Release idle resident tensors now and then, so that memory comes back without further calls."""
+        store = self.executor.resident
+        while True:
+            await asyncio.sleep(min(30.0, store.idle_seconds / 2))
+            if expired := store.sweep():
+                _log.info("released %d idle resident tensor(s)", expired)
 
     async def ready(self) -> None:
         """Initialise and warm up the execution provider, then report SERVING."""
@@ -97,6 +108,9 @@ class BuiltServer:
             await asyncio.sleep(min(_REFUSE_SECONDS, remaining))
             remaining = max(0.0, remaining - _REFUSE_SECONDS)
         await self.server.stop(remaining)
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        self.executor.resident.clear()
         self.workers.shutdown(wait=False, cancel_futures=True)
         if self.metrics is not None:
             self.metrics.close()
@@ -126,6 +140,13 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         limits=limits,
         cache_capacity=settings.compile_cache_size,
         pool=pool,
+        resident=ResidentStore(
+            tensors_per_owner=settings.resident_tensors_per_caller,
+            bytes_per_owner=settings.resident_bytes_per_caller,
+            bytes_total=settings.resident_bytes_total,
+            idle_seconds=settings.resident_idle_seconds,
+            device=device_of(provider),
+        ),
     )
     admission = Admission(settings.max_concurrent_requests, settings.max_queue_depth)
     version = server_version()
@@ -190,9 +211,13 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         max_concurrent_requests=settings.max_concurrent_requests,
         max_queue_depth=settings.max_queue_depth,
         max_batch_size=settings.max_batch_size,
+        resident_tensors_per_caller=settings.resident_tensors_per_caller,
+        resident_bytes_per_caller=settings.resident_bytes_per_caller,
+        resident_bytes_total=settings.resident_bytes_total,
+        resident_idle_seconds=settings.resident_idle_seconds,
     )
     caps = capabilities(executor, server_version=version, limits=service_limits)
-    server.add_generic_rpc_handlers((handlers(DirectMLServicer(dispatcher, caps)),))
+    server.add_generic_rpc_handlers((handlers(DirectMLServicer(dispatcher, caps, authenticated=bool(tokens))),))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if settings.reflection:

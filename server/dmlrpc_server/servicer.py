@@ -9,9 +9,10 @@ from typing import Any, TypeVar
 import grpc
 from google.protobuf.message import DecodeError, Message
 
-from dmlrpc.v1 import service_pb2
+from dmlrpc.v1 import service_pb2, tensor_pb2
 from dmlrpc_server.dispatch import Dispatcher
 from dmlrpc_server.errors import InvalidArgument
+from dmlrpc_server.runtime.resident import Resident, caller_identity
 
 M = TypeVar("M", bound=Message)
 
@@ -21,14 +22,28 @@ SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"].full_n
 class DirectMLServicer:
     """Execute, ExecuteStream and GetCapabilities over a Dispatcher."""
 
-    def __init__(self, dispatcher: Dispatcher, capabilities: service_pb2.GetCapabilitiesResponse) -> None:
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        capabilities: service_pb2.GetCapabilitiesResponse,
+        *,
+        authenticated: bool = False,
+    ) -> None:
         self._dispatcher = dispatcher
         self._capabilities = capabilities
+        self._authenticated = authenticated
+
+    def _owner(self, context: grpc.aio.ServicerContext[Any, Any]) -> str:
+        return caller_identity(context.invocation_metadata(), context.peer(), authenticated=self._authenticated)
 
     async def Execute(  # noqa: N802 - gRPC method names are PascalCase
         self, request: service_pb2.ExecuteRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
     ) -> service_pb2.ExecuteResponse:
-        outputs = await self._dispatcher.execute(_decoded(request), context.time_remaining())
+        decoded = _decoded(request)
+        if decoded.keep_outputs or any(b.WhichOneof("binding") == "resident" for b in decoded.inputs):
+            items = await self._dispatcher.execute_resident(decoded, self._owner(context), context.time_remaining())
+            return service_pb2.ExecuteResponse(outputs=[_binding(item) for item in items])
+        outputs = await self._dispatcher.execute(decoded, context.time_remaining())
         return service_pb2.ExecuteResponse(
             outputs=[
                 service_pb2.BindingDesc()
@@ -44,6 +59,23 @@ class DirectMLServicer:
         # Registered with raw (de)serializers (see `handlers`): chunks are read and written as wire bytes.
         async for part in self._dispatcher.execute_stream(request_iterator, context.time_remaining()):
             yield part
+
+    async def CreateTensor(  # noqa: N802
+        self, request_iterator: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> service_pb2.ResidentTensor:
+        return _resident(await self._dispatcher.create_tensor(request_iterator, self._owner(context)))
+
+    async def ReadTensor(  # noqa: N802
+        self, request: service_pb2.ReadTensorRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[bytes]:
+        async for part in self._dispatcher.read_tensor(_decoded(request).handle, self._owner(context)):
+            yield part
+
+    async def ReleaseTensor(  # noqa: N802
+        self, request: service_pb2.ReleaseTensorRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> service_pb2.ReleaseTensorResponse:
+        self._dispatcher.release_tensor(_decoded(request).handle, self._owner(context))
+        return service_pb2.ReleaseTensorResponse()
 
     async def GetCapabilities(  # noqa: N802
         self, request: service_pb2.GetCapabilitiesRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
@@ -76,6 +108,18 @@ def _decoded(request: M | Corrupt) -> M:
     return request
 
 
+def _resident(tensor: Resident) -> service_pb2.ResidentTensor:
+    return service_pb2.ResidentTensor(handle=tensor.handle, desc=tensor_pb2.TensorDesc.FromString(tensor.desc_bytes))
+
+
+def _binding(item: bytes | Resident | None) -> service_pb2.BindingDesc:
+    if item is None:
+        return service_pb2.BindingDesc()
+    if isinstance(item, Resident):
+        return service_pb2.BindingDesc(resident=_resident(item))
+    return service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=item))
+
+
 def handlers(servicer: DirectMLServicer) -> grpc.GenericRpcHandler:
     """The service's method handlers: protobuf messages for the unary methods, wire bytes for ExecuteStream."""
     request, response = service_pb2.ExecuteRequest, service_pb2.ExecuteResponse
@@ -94,5 +138,16 @@ def handlers(servicer: DirectMLServicer) -> grpc.GenericRpcHandler:
                 response_serializer=capabilities.SerializeToString,
             ),
             "ExecuteStream": grpc.stream_stream_rpc_method_handler(servicer.ExecuteStream),
+            "CreateTensor": grpc.stream_unary_rpc_method_handler(
+                servicer.CreateTensor, response_serializer=service_pb2.ResidentTensor.SerializeToString
+            ),
+            "ReadTensor": grpc.unary_stream_rpc_method_handler(
+                servicer.ReadTensor, request_deserializer=_tolerant(service_pb2.ReadTensorRequest)
+            ),
+            "ReleaseTensor": grpc.unary_unary_rpc_method_handler(
+                servicer.ReleaseTensor,
+                request_deserializer=_tolerant(service_pb2.ReleaseTensorRequest),
+                response_serializer=service_pb2.ReleaseTensorResponse.SerializeToString,
+            ),
         },
     )

@@ -118,6 +118,18 @@ class ServerSettings(BaseSettings):
     inline_bytes: Annotated[int, Field(ge=0)] = Field(
         64 * 1024, description="Requests up to this size run on the event loop (a thread hop costs more)."
     )
+    resident_tensors_per_caller: Annotated[int, Field(ge=0)] = Field(
+        1024, description="Resident tensors one caller may hold (CreateTensor and kept outputs); 0 disables them."
+    )
+    resident_bytes_per_caller: Annotated[int, Field(ge=0)] = Field(
+        4096 * MiB, description="Bytes of resident tensors one caller may hold."
+    )
+    resident_bytes_total: Annotated[int, Field(ge=0)] = Field(
+        16384 * MiB, description="Bytes of resident tensors all callers together may hold."
+    )
+    resident_idle_seconds: float = Field(
+        600.0, gt=0, description="A resident tensor unused this long is released (its handle then NOT_FOUND)."
+    )
     reflection: bool = Field(True, description="Serve gRPC server reflection (grpcurl and other generic tools).")
     metrics: bool = Field(True, description="Serve Prometheus metrics over HTTP at /metrics.")
     metrics_host: str | None = Field(None, description="Address of the metrics endpoint (default: --host).")

@@ -6,6 +6,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from dmlrpc.codec import (
+    DTYPE_BY_DATA_TYPE,
     ELEMENT_BITS,
     MAX_DIMENSION_COUNT,
     MAX_ELEMENT_COUNT,
@@ -30,6 +31,10 @@ class TensorRule:
     @classmethod
     def of(cls, dimension_counts: tuple[int, int], data_types: Collection[int]) -> TensorRule:
         return cls(dimension_counts[0], dimension_counts[1], frozenset(data_types))
+
+
+#: The rule for a tensor outside any operator (a resident tensor): every data type NumPy holds, 1-8 dimensions.
+ANY_TENSOR = TensorRule(1, MAX_DIMENSION_COUNT, frozenset(DTYPE_BY_DATA_TYPE))
 
 
 def validate_tensor(

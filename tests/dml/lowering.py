@@ -22,7 +22,9 @@ def top_k_casts_64_bit(dtype: type = np.float32) -> bool:
     """
     call = ops.top_k(np.zeros((2, 4), dtype), 2)
     limits = Limits(max_tensor_bytes=1 << 30, max_request_bytes=1 << 30, max_message_bytes=1 << 30)
-    plan = REGISTRY["top_k1"].plan(call.operator_desc.top_k1, feature_level=LATEST, limits=limits)
+    plan = REGISTRY["top_k1"].plan(
+        call.operator_desc.top_k1, feature_level=LATEST, limits=limits, provider="DmlExecutionProvider"
+    )
     graph = onnx.shape_inference.infer_shapes(plan.model).graph
     types = {v.name: v.type.tensor_type.elem_type for v in (*graph.input, *graph.output, *graph.value_info)}
     types |= {t.name: t.data_type for t in graph.initializer}

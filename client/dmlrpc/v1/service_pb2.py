@@ -26,43 +26,57 @@ from dmlrpc.v1 import operators_pb2 as dmlrpc_dot_v1_dot_operators__pb2
 from dmlrpc.v1 import tensor_pb2 as dmlrpc_dot_v1_dot_tensor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x64mlrpc/v1/service.proto\x12\tdmlrpc.v1\x1a\x19\x64mlrpc/v1/operators.proto\x1a\x16\x64mlrpc/v1/tensor.proto\"\x1d\n\rBufferBinding\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\"D\n\x0b\x42indingDesc\x12*\n\x06\x62uffer\x18\x01 \x01(\x0b\x32\x18.dmlrpc.v1.BufferBindingH\x00\x42\t\n\x07\x62inding\"h\n\x0e\x45xecuteRequest\x12.\n\roperator_desc\x18\x01 \x01(\x0b\x32\x17.dmlrpc.v1.OperatorDesc\x12&\n\x06inputs\x18\x02 \x03(\x0b\x32\x16.dmlrpc.v1.BindingDesc\":\n\x0f\x45xecuteResponse\x12\'\n\x07outputs\x18\x01 \x03(\x0b\x32\x16.dmlrpc.v1.BindingDesc\"Y\n\x12\x45xecuteStreamStart\x12.\n\roperator_desc\x18\x01 \x01(\x0b\x32\x17.dmlrpc.v1.OperatorDesc\x12\x13\n\x0binput_bytes\x18\x02 \x03(\x04\",\n\x0bTensorChunk\x12\x0f\n\x07\x62inding\x18\x01 \x01(\r\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"w\n\x14\x45xecuteStreamRequest\x12.\n\x05start\x18\x01 \x01(\x0b\x32\x1d.dmlrpc.v1.ExecuteStreamStartH\x00\x12\'\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x16.dmlrpc.v1.TensorChunkH\x00\x42\x06\n\x04part\",\n\x14\x45xecuteStreamOutputs\x12\x14\n\x0coutput_bytes\x18\x01 \x03(\x04\"|\n\x15\x45xecuteStreamResponse\x12\x32\n\x07outputs\x18\x01 \x01(\x0b\x32\x1f.dmlrpc.v1.ExecuteStreamOutputsH\x00\x12\'\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x16.dmlrpc.v1.TensorChunkH\x00\x42\x06\n\x04part\"\x18\n\x16GetCapabilitiesRequest\"\xc3\x01\n\rTensorSupport\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12(\n\x04kind\x18\x02 \x01(\x0e\x32\x1a.dmlrpc.v1.SchemaFieldKind\x12\x1b\n\x13min_dimension_count\x18\x03 \x01(\r\x12\x1b\n\x13max_dimension_count\x18\x04 \x01(\r\x12-\n\ndata_types\x18\x05 \x03(\x0e\x32\x19.dmlrpc.v1.TensorDataType\x12\x10\n\x08optional\x18\x06 \x01(\x08\"\xbe\x01\n\x12OperatorCapability\x12.\n\roperator_type\x18\x01 \x01(\x0e\x32\x17.dmlrpc.v1.OperatorType\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x12\n\nexecutable\x18\x03 \x01(\x08\x12+\n\nintroduced\x18\x04 \x01(\x0e\x32\x17.dmlrpc.v1.FeatureLevel\x12)\n\x07tensors\x18\x05 \x03(\x0b\x32\x18.dmlrpc.v1.TensorSupport\"\xe5\x01\n\x06Limits\x12\x19\n\x11max_message_bytes\x18\x01 \x01(\x04\x12\x18\n\x10max_tensor_bytes\x18\x02 \x01(\x04\x12\x19\n\x11max_request_bytes\x18\x03 \x01(\x04\x12\x1b\n\x13max_tensor_elements\x18\x04 \x01(\x04\x12\x1c\n\x14max_request_elements\x18\x05 \x01(\x04\x12\x1f\n\x17max_concurrent_requests\x18\x06 \x01(\r\x12\x17\n\x0fmax_queue_depth\x18\x07 \x01(\r\x12\x16\n\x0emax_batch_size\x18\x08 \x01(\r\"\xff\x01\n\x17GetCapabilitiesResponse\x12\x1a\n\x12\x65xecution_provider\x18\x01 \x01(\t\x12\x0e\n\x06\x64\x65vice\x18\x02 \x01(\t\x12.\n\rfeature_level\x18\x03 \x01(\x0e\x32\x17.dmlrpc.v1.FeatureLevel\x12\x30\n\toperators\x18\x04 \x03(\x0b\x32\x1d.dmlrpc.v1.OperatorCapability\x12!\n\x06limits\x18\x05 \x01(\x0b\x32\x11.dmlrpc.v1.Limits\x12\x16\n\x0eserver_version\x18\x06 \x01(\t\x12\x1b\n\x13onnxruntime_version\x18\x07 \x01(\t*\\\n\x0b\x42indingType\x12\x15\n\x11\x42INDING_TYPE_NONE\x10\x00\x12\x17\n\x13\x42INDING_TYPE_BUFFER\x10\x01\x12\x1d\n\x19\x42INDING_TYPE_BUFFER_ARRAY\x10\x02\x32\x85\x02\n\x0f\x44irectMLService\x12@\n\x07\x45xecute\x12\x19.dmlrpc.v1.ExecuteRequest\x1a\x1a.dmlrpc.v1.ExecuteResponse\x12X\n\x0fGetCapabilities\x12!.dmlrpc.v1.GetCapabilitiesRequest\x1a\".dmlrpc.v1.GetCapabilitiesResponse\x12V\n\rExecuteStream\x12\x1f.dmlrpc.v1.ExecuteStreamRequest\x1a .dmlrpc.v1.ExecuteStreamResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x64mlrpc/v1/service.proto\x12\tdmlrpc.v1\x1a\x19\x64mlrpc/v1/operators.proto\x1a\x16\x64mlrpc/v1/tensor.proto\"\x1d\n\rBufferBinding\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\"s\n\x0b\x42indingDesc\x12*\n\x06\x62uffer\x18\x01 \x01(\x0b\x32\x18.dmlrpc.v1.BufferBindingH\x00\x12-\n\x08resident\x18\x10 \x01(\x0b\x32\x19.dmlrpc.v1.ResidentTensorH\x00\x42\t\n\x07\x62inding\"~\n\x0e\x45xecuteRequest\x12.\n\roperator_desc\x18\x01 \x01(\x0b\x32\x17.dmlrpc.v1.OperatorDesc\x12&\n\x06inputs\x18\x02 \x03(\x0b\x32\x16.dmlrpc.v1.BindingDesc\x12\x14\n\x0ckeep_outputs\x18\x03 \x03(\r\":\n\x0f\x45xecuteResponse\x12\'\n\x07outputs\x18\x01 \x03(\x0b\x32\x16.dmlrpc.v1.BindingDesc\"Y\n\x12\x45xecuteStreamStart\x12.\n\roperator_desc\x18\x01 \x01(\x0b\x32\x17.dmlrpc.v1.OperatorDesc\x12\x13\n\x0binput_bytes\x18\x02 \x03(\x04\",\n\x0bTensorChunk\x12\x0f\n\x07\x62inding\x18\x01 \x01(\r\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"w\n\x14\x45xecuteStreamRequest\x12.\n\x05start\x18\x01 \x01(\x0b\x32\x1d.dmlrpc.v1.ExecuteStreamStartH\x00\x12\'\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x16.dmlrpc.v1.TensorChunkH\x00\x42\x06\n\x04part\",\n\x14\x45xecuteStreamOutputs\x12\x14\n\x0coutput_bytes\x18\x01 \x03(\x04\"|\n\x15\x45xecuteStreamResponse\x12\x32\n\x07outputs\x18\x01 \x01(\x0b\x32\x1f.dmlrpc.v1.ExecuteStreamOutputsH\x00\x12\'\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x16.dmlrpc.v1.TensorChunkH\x00\x42\x06\n\x04part\"\x18\n\x16GetCapabilitiesRequest\"\xc3\x01\n\rTensorSupport\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12(\n\x04kind\x18\x02 \x01(\x0e\x32\x1a.dmlrpc.v1.SchemaFieldKind\x12\x1b\n\x13min_dimension_count\x18\x03 \x01(\r\x12\x1b\n\x13max_dimension_count\x18\x04 \x01(\r\x12-\n\ndata_types\x18\x05 \x03(\x0e\x32\x19.dmlrpc.v1.TensorDataType\x12\x10\n\x08optional\x18\x06 \x01(\x08\"\xbe\x01\n\x12OperatorCapability\x12.\n\roperator_type\x18\x01 \x01(\x0e\x32\x17.dmlrpc.v1.OperatorType\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x12\n\nexecutable\x18\x03 \x01(\x08\x12+\n\nintroduced\x18\x04 \x01(\x0e\x32\x17.dmlrpc.v1.FeatureLevel\x12)\n\x07tensors\x18\x05 \x03(\x0b\x32\x18.dmlrpc.v1.TensorSupport\"\xea\x02\n\x06Limits\x12\x19\n\x11max_message_bytes\x18\x01 \x01(\x04\x12\x18\n\x10max_tensor_bytes\x18\x02 \x01(\x04\x12\x19\n\x11max_request_bytes\x18\x03 \x01(\x04\x12\x1b\n\x13max_tensor_elements\x18\x04 \x01(\x04\x12\x1c\n\x14max_request_elements\x18\x05 \x01(\x04\x12\x1f\n\x17max_concurrent_requests\x18\x06 \x01(\r\x12\x17\n\x0fmax_queue_depth\x18\x07 \x01(\r\x12\x16\n\x0emax_batch_size\x18\x08 \x01(\r\x12#\n\x1bresident_tensors_per_caller\x18\t \x01(\r\x12!\n\x19resident_bytes_per_caller\x18\n \x01(\x04\x12\x1c\n\x14resident_bytes_total\x18\x0b \x01(\x04\x12\x1d\n\x15resident_idle_seconds\x18\x0c \x01(\x01\"\xff\x01\n\x17GetCapabilitiesResponse\x12\x1a\n\x12\x65xecution_provider\x18\x01 \x01(\t\x12\x0e\n\x06\x64\x65vice\x18\x02 \x01(\t\x12.\n\rfeature_level\x18\x03 \x01(\x0e\x32\x17.dmlrpc.v1.FeatureLevel\x12\x30\n\toperators\x18\x04 \x03(\x0b\x32\x1d.dmlrpc.v1.OperatorCapability\x12!\n\x06limits\x18\x05 \x01(\x0b\x32\x11.dmlrpc.v1.Limits\x12\x16\n\x0eserver_version\x18\x06 \x01(\t\x12\x1b\n\x13onnxruntime_version\x18\x07 \x01(\t\"E\n\x0eResidentTensor\x12\x0e\n\x06handle\x18\x01 \x01(\t\x12#\n\x04\x64\x65sc\x18\x02 \x01(\x0b\x32\x15.dmlrpc.v1.TensorDesc\"O\n\x11\x43reateTensorStart\x12#\n\x04\x64\x65sc\x18\x01 \x01(\x0b\x32\x15.dmlrpc.v1.TensorDesc\x12\x15\n\runinitialized\x18\x02 \x01(\x08\"u\n\x13\x43reateTensorRequest\x12-\n\x05start\x18\x01 \x01(\x0b\x32\x1c.dmlrpc.v1.CreateTensorStartH\x00\x12\'\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x16.dmlrpc.v1.TensorChunkH\x00\x42\x06\n\x04part\"#\n\x11ReadTensorRequest\x12\x0e\n\x06handle\x18\x01 \x01(\t\"r\n\x12ReadTensorResponse\x12+\n\x06tensor\x18\x01 \x01(\x0b\x32\x19.dmlrpc.v1.ResidentTensorH\x00\x12\'\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x16.dmlrpc.v1.TensorChunkH\x00\x42\x06\n\x04part\"&\n\x14ReleaseTensorRequest\x12\x0e\n\x06handle\x18\x01 \x01(\t\"\x17\n\x15ReleaseTensorResponse*\\\n\x0b\x42indingType\x12\x15\n\x11\x42INDING_TYPE_NONE\x10\x00\x12\x17\n\x13\x42INDING_TYPE_BUFFER\x10\x01\x12\x1d\n\x19\x42INDING_TYPE_BUFFER_ARRAY\x10\x02\x32\xf3\x03\n\x0f\x44irectMLService\x12@\n\x07\x45xecute\x12\x19.dmlrpc.v1.ExecuteRequest\x1a\x1a.dmlrpc.v1.ExecuteResponse\x12X\n\x0fGetCapabilities\x12!.dmlrpc.v1.GetCapabilitiesRequest\x1a\".dmlrpc.v1.GetCapabilitiesResponse\x12V\n\rExecuteStream\x12\x1f.dmlrpc.v1.ExecuteStreamRequest\x1a .dmlrpc.v1.ExecuteStreamResponse(\x01\x30\x01\x12K\n\x0c\x43reateTensor\x12\x1e.dmlrpc.v1.CreateTensorRequest\x1a\x19.dmlrpc.v1.ResidentTensor(\x01\x12K\n\nReadTensor\x12\x1c.dmlrpc.v1.ReadTensorRequest\x1a\x1d.dmlrpc.v1.ReadTensorResponse0\x01\x12R\n\rReleaseTensor\x12\x1f.dmlrpc.v1.ReleaseTensorRequest\x1a .dmlrpc.v1.ReleaseTensorResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'dmlrpc.v1.service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_BINDINGTYPE']._serialized_start=1693
-  _globals['_BINDINGTYPE']._serialized_end=1785
+  _globals['_BINDINGTYPE']._serialized_start=2384
+  _globals['_BINDINGTYPE']._serialized_end=2476
   _globals['_BUFFERBINDING']._serialized_start=89
   _globals['_BUFFERBINDING']._serialized_end=118
   _globals['_BINDINGDESC']._serialized_start=120
-  _globals['_BINDINGDESC']._serialized_end=188
-  _globals['_EXECUTEREQUEST']._serialized_start=190
-  _globals['_EXECUTEREQUEST']._serialized_end=294
-  _globals['_EXECUTERESPONSE']._serialized_start=296
-  _globals['_EXECUTERESPONSE']._serialized_end=354
-  _globals['_EXECUTESTREAMSTART']._serialized_start=356
-  _globals['_EXECUTESTREAMSTART']._serialized_end=445
-  _globals['_TENSORCHUNK']._serialized_start=447
-  _globals['_TENSORCHUNK']._serialized_end=491
-  _globals['_EXECUTESTREAMREQUEST']._serialized_start=493
-  _globals['_EXECUTESTREAMREQUEST']._serialized_end=612
-  _globals['_EXECUTESTREAMOUTPUTS']._serialized_start=614
-  _globals['_EXECUTESTREAMOUTPUTS']._serialized_end=658
-  _globals['_EXECUTESTREAMRESPONSE']._serialized_start=660
-  _globals['_EXECUTESTREAMRESPONSE']._serialized_end=784
-  _globals['_GETCAPABILITIESREQUEST']._serialized_start=786
-  _globals['_GETCAPABILITIESREQUEST']._serialized_end=810
-  _globals['_TENSORSUPPORT']._serialized_start=813
-  _globals['_TENSORSUPPORT']._serialized_end=1008
-  _globals['_OPERATORCAPABILITY']._serialized_start=1011
-  _globals['_OPERATORCAPABILITY']._serialized_end=1201
-  _globals['_LIMITS']._serialized_start=1204
-  _globals['_LIMITS']._serialized_end=1433
-  _globals['_GETCAPABILITIESRESPONSE']._serialized_start=1436
-  _globals['_GETCAPABILITIESRESPONSE']._serialized_end=1691
-  _globals['_DIRECTMLSERVICE']._serialized_start=1788
-  _globals['_DIRECTMLSERVICE']._serialized_end=2049
+  _globals['_BINDINGDESC']._serialized_end=235
+  _globals['_EXECUTEREQUEST']._serialized_start=237
+  _globals['_EXECUTEREQUEST']._serialized_end=363
+  _globals['_EXECUTERESPONSE']._serialized_start=365
+  _globals['_EXECUTERESPONSE']._serialized_end=423
+  _globals['_EXECUTESTREAMSTART']._serialized_start=425
+  _globals['_EXECUTESTREAMSTART']._serialized_end=514
+  _globals['_TENSORCHUNK']._serialized_start=516
+  _globals['_TENSORCHUNK']._serialized_end=560
+  _globals['_EXECUTESTREAMREQUEST']._serialized_start=562
+  _globals['_EXECUTESTREAMREQUEST']._serialized_end=681
+  _globals['_EXECUTESTREAMOUTPUTS']._serialized_start=683
+  _globals['_EXECUTESTREAMOUTPUTS']._serialized_end=727
+  _globals['_EXECUTESTREAMRESPONSE']._serialized_start=729
+  _globals['_EXECUTESTREAMRESPONSE']._serialized_end=853
+  _globals['_GETCAPABILITIESREQUEST']._serialized_start=855
+  _globals['_GETCAPABILITIESREQUEST']._serialized_end=879
+  _globals['_TENSORSUPPORT']._serialized_start=882
+  _globals['_TENSORSUPPORT']._serialized_end=1077
+  _globals['_OPERATORCAPABILITY']._serialized_start=1080
+  _globals['_OPERATORCAPABILITY']._serialized_end=1270
+  _globals['_LIMITS']._serialized_start=1273
+  _globals['_LIMITS']._serialized_end=1635
+  _globals['_GETCAPABILITIESRESPONSE']._serialized_start=1638
+  _globals['_GETCAPABILITIESRESPONSE']._serialized_end=1893
+  _globals['_RESIDENTTENSOR']._serialized_start=1895
+  _globals['_RESIDENTTENSOR']._serialized_end=1964
+  _globals['_CREATETENSORSTART']._serialized_start=1966
+  _globals['_CREATETENSORSTART']._serialized_end=2045
+  _globals['_CREATETENSORREQUEST']._serialized_start=2047
+  _globals['_CREATETENSORREQUEST']._serialized_end=2164
+  _globals['_READTENSORREQUEST']._serialized_start=2166
+  _globals['_READTENSORREQUEST']._serialized_end=2201
+  _globals['_READTENSORRESPONSE']._serialized_start=2203
+  _globals['_READTENSORRESPONSE']._serialized_end=2317
+  _globals['_RELEASETENSORREQUEST']._serialized_start=2319
+  _globals['_RELEASETENSORREQUEST']._serialized_end=2357
+  _globals['_RELEASETENSORRESPONSE']._serialized_start=2359
+  _globals['_RELEASETENSORRESPONSE']._serialized_end=2382
+  _globals['_DIRECTMLSERVICE']._serialized_start=2479
+  _globals['_DIRECTMLSERVICE']._serialized_end=2978
 # @@protoc_insertion_point(module_scope)

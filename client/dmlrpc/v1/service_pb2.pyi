@@ -88,20 +88,29 @@ class BindingDesc(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     BUFFER_FIELD_NUMBER: _builtins.int
+    RESIDENT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def buffer(self) -> Global___BufferBinding:
         """DML_BINDING_TYPE_BUFFER."""
+
+    @_builtins.property
+    def resident(self) -> Global___ResidentTensor:
+        """Not a DirectML binding type: a resident tensor of the caller's, by handle. Its data type and sizes must
+        equal the bound tensor desc's (strides describe host buffers only; a resident tensor is stored packed).
+        In a response: an output kept on the server (`ExecuteRequest.keep_outputs`).
+        """
 
     def __init__(
         self,
         *,
         buffer: Global___BufferBinding | None = ...,
+        resident: Global___ResidentTensor | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["binding", b"binding", "buffer", b"buffer"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["binding", b"binding", "buffer", b"buffer", "resident", b"resident"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["binding", b"binding", "buffer", b"buffer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["binding", b"binding", "buffer", b"buffer", "resident", b"resident"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_binding: _TypeAlias = _typing.Literal["buffer"]  # noqa: Y015
+    _WhichOneofReturnType_binding: _TypeAlias = _typing.Literal["buffer", "resident"]  # noqa: Y015
     _WhichOneofArgType_binding: _TypeAlias = _typing.Literal["binding", b"binding"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_binding) -> _WhichOneofReturnType_binding | None: ...
 
@@ -113,6 +122,7 @@ class ExecuteRequest(_message.Message):
 
     OPERATOR_DESC_FIELD_NUMBER: _builtins.int
     INPUTS_FIELD_NUMBER: _builtins.int
+    KEEP_OUTPUTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def operator_desc(self) -> _operators_pb2.OperatorDesc:
         """The operator to run; its tensor descs say how every buffer is laid out."""
@@ -124,15 +134,22 @@ class ExecuteRequest(_message.Message):
         binding; a set tensor needs a buffer. The number of bindings must equal the number of input fields.
         """
 
+    @_builtins.property
+    def keep_outputs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Output indices (declaration order) to keep on the server as new resident tensors of the caller's instead
+        of sending their bytes back: their response bindings are `resident`, with the output's desc.
+        """
+
     def __init__(
         self,
         *,
         operator_desc: _operators_pb2.OperatorDesc | None = ...,
         inputs: _abc.Iterable[Global___BindingDesc] | None = ...,
+        keep_outputs: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["operator_desc", b"operator_desc"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["inputs", b"inputs", "operator_desc", b"operator_desc"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["inputs", b"inputs", "keep_outputs", b"keep_outputs", "operator_desc", b"operator_desc"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -419,6 +436,10 @@ class Limits(_message.Message):
     MAX_CONCURRENT_REQUESTS_FIELD_NUMBER: _builtins.int
     MAX_QUEUE_DEPTH_FIELD_NUMBER: _builtins.int
     MAX_BATCH_SIZE_FIELD_NUMBER: _builtins.int
+    RESIDENT_TENSORS_PER_CALLER_FIELD_NUMBER: _builtins.int
+    RESIDENT_BYTES_PER_CALLER_FIELD_NUMBER: _builtins.int
+    RESIDENT_BYTES_TOTAL_FIELD_NUMBER: _builtins.int
+    RESIDENT_IDLE_SECONDS_FIELD_NUMBER: _builtins.int
     max_message_bytes: _builtins.int
     """Largest gRPC message the server receives or sends, in bytes."""
     max_tensor_bytes: _builtins.int
@@ -435,6 +456,12 @@ class Limits(_message.Message):
     """Execute calls that may wait; beyond that a call gets RESOURCE_EXHAUSTED at once."""
     max_batch_size: _builtins.int
     """Most requests of one desc the server runs as one batch (1 = batching off)."""
+    resident_tensors_per_caller: _builtins.int
+    """Resident tensors one caller may hold (0: resident tensors are off), their bytes, and all callers' bytes."""
+    resident_bytes_per_caller: _builtins.int
+    resident_bytes_total: _builtins.int
+    resident_idle_seconds: _builtins.float
+    """Seconds a resident tensor may go unused before it is released."""
     def __init__(
         self,
         *,
@@ -446,10 +473,14 @@ class Limits(_message.Message):
         max_concurrent_requests: _builtins.int = ...,
         max_queue_depth: _builtins.int = ...,
         max_batch_size: _builtins.int = ...,
+        resident_tensors_per_caller: _builtins.int = ...,
+        resident_bytes_per_caller: _builtins.int = ...,
+        resident_bytes_total: _builtins.int = ...,
+        resident_idle_seconds: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_batch_size", b"max_batch_size", "max_concurrent_requests", b"max_concurrent_requests", "max_message_bytes", b"max_message_bytes", "max_queue_depth", b"max_queue_depth", "max_request_bytes", b"max_request_bytes", "max_request_elements", b"max_request_elements", "max_tensor_bytes", b"max_tensor_bytes", "max_tensor_elements", b"max_tensor_elements"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_batch_size", b"max_batch_size", "max_concurrent_requests", b"max_concurrent_requests", "max_message_bytes", b"max_message_bytes", "max_queue_depth", b"max_queue_depth", "max_request_bytes", b"max_request_bytes", "max_request_elements", b"max_request_elements", "max_tensor_bytes", b"max_tensor_bytes", "max_tensor_elements", b"max_tensor_elements", "resident_bytes_per_caller", b"resident_bytes_per_caller", "resident_bytes_total", b"resident_bytes_total", "resident_idle_seconds", b"resident_idle_seconds", "resident_tensors_per_caller", b"resident_tensors_per_caller"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -503,3 +534,176 @@ class GetCapabilitiesResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetCapabilitiesResponse: _TypeAlias = GetCapabilitiesResponse  # noqa: Y015
+
+@_typing.final
+class ResidentTensor(_message.Message):
+    """A tensor resident on the server."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HANDLE_FIELD_NUMBER: _builtins.int
+    DESC_FIELD_NUMBER: _builtins.int
+    handle: _builtins.str
+    """Opaque and unguessable (128 random bits); valid for the caller that created it (see docs/protocol.md)."""
+    @_builtins.property
+    def desc(self) -> _tensor_pb2.TensorDesc:
+        """Its desc: as created, or the output desc that produced it. In a binding only `handle` is read."""
+
+    def __init__(
+        self,
+        *,
+        handle: _builtins.str = ...,
+        desc: _tensor_pb2.TensorDesc | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["desc", b"desc"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["desc", b"desc", "handle", b"handle"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResidentTensor: _TypeAlias = ResidentTensor  # noqa: Y015
+
+@_typing.final
+class CreateTensorStart(_message.Message):
+    """The first message of a CreateTensor call."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DESC_FIELD_NUMBER: _builtins.int
+    UNINITIALIZED_FIELD_NUMBER: _builtins.int
+    uninitialized: _builtins.bool
+    """Allocate without uploading: the tensor holds zeros (DirectML leaves new resources undefined; zeros keep
+    every later read defined). Then no chunks follow.
+    """
+    @_builtins.property
+    def desc(self) -> _tensor_pb2.TensorDesc:
+        """The tensor's buffer desc (data type, sizes, strides, total_tensor_size_in_bytes), validated as any tensor
+        desc; the buffer that follows is laid out as it says.
+        """
+
+    def __init__(
+        self,
+        *,
+        desc: _tensor_pb2.TensorDesc | None = ...,
+        uninitialized: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["desc", b"desc"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["desc", b"desc", "uninitialized", b"uninitialized"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateTensorStart: _TypeAlias = CreateTensorStart  # noqa: Y015
+
+@_typing.final
+class CreateTensorRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    START_FIELD_NUMBER: _builtins.int
+    CHUNK_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def start(self) -> Global___CreateTensorStart:
+        """First, exactly once."""
+
+    @_builtins.property
+    def chunk(self) -> Global___TensorChunk:
+        """Then `total_tensor_size_in_bytes` bytes, as binding 0."""
+
+    def __init__(
+        self,
+        *,
+        start: Global___CreateTensorStart | None = ...,
+        chunk: Global___TensorChunk | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "part", b"part", "start", b"start"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "part", b"part", "start", b"start"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_part: _TypeAlias = _typing.Literal["start", "chunk"]  # noqa: Y015
+    _WhichOneofArgType_part: _TypeAlias = _typing.Literal["part", b"part"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_part) -> _WhichOneofReturnType_part | None: ...
+
+Global___CreateTensorRequest: _TypeAlias = CreateTensorRequest  # noqa: Y015
+
+@_typing.final
+class ReadTensorRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HANDLE_FIELD_NUMBER: _builtins.int
+    handle: _builtins.str
+    def __init__(
+        self,
+        *,
+        handle: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["handle", b"handle"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReadTensorRequest: _TypeAlias = ReadTensorRequest  # noqa: Y015
+
+@_typing.final
+class ReadTensorResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENSOR_FIELD_NUMBER: _builtins.int
+    CHUNK_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tensor(self) -> Global___ResidentTensor:
+        """First: the tensor's handle and desc."""
+
+    @_builtins.property
+    def chunk(self) -> Global___TensorChunk:
+        """Then its buffer's bytes (`total_tensor_size_in_bytes`), as binding 0."""
+
+    def __init__(
+        self,
+        *,
+        tensor: Global___ResidentTensor | None = ...,
+        chunk: Global___TensorChunk | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "part", b"part", "tensor", b"tensor"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chunk", b"chunk", "part", b"part", "tensor", b"tensor"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_part: _TypeAlias = _typing.Literal["tensor", "chunk"]  # noqa: Y015
+    _WhichOneofArgType_part: _TypeAlias = _typing.Literal["part", b"part"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_part) -> _WhichOneofReturnType_part | None: ...
+
+Global___ReadTensorResponse: _TypeAlias = ReadTensorResponse  # noqa: Y015
+
+@_typing.final
+class ReleaseTensorRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HANDLE_FIELD_NUMBER: _builtins.int
+    handle: _builtins.str
+    def __init__(
+        self,
+        *,
+        handle: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["handle", b"handle"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleaseTensorRequest: _TypeAlias = ReleaseTensorRequest  # noqa: Y015
+
+@_typing.final
+class ReleaseTensorResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleaseTensorResponse: _TypeAlias = ReleaseTensorResponse  # noqa: Y015

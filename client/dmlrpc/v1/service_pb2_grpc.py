@@ -49,6 +49,21 @@ class DirectMLServiceStub:
                 request_serializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteStreamRequest.SerializeToString,
                 response_deserializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteStreamResponse.FromString,
                 _registered_method=True)
+        self.CreateTensor = channel.stream_unary(
+                '/dmlrpc.v1.DirectMLService/CreateTensor',
+                request_serializer=dmlrpc_dot_v1_dot_service__pb2.CreateTensorRequest.SerializeToString,
+                response_deserializer=dmlrpc_dot_v1_dot_service__pb2.ResidentTensor.FromString,
+                _registered_method=True)
+        self.ReadTensor = channel.unary_stream(
+                '/dmlrpc.v1.DirectMLService/ReadTensor',
+                request_serializer=dmlrpc_dot_v1_dot_service__pb2.ReadTensorRequest.SerializeToString,
+                response_deserializer=dmlrpc_dot_v1_dot_service__pb2.ReadTensorResponse.FromString,
+                _registered_method=True)
+        self.ReleaseTensor = channel.unary_unary(
+                '/dmlrpc.v1.DirectMLService/ReleaseTensor',
+                request_serializer=dmlrpc_dot_v1_dot_service__pb2.ReleaseTensorRequest.SerializeToString,
+                response_deserializer=dmlrpc_dot_v1_dot_service__pb2.ReleaseTensorResponse.FromString,
+                _registered_method=True)
 
 
 class DirectMLServiceServicer:
@@ -79,6 +94,30 @@ class DirectMLServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateTensor(self, request_iterator, context):
+        """Creates a resident tensor: a tensor kept on the server, in device memory on a GPU provider, that Execute
+        binds by handle (`BindingDesc.resident`) without moving its data. The client sends a `CreateTensorStart`, then
+        (unless `uninitialized`) the buffer's bytes as `TensorChunk`s of binding 0. The size limits and the caller's
+        quotas are checked before anything is allocated (RESOURCE_EXHAUSTED beyond them).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReadTensor(self, request, context):
+        """Streams a resident tensor back: its `ResidentTensor` first, then its buffer's bytes laid out per its desc.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReleaseTensor(self, request, context):
+        """Frees a resident tensor. Its handle then answers NOT_FOUND, as do expired handles and other callers' ones.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DirectMLServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -96,6 +135,21 @@ def add_DirectMLServiceServicer_to_server(servicer, server):
                     servicer.ExecuteStream,
                     request_deserializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteStreamRequest.FromString,
                     response_serializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteStreamResponse.SerializeToString,
+            ),
+            'CreateTensor': grpc.stream_unary_rpc_method_handler(
+                    servicer.CreateTensor,
+                    request_deserializer=dmlrpc_dot_v1_dot_service__pb2.CreateTensorRequest.FromString,
+                    response_serializer=dmlrpc_dot_v1_dot_service__pb2.ResidentTensor.SerializeToString,
+            ),
+            'ReadTensor': grpc.unary_stream_rpc_method_handler(
+                    servicer.ReadTensor,
+                    request_deserializer=dmlrpc_dot_v1_dot_service__pb2.ReadTensorRequest.FromString,
+                    response_serializer=dmlrpc_dot_v1_dot_service__pb2.ReadTensorResponse.SerializeToString,
+            ),
+            'ReleaseTensor': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReleaseTensor,
+                    request_deserializer=dmlrpc_dot_v1_dot_service__pb2.ReleaseTensorRequest.FromString,
+                    response_serializer=dmlrpc_dot_v1_dot_service__pb2.ReleaseTensorResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -179,6 +233,87 @@ class DirectMLService:
             '/dmlrpc.v1.DirectMLService/ExecuteStream',
             dmlrpc_dot_v1_dot_service__pb2.ExecuteStreamRequest.SerializeToString,
             dmlrpc_dot_v1_dot_service__pb2.ExecuteStreamResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateTensor(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/dmlrpc.v1.DirectMLService/CreateTensor',
+            dmlrpc_dot_v1_dot_service__pb2.CreateTensorRequest.SerializeToString,
+            dmlrpc_dot_v1_dot_service__pb2.ResidentTensor.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReadTensor(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/dmlrpc.v1.DirectMLService/ReadTensor',
+            dmlrpc_dot_v1_dot_service__pb2.ReadTensorRequest.SerializeToString,
+            dmlrpc_dot_v1_dot_service__pb2.ReadTensorResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReleaseTensor(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/dmlrpc.v1.DirectMLService/ReleaseTensor',
+            dmlrpc_dot_v1_dot_service__pb2.ReleaseTensorRequest.SerializeToString,
+            dmlrpc_dot_v1_dot_service__pb2.ReleaseTensorResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -50,6 +50,16 @@ class DirectMLServiceStub:
     and the declared lengths are validated (and the size limits applied) before any buffer is allocated.
     Errors are the same as Execute's; field paths start at `start.` (e.g. `start.operator_desc.top_k1.k`).
     """
+    CreateTensor: _grpc.StreamUnaryMultiCallable[_service_pb2.CreateTensorRequest, _service_pb2.ResidentTensor]
+    """Creates a resident tensor: a tensor kept on the server, in device memory on a GPU provider, that Execute
+    binds by handle (`BindingDesc.resident`) without moving its data. The client sends a `CreateTensorStart`, then
+    (unless `uninitialized`) the buffer's bytes as `TensorChunk`s of binding 0. The size limits and the caller's
+    quotas are checked before anything is allocated (RESOURCE_EXHAUSTED beyond them).
+    """
+    ReadTensor: _grpc.UnaryStreamMultiCallable[_service_pb2.ReadTensorRequest, _service_pb2.ReadTensorResponse]
+    """Streams a resident tensor back: its `ResidentTensor` first, then its buffer's bytes laid out per its desc."""
+    ReleaseTensor: _grpc.UnaryUnaryMultiCallable[_service_pb2.ReleaseTensorRequest, _service_pb2.ReleaseTensorResponse]
+    """Frees a resident tensor. Its handle then answers NOT_FOUND, as do expired handles and other callers' ones."""
 
 @_typing.type_check_only
 class DirectMLServiceAsyncStub(DirectMLServiceStub):
@@ -65,6 +75,16 @@ class DirectMLServiceAsyncStub(DirectMLServiceStub):
     and the declared lengths are validated (and the size limits applied) before any buffer is allocated.
     Errors are the same as Execute's; field paths start at `start.` (e.g. `start.operator_desc.top_k1.k`).
     """
+    CreateTensor: _aio.StreamUnaryMultiCallable[_service_pb2.CreateTensorRequest, _service_pb2.ResidentTensor]  # type: ignore[assignment]
+    """Creates a resident tensor: a tensor kept on the server, in device memory on a GPU provider, that Execute
+    binds by handle (`BindingDesc.resident`) without moving its data. The client sends a `CreateTensorStart`, then
+    (unless `uninitialized`) the buffer's bytes as `TensorChunk`s of binding 0. The size limits and the caller's
+    quotas are checked before anything is allocated (RESOURCE_EXHAUSTED beyond them).
+    """
+    ReadTensor: _aio.UnaryStreamMultiCallable[_service_pb2.ReadTensorRequest, _service_pb2.ReadTensorResponse]  # type: ignore[assignment]
+    """Streams a resident tensor back: its `ResidentTensor` first, then its buffer's bytes laid out per its desc."""
+    ReleaseTensor: _aio.UnaryUnaryMultiCallable[_service_pb2.ReleaseTensorRequest, _service_pb2.ReleaseTensorResponse]  # type: ignore[assignment]
+    """Frees a resident tensor. Its handle then answers NOT_FOUND, as do expired handles and other callers' ones."""
 
 class DirectMLServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -95,5 +115,33 @@ class DirectMLServiceServicer(metaclass=_abc_1.ABCMeta):
         and the declared lengths are validated (and the size limits applied) before any buffer is allocated.
         Errors are the same as Execute's; field paths start at `start.` (e.g. `start.operator_desc.top_k1.k`).
         """
+
+    @_abc_1.abstractmethod
+    def CreateTensor(
+        self,
+        request_iterator: _MaybeAsyncIterator[_service_pb2.CreateTensorRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_service_pb2.ResidentTensor, _abc.Awaitable[_service_pb2.ResidentTensor]]:
+        """Creates a resident tensor: a tensor kept on the server, in device memory on a GPU provider, that Execute
+        binds by handle (`BindingDesc.resident`) without moving its data. The client sends a `CreateTensorStart`, then
+        (unless `uninitialized`) the buffer's bytes as `TensorChunk`s of binding 0. The size limits and the caller's
+        quotas are checked before anything is allocated (RESOURCE_EXHAUSTED beyond them).
+        """
+
+    @_abc_1.abstractmethod
+    def ReadTensor(
+        self,
+        request: _service_pb2.ReadTensorRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_service_pb2.ReadTensorResponse], _abc.AsyncIterator[_service_pb2.ReadTensorResponse]]:
+        """Streams a resident tensor back: its `ResidentTensor` first, then its buffer's bytes laid out per its desc."""
+
+    @_abc_1.abstractmethod
+    def ReleaseTensor(
+        self,
+        request: _service_pb2.ReleaseTensorRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_service_pb2.ReleaseTensorResponse, _abc.Awaitable[_service_pb2.ReleaseTensorResponse]]:
+        """Frees a resident tensor. Its handle then answers NOT_FOUND, as do expired handles and other callers' ones."""
 
 def add_DirectMLServiceServicer_to_server(servicer: DirectMLServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -119,7 +119,12 @@ class ElementWise(Operator[Any]):
             return [results[0].view(output.dtype)]
 
         inputs = tuple(layout for _, layout in present)
-        return Plan(inputs, (output,), graph.model(), prepare, finish)
+        # Unless the bits are reinterpreted or the data checked, inputs and the output pass through unchanged.
+        direct = not self.bitwise and check is None
+        direct_inputs = tuple(
+            f"input{index}" if direct and dtype is not None else None for index, dtype in enumerate(feed_types)
+        )
+        return Plan(inputs, (output,), graph.model(), prepare, finish, direct_inputs, not self.bitwise)
 
     def _check_types(self, tensors: Tensors) -> None:
         groups = self.same_type or (tuple(f.name for f in (*self.inputs, *self.outputs)),)

@@ -75,6 +75,11 @@ class Plan:
     model: onnx.ModelProto
     prepare: Callable[[Sequence[np.ndarray | None]], dict[str, np.ndarray]]
     finish: Callable[[Sequence[np.ndarray]], list[np.ndarray | None]]
+    #: Per input, the feed name when ``prepare`` passes that input to the model unchanged and unchecked (so a
+    #: device-resident tensor can be bound as it is and ``prepare`` may be given ``None`` for it); else ``None``.
+    direct_inputs: tuple[str | None, ...] = ()
+    #: Whether ``finish`` returns the model's outputs unchanged (so outputs can stay in device memory).
+    direct_outputs: bool = False
 
     @property
     def response_bytes(self) -> int:

@@ -86,7 +86,7 @@ class ScatterNd(Operator[operators_pb2.ScatterNdOperatorDesc]):
 
         def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
             data, index_values, update_values = arrays
-            assert data is not None and index_values is not None and update_values is not None
+            assert index_values is not None
             normalised = checked_indices(
                 index_values, bounds, field="inputs[1].buffer.data", dimension_offset=first_dimension, tuple_axis=True
             )
@@ -95,13 +95,29 @@ class ScatterNd(Operator[operators_pb2.ScatterNdOperatorDesc]):
                 field="inputs[1].buffer.data",
                 what="index tuples at indices_tensor positions",
             )
-            return {
-                "input": np.ascontiguousarray(data).reshape(data_shape),
-                "indices": normalised.reshape(indices_shape),
-                "updates": np.ascontiguousarray(update_values).reshape(updates_shape),
-            }
+            feeds = {"indices": normalised.reshape(indices_shape)}
+            # Data and updates may be absent here: bound in device memory as they are (``direct_inputs``).
+            if data is not None:
+                feeds["input"] = np.ascontiguousarray(data).reshape(data_shape)
+            if update_values is not None:
+                feeds["updates"] = np.ascontiguousarray(update_values).reshape(updates_shape)
+            return feeds
 
         def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
             return [outputs[0].reshape(source.sizes)]
 
-        return Plan((source, indices, updates), (output,), model, prepare, finish)
+        # Without leading 1s to drop, the data, the updates and the output reach the model unchanged.
+        whole_data = tuple(data_shape) == tuple(source.sizes)
+        return Plan(
+            (source, indices, updates),
+            (output,),
+            model,
+            prepare,
+            finish,
+            direct_inputs=(
+                "input" if whole_data else None,
+                None,
+                "updates" if updates_shape == updates.sizes else None,
+            ),
+            direct_outputs=whole_data,
+        )

@@ -80,27 +80,36 @@ class _TopKBase(Operator[TopKDesc]):
         mapped_uint64 = source.dtype == np.dtype("<u8") and not native
         feed_dtype = np.dtype("<i8") if mapped_uint64 else source.dtype
         compute_dtype = feed_dtype if native else _WIDENED.get(source.dtype, feed_dtype)
-        # The graph is one TopK node: widening and the index cast run on the host, because Cast nodes on 64-bit
+        # On DirectML the graph is one TopK node and the index cast runs on the host, because Cast nodes on 64-bit
         # integers need 64-bit shader operations that some DirectML devices lack (their sessions fail to build).
+        # Elsewhere the cast is in the graph, so that outputs can stay in device memory.
         k = onnx.numpy_helper.from_array(np.array([desc.k], dtype=np.int64), "k")
-        node = onnx.helper.make_node(
-            "TopK",
-            ["input", "k"],
-            ["values", "indices"],
-            axis=int(desc.axis),
-            largest=int(direction == tensor_pb2.AXIS_DIRECTION_DECREASING),
-            sorted=1,
-        )
+        top_k_indices = "indices" if native else "top_k_indices"
+        nodes = [
+            onnx.helper.make_node(
+                "TopK",
+                ["input", "k"],
+                ["values", top_k_indices],
+                axis=int(desc.axis),
+                largest=int(direction == tensor_pb2.AXIS_DIRECTION_DECREASING),
+                sorted=1,
+            )
+        ]
+        index_dtype = np.dtype("<i8") if native else indices.dtype
+        if not native:
+            to = onnx.helper.np_dtype_to_tensor_dtype(indices.dtype)
+            nodes.append(onnx.helper.make_node("Cast", [top_k_indices], ["indices"], to=to))
         model = make_model(
-            [node],
+            nodes,
             [value_info("input", compute_dtype, source.sizes)],
-            [value_info("values", compute_dtype, expected), value_info("indices", np.dtype("<i8"), expected)],
+            [value_info("values", compute_dtype, expected), value_info("indices", index_dtype, expected)],
             [k],
         )
 
         def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
             data = arrays[0]
-            assert data is not None
+            if data is None:
+                return {}  # bound in device memory as it is (``direct_inputs``)
             if mapped_uint64:
                 # Flipping the top bit maps unsigned order onto signed order exactly.
                 return {"input": (data ^ _UINT64_FLIP).view(np.int64)}
@@ -114,7 +123,16 @@ class _TopKBase(Operator[TopKDesc]):
                 top_values = top_values.astype(feed_dtype)
             return [top_values, top_indices.astype(indices.dtype, copy=False)]
 
-        return Plan((source,), (values, indices), model, prepare, finish)
+        unchanged = not mapped_uint64 and compute_dtype == feed_dtype
+        return Plan(
+            (source,),
+            (values, indices),
+            model,
+            prepare,
+            finish,
+            direct_inputs=("input" if unchanged else None,),
+            direct_outputs=unchanged and not native,
+        )
 
 
 class TopK(_TopKBase[operators_pb2.TopKOperatorDesc]):

@@ -18,6 +18,7 @@ from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators.base import Plan
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.providers import PROVIDERS, Provider
+from dmlrpc_server.runtime.resident import Device
 
 _log = logging.getLogger(__name__)
 CPU = PROVIDERS["cpu"]
@@ -38,6 +39,26 @@ class Compiled:
     def run(self, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
         with self.run_lock:
             return self.session.run(self.output_names, feeds)  # type: ignore[no-any-return]
+
+    def run_bound(
+        self, feeds: dict[str, np.ndarray], device_inputs: dict[str, ort.OrtValue], keep: set[int], device: Device
+    ) -> list[np.ndarray | ort.OrtValue]:
+        """Run with IOBinding: host feeds and device-resident inputs bound as they are; the outputs in ``keep``
+        (indices) are allocated in device memory and returned as OrtValues, the others copied to the host."""
+        binding = self.session.io_binding()
+        for name, array in feeds.items():
+            binding.bind_cpu_input(name, array)
+        for name, value in device_inputs.items():
+            binding.bind_ortvalue_input(name, value)
+        for index, name in enumerate(self.output_names):
+            if index in keep:
+                binding.bind_output(name, device.kind, device.device_id)
+            else:
+                binding.bind_output(name)
+        with self.run_lock:
+            self.session.run_with_iobinding(binding)
+        values = binding.get_outputs()
+        return [value if index in keep else value.numpy() for index, value in enumerate(values)]
 
     def run_batch(self, requests: Sequence[dict[str, np.ndarray]], pool: BufferPool) -> list[list[np.ndarray]]:
         """Run several requests' feeds as one batch (stacked on a new leading axis); each request's outputs."""
