@@ -100,12 +100,14 @@ def main() -> int:
     parser.add_argument("--sizes", default="1,16,256,1024", help="input sizes in MiB")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--server-flags", default="", help="extra dmlrpc-server flags, e.g. '--worker-threads 1'")
     args = parser.parse_args()
     device = {"cuda": "cuda", "directml": "dml", "cpu": "cpu"}[args.provider]
     limits = Limits(max_tensor_bytes=2048 * MiB, max_request_bytes=4096 * MiB, max_message_bytes=512 * MiB)
     executor = Executor(choose_provider(args.provider), feature_level=LATEST, limits=limits, cache_capacity=64)
     flags = ["--provider", args.provider, "--max-tensor-bytes", str(2048 * MiB), "--max-request-bytes", str(4096 * MiB)]
     flags += ["--resident-bytes-per-caller", str(8192 * MiB), "--resident-bytes-total", str(16384 * MiB)]
+    flags += args.server_flags.split()
     server = procs.Server(
         "dmlrpc",
         [sys.executable, "-m", "dmlrpc_server", "--port", "0", "--no-metrics", *flags],

@@ -105,11 +105,22 @@ class Dispatcher:
         arrived = time.monotonic()
         deadline = None if time_remaining is None else arrived + time_remaining
         plan = self.executor.compiled(request.operator_desc).plan
-        # The tensors' sizes, not the request's (a few handles), say how long the work takes.
-        work = sum(layout.total_bytes for layout in (*plan.inputs, *plan.outputs) if layout is not None)
+        on_host = self.executor.resident.device.on_host
+        # The bytes this process touches say how long the call holds its thread: on a GPU provider resident inputs
+        # and kept outputs stay in device memory (the thread only waits for the device), on the CPU they count.
+        host_bytes = sum(
+            layout.total_bytes
+            for index, layout in enumerate(plan.inputs)
+            if layout is not None
+            and (on_host or index >= len(request.inputs) or request.inputs[index].WhichOneof("binding") != "resident")
+        ) + sum(
+            layout.total_bytes
+            for index, layout in enumerate(plan.outputs)
+            if layout is not None and (on_host or index not in request.keep_outputs)
+        )
         async with self.admission.slot(time_remaining):
             started = self._started(deadline)
-            if work <= self._inline_bytes:
+            if host_bytes <= self._inline_bytes:
                 outputs = self.executor.execute_resident(owner, request)
             else:
                 outputs = await self._on_worker(self.executor.execute_resident, owner, request)
