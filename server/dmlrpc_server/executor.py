@@ -198,12 +198,13 @@ class Executor:
             on_device = {
                 i: item
                 for i, item in enumerate(items)
-                if isinstance(item, Resident)
+                if compiled.on_device
+                and isinstance(item, Resident)
                 and not isinstance(item.value, np.ndarray)
                 and i < len(plan.direct_inputs)
                 and plan.direct_inputs[i] is not None
             }
-            device_keep = keep if plan.direct_outputs and not device.on_host else set()
+            device_keep = keep if plan.direct_outputs and compiled.on_device and not device.on_host else set()
             if on_device or device_keep:
                 feeds = self.feeds(compiled, items, skip=on_device.keys())
                 bound = {plan.direct_inputs[i]: item.value for i, item in on_device.items()}
@@ -279,8 +280,13 @@ Buffer = bytes | bytearray | memoryview | np.ndarray
 
 
 def device_of(provider: Provider) -> Device:
-    """Where resident tensors live for a provider: its device memory, or the host for the CPU provider."""
-    kinds = {"CUDAExecutionProvider": "cuda", "DmlExecutionProvider": "dml"}
+    """Where resident tensors live for a provider: CUDA device memory, else host memory.
+
+    DirectML keeps them on the host for now: OrtValues that ONNX Runtime's Python API allocates on the "dml" device
+    broke the DirectML device of the test lane (sessions created afterwards failed to build, then runs failed with
+    DXGI_ERROR_DEVICE_REMOVED), so device residency there waits for a real adapter to validate it on.
+    """
+    kinds = {"CUDAExecutionProvider": "cuda"}
     device_id = int(provider.options.get("device_id", 0))
     return Device(kinds.get(provider.name, "cpu"), device_id)
 

@@ -10,6 +10,7 @@ import grpc
 import numpy as np
 import pytest
 
+import dmlrpc
 from dmlrpc import ops
 from dmlrpc._base import StreamedOutputs, prepare_execute
 from dmlrpc._wire import encode_chunk
@@ -162,3 +163,73 @@ def test_a_reader_that_stops_mid_response_gives_the_staged_output_back(faulted: 
     assert _wait_for(lambda: _lent(faulted) == 0), scrape(faulted)
     with grpc.insecure_channel(faulted.address) as fresh:
         assert_still_serving(fresh)
+
+
+def test_onnx_runtime_failing_inside_a_batch_fails_each_member_cleanly() -> None:
+    # A real ONNX Runtime failure inside a batched run (RunOptions.terminate, armed through the batcher's fault
+    # point): every member gets INTERNAL with a request id, nobody hangs, and the next batches run.
+    running = start_server(max_batch_size=8, max_batch_delay_us=100_000)
+    try:
+        x = np.arange(8, dtype=np.float32) - 4
+        call = ops.activation("relu", x)
+        batcher = running.built.dispatcher.batcher
+        assert batcher is not None
+        with dmlrpc.Client(running.address, timeout=30) as client:
+            # No call before the burst: the first one probes for company (waiting the batch delay), so the
+            # concurrent ones join its batch.
+            running.loop.call_soon_threadsafe(batcher.fail_next_batch)
+            outcomes: list[object] = [None] * 12
+
+            def call_once(index: int) -> None:
+                try:
+                    outcomes[index] = client.execute(call.operator_desc, call.inputs)[0]
+                except dmlrpc.DmlRpcError as error:
+                    outcomes[index] = error
+
+            threads = [threading.Thread(target=call_once, args=(i,)) for i in range(len(outcomes))]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=60)
+            failed = [o for o in outcomes if isinstance(o, dmlrpc.DmlRpcError)]
+            assert len(failed) >= 2, outcomes  # a batch of several members failed together
+            for error in failed:
+                assert isinstance(error, dmlrpc.InternalError) and error.request_id, error
+            for output in outcomes:
+                if not isinstance(output, dmlrpc.DmlRpcError):
+                    np.testing.assert_array_equal(output, np.maximum(x, 0))
+            for _ in range(5):  # the server, and batching, go on
+                np.testing.assert_array_equal(client.execute(call.operator_desc, call.inputs)[0], np.maximum(x, 0))
+        internal = sum(
+            value
+            for (name, labels), value in scrape(running).items()
+            if name == "dmlrpc_requests_total" and ("code", "INTERNAL") in labels
+        )
+        assert internal == len(failed)
+    finally:
+        running.stop()
+
+
+def test_a_caller_exhausting_its_resident_quota_stalls_nobody_else() -> None:
+    running = start_server(resident_tensors_per_caller=4, resident_bytes_per_caller=1 << 20)
+    try:
+        x = np.ones(1024, np.float32)
+        relu = ops.activation("relu", x).operator_desc
+        with dmlrpc.Client(running.address) as greedy, dmlrpc.Client(running.address) as other:
+            held = [greedy.upload(x) for _ in range(4)]
+            with pytest.raises(dmlrpc.ResourceExhaustedError):
+                greedy.upload(x)
+            with pytest.raises(dmlrpc.ResourceExhaustedError):
+                greedy.execute(relu, [held[0]], keep=True)  # a kept output over the quota is refused up front
+            np.testing.assert_array_equal(greedy.execute(relu, [held[0]])[0], x)  # sending it back still works
+            with other.upload(x) as theirs:  # other callers keep their own quota
+                (kept,) = other.execute(relu, [theirs], keep=True)
+                kept.release()
+            for tensor in held[1:]:
+                tensor.release()
+            (kept,) = greedy.execute(relu, [held[0]], keep=True)
+            kept.release()
+            held[0].release()
+        assert running.built.executor.resident.held == (0, 0)
+    finally:
+        running.stop()

@@ -81,8 +81,14 @@ class Graph:
         return Value(name, np.dtype(dtype))
 
     def output(self, value: Value, name: str, shape: Sequence[int]) -> None:
-        """Expose ``value`` as graph output ``name``."""
-        self.nodes.append(onnx.helper.make_node("Identity", [value.name], [name]))
+        """Expose ``value`` as graph output ``name``: the node computing it is renamed (an Identity only for a graph
+        input), since every extra node is one more for a device to fuse and compile."""
+        producer = next((node for node in reversed(self.nodes) if value.name in node.output), None)
+        used_later = any(value.name in node.input for node in self.nodes)
+        if producer is None or used_later:
+            self.nodes.append(onnx.helper.make_node("Identity", [value.name], [name]))
+        else:
+            producer.output[list(producer.output).index(value.name)] = name
         self.outputs.append(value_info(name, value.dtype, shape))
 
     def const(self, value: Any, dtype: np.dtype[Any] | type) -> Value:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import onnxruntime as ort
 
 from dmlrpc_server.errors import DeadlineExceeded
 from dmlrpc_server.runtime.buffers import BufferPool
@@ -54,6 +55,12 @@ class Batcher:
         self._queues: dict[int, tuple[Compiled, list[_Waiting]]] = {}
         self._company = False
         self._solo_left = 0
+        self._terminate_next = False
+
+    def fail_next_batch(self) -> None:
+        """Make ONNX Runtime itself fail the next batch of two or more requests (``RunOptions.terminate``): the
+        reliability suite's fault point for "the runtime raised inside a batch". Call from the event loop thread."""
+        self._terminate_next = True
 
     def wanted(self, busy: bool) -> bool:
         """Whether the next request should go through a batch (and yield the loop once) or run at once.
@@ -118,7 +125,12 @@ class Batcher:
             if len(live) == 1:
                 results = [compiled.run(live[0].feeds)]
             else:
-                results = compiled.run_batch([waiting.feeds for waiting in live], self.pool)
+                options = None
+                if self._terminate_next:
+                    self._terminate_next = False
+                    options = ort.RunOptions()
+                    options.terminate = True
+                results = compiled.run_batch([waiting.feeds for waiting in live], self.pool, options)
         except Exception as error:  # every member gets its batch's error
             _log.exception("batch of %d failed", len(live))
             for waiting in live:

@@ -34,6 +34,9 @@ class Compiled:
     run_lock: contextlib.AbstractContextManager[object] = field(default_factory=contextlib.nullcontext)
     provider: Provider | None = None
     batching: BatchRule | None = None
+    #: Whether the session runs on the provider's device (False on the CPU provider and after a host fallback):
+    #: only then can device-resident tensors be bound as they are.
+    on_device: bool = False
     _batched: ort.InferenceSession | None = field(default=None, repr=False)
 
     def run(self, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -60,7 +63,12 @@ class Compiled:
         values = binding.get_outputs()
         return [value if index in keep else value.numpy() for index, value in enumerate(values)]
 
-    def run_batch(self, requests: Sequence[dict[str, np.ndarray]], pool: BufferPool) -> list[list[np.ndarray]]:
+    def run_batch(
+        self,
+        requests: Sequence[dict[str, np.ndarray]],
+        pool: BufferPool,
+        run_options: ort.RunOptions | None = None,
+    ) -> list[list[np.ndarray]]:
         """Run several requests' feeds as one batch (stacked on a new leading axis); each request's outputs."""
         if self.batching is None or self.provider is None:
             raise RuntimeError("this operator does not batch")
@@ -70,7 +78,7 @@ class Compiled:
         feeds, staging = self.batching.stack(requests, pool)
         try:
             with self.run_lock:
-                outputs = self._batched.run(self.output_names, feeds)
+                outputs = self._batched.run(self.output_names, feeds, run_options)
         finally:
             for buffer in staging:
                 pool.release(buffer)
@@ -78,9 +86,17 @@ class Compiled:
 
 
 def _session(model: onnx.ModelProto, provider: Provider) -> ort.InferenceSession:
+    return _session_on(model, provider)[0]
+
+
+def _session_on(model: onnx.ModelProto, provider: Provider) -> tuple[ort.InferenceSession, bool]:
+    """A session on ``provider``, or on the CPU provider where the device cannot build it; and whether on the device."""
     serialized = model.SerializeToString()
     try:
-        return ort.InferenceSession(serialized, sess_options=provider.session_options(), providers=provider.providers())
+        session = ort.InferenceSession(
+            serialized, sess_options=provider.session_options(), providers=provider.providers()
+        )
+        return session, provider.name != CPU
     except Exception as error:
         if provider.name == CPU:
             raise
@@ -93,17 +109,17 @@ def _session(model: onnx.ModelProto, provider: Provider) -> ort.InferenceSession
             CPU,
         )
         fallback = Provider(CPU, {}, "CPU", False, provider.intra_op_threads)
-        return ort.InferenceSession(serialized, sess_options=fallback.session_options(), providers=[CPU])
+        return ort.InferenceSession(serialized, sess_options=fallback.session_options(), providers=[CPU]), False
 
 
 def compile_plan(plan: Plan, provider: Provider, batching: BatchRule | None = None) -> Compiled:
     """Create the ONNX Runtime session for a plan's model."""
-    session = _session(plan.model, provider)
+    session, on_device = _session_on(plan.model, provider)
     names = [output.name for output in session.get_outputs()]
     lock: contextlib.AbstractContextManager[object] = (
         threading.Lock() if provider.serialize_runs else contextlib.nullcontext()
     )
-    return Compiled(plan, session, names, lock, provider, batching)
+    return Compiled(plan, session, names, lock, provider, batching, on_device=on_device)
 
 
 @dataclass
