@@ -276,7 +276,14 @@ def _pow(g: Graph, xs: Sequence[Value], c: Context) -> Value:
     both_float = base.dtype.kind == "f" and exponent.dtype.kind == "f"
     compute = F32 if both_float and F64 not in (base.dtype, exponent.dtype) else F64
     power = g.op("Pow", g.cast(base, compute), g.cast(exponent, compute))
-    return power if c.output.kind == "f" else saturate(g, g.cast(power, F64), c.output)
+    if c.output.kind == "f":
+        return power
+    # An integer base to an integral power is an integer: round it, since a device's pow may land a hair below
+    # (CUDA's gives 3 ** 1.0 as 2.9999999999999996, which truncation would turn into 2).
+    wide_exponent = g.cast(exponent, F64)
+    integral = g.op("Equal", g.op("Floor", wide_exponent), wide_exponent, dtype=BOOL)
+    wide = g.cast(power, F64)
+    return saturate(g, g.where(integral, g.op("Round", wide), wide), c.output)
 
 
 def _zero_to_negative_power(tensors: Tensors) -> DataCheck | None:
