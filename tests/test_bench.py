@@ -20,3 +20,14 @@ def test_bench_quick_tiny_prints_ratios() -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert re.search(r"top-k @1 in flight\s+p50 latency .* vs .*\(aio echo\)\s+ratio\s+\d+\.\d+x", done.stdout)
     assert re.search(r"throughput .* ratio\s+\d+\.\d+x\s+goal >= 1x\s+(met|MISSED)", done.stdout)
+
+
+@pytest.mark.timeout(90)
+def test_gpu_resident_bench_runs_on_the_cpu_provider() -> None:
+    # The GPU benchmark's scenario (resident vs in-process IOBinding + echo), runnable without a GPU.
+    command = [sys.executable, str(ROOT / "bench" / "gpu_resident.py"), "--provider", "cpu"]
+    command += ["--sizes", "1", "--repeats", "3"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=85, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert re.search(r"^top_k\s+1\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+\d+\.\d+$", done.stdout, re.M), done.stdout
+    assert re.search(r"^scatter_nd\s+1\s", done.stdout, re.M)
