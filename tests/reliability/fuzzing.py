@@ -112,11 +112,15 @@ def valid_calls(draw: st.DrawFn) -> ops.Call:
 
 
 def _tensor_descs(desc: protobuf_message.Message) -> list[str]:
-    return [f.name for f in desc.DESCRIPTOR.fields if f.message_type is not None]
+    return [
+        f.name
+        for f in desc.DESCRIPTOR.fields
+        if f.message_type is not None and f.message_type.name == "TensorDesc" and not f.is_repeated
+    ]
 
 
 def _scalar_fields(desc: protobuf_message.Message) -> list[str]:
-    return [f.name for f in desc.DESCRIPTOR.fields if f.message_type is None]
+    return [f.name for f in desc.DESCRIPTOR.fields if f.message_type is None and not f.is_repeated]
 
 
 @st.composite
@@ -128,11 +132,20 @@ def _mutate_desc(draw: st.DrawFn, operator_desc: operators_pb2.OperatorDesc) -> 
     for _ in range(draw(st.integers(1, 3))):
         target = draw(st.sampled_from(["tensor", "tensor", "tensor", "attribute", "case"]))
         if target == "case":  # the same fields read as another operator's desc, or an unknown case
-            other = draw(st.sampled_from([71, 94, 109, 112, 1, 2, 200, 536870911]))
+            # The seed operators, element-wise and activation ones, unimplemented ones and unknown numbers.
+            other = draw(st.sampled_from([71, 94, 109, 112, 1, 2, 4, 25, 33, 89, 99, 158, 53, 61, 200, 536870911]))
             raw = desc.SerializeToString()
+            original = operator_desc.SerializeToString()
             tag = _varint((other << 3) | 2)
             operator_desc.Clear()
-            operator_desc.MergeFromString(tag + _varint(len(raw)) + raw)
+            try:
+                operator_desc.MergeFromString(tag + _varint(len(raw)) + raw)
+            except protobuf_message.DecodeError:
+                # These bytes do not parse as that desc at all (the corrupt-message case is fuzzed elsewhere).
+                operator_desc.Clear()
+                operator_desc.MergeFromString(original)
+                desc = getattr(operator_desc, case)
+                continue
             if operator_desc.WhichOneof("desc") is None:
                 return
             case = operator_desc.WhichOneof("desc")
@@ -140,12 +153,22 @@ def _mutate_desc(draw: st.DrawFn, operator_desc: operators_pb2.OperatorDesc) -> 
             desc = getattr(operator_desc, case)
             continue
         if target == "attribute":
+            if not _scalar_fields(desc):
+                continue
             name = draw(st.sampled_from(_scalar_fields(desc)))
             field = desc.DESCRIPTOR.fields_by_name[name]
             if field.enum_type is not None:
                 setattr(desc, name, draw(st.sampled_from(DIRECTIONS)))
+            elif field.type in (field.TYPE_FLOAT, field.TYPE_DOUBLE):
+                setattr(desc, name, draw(st.one_of(st.floats(width=32), st.sampled_from([0.0, -1.0, 1e38]))))
+            elif field.type == field.TYPE_BOOL:
+                setattr(desc, name, draw(st.booleans()))
+            elif field.type == field.TYPE_INT32:
+                setattr(desc, name, draw(st.integers(-(1 << 31), (1 << 31) - 1)))
             else:
                 setattr(desc, name, draw(st.one_of(st.sampled_from(EXTREME_U32), st.integers(0, 10))))
+            continue
+        if not _tensor_descs(desc):
             continue
         name = draw(st.sampled_from(_tensor_descs(desc)))
         tensor = getattr(desc, name)
