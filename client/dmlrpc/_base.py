@@ -151,6 +151,10 @@ def prepare_execute(
     case = desc_case(operator_desc)
     desc = getattr(operator_desc, case)
     input_fields, output_fields = tensor_fields(desc.DESCRIPTOR)
+    if any(field.array for field in (*input_fields, *output_fields)):
+        raise ValueError(
+            f"{case} has tensor-array fields (DML_BINDING_TYPE_BUFFER_ARRAY), which no executable operator has yet"
+        )
     if len(inputs) != len(input_fields):
         names = ", ".join(f.name for f in input_fields)
         raise ValueError(f"{case} takes {len(input_fields)} inputs ({names}); got {len(inputs)}")

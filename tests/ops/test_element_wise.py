@@ -572,3 +572,9 @@ def test_sdk_activation_with_axes(client: dmlrpc.Client) -> None:
     np.testing.assert_allclose(got, np.exp(x) / np.exp(x).sum(axis=0, keepdims=True), rtol=1e-6)
     with pytest.raises(ValueError, match="no field 'gamma'"):
         client.activation("relu", x, gamma=1.0)
+
+
+def test_sdk_refuses_tensor_array_descs_clearly(client: dmlrpc.Client) -> None:
+    join = operators_pb2.OperatorDesc(join=operators_pb2.JoinOperatorDesc(input_count=1))
+    with pytest.raises(ValueError, match="BUFFER_ARRAY"):
+        client.execute(join, [])
