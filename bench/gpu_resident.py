@@ -22,23 +22,23 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnxruntime as ort
 
-BENCH_DIR = __import__("pathlib").Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH_DIR))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling bench modules (procs)
 
-import grpc  # noqa: E402
-import procs  # noqa: E402
+import grpc
+import procs
 
-import dmlrpc  # noqa: E402
-from dmlrpc import ops  # noqa: E402
-from dmlrpc_server.executor import Executor  # noqa: E402
-from dmlrpc_server.feature_levels import LATEST  # noqa: E402
-from dmlrpc_server.operators.base import Limits  # noqa: E402
-from dmlrpc_server.runtime.providers import choose_provider  # noqa: E402
+import dmlrpc
+from dmlrpc import ops
+from dmlrpc_server.executor import Executor
+from dmlrpc_server.feature_levels import LATEST
+from dmlrpc_server.operators.base import Limits
+from dmlrpc_server.runtime.providers import choose_provider
 
 MiB = 1 << 20
 COLUMNS = 4096

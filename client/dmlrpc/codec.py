@@ -149,6 +149,11 @@ class TensorLayout:
             count *= size
         return count
 
+    @cached_property
+    def packed_bytes(self) -> int:
+        """Bytes of the logical tensor stored packed (a broadcast input counts every logical element)."""
+        return self.element_count * self.dtype.itemsize
+
 
 def tensor_desc(
     array_or_spec: npt.ArrayLike | tuple[npt.DTypeLike, Sequence[int]],

@@ -104,7 +104,8 @@ class Dispatcher:
         self._gate()
         arrived = time.monotonic()
         deadline = None if time_remaining is None else arrived + time_remaining
-        plan = self.executor.compiled(request.operator_desc).plan
+        compiled = self.executor.compiled(request.operator_desc)
+        plan = compiled.plan
         on_host = self.executor.resident.device.on_host
         # The bytes this process touches say how long the call holds its thread: on a GPU provider resident inputs
         # and kept outputs stay in device memory (the thread only waits for the device), on the CPU they count.
@@ -121,9 +122,9 @@ class Dispatcher:
         async with self.admission.slot(time_remaining):
             started = self._started(deadline)
             if host_bytes <= self._inline_bytes:
-                outputs = self.executor.execute_resident(owner, request)
+                outputs = self.executor.execute_resident(owner, compiled, request)
             else:
-                outputs = await self._on_worker(self.executor.execute_resident, owner, request)
+                outputs = await self._on_worker(self.executor.execute_resident, owner, compiled, request)
             if self._metrics is not None:
                 self._metrics.batch_size.observe(1)
             sent = [item for item in outputs if not isinstance(item, Resident)]
@@ -152,7 +153,7 @@ class Dispatcher:
             max_tensor_elements=executor.limits.max_tensor_elements,
         )
         store = executor.resident
-        with store.reserve(owner, layout.element_count * layout.dtype.itemsize) as reservation:
+        with store.reserve(owner, layout.packed_bytes) as reservation:
             if start.uninitialized:
                 if await anext(parts, None) is not None:
                     raise InvalidArgument("chunk", "an uninitialized tensor takes no bytes")

@@ -10,7 +10,7 @@ import numpy as np
 import onnxruntime as ort
 from google.protobuf import unknown_fields
 
-from dmlrpc.codec import TensorLayout, data_type_name, decode, encode, encode_into
+from dmlrpc.codec import TensorLayout, data_type_name, decode, encode_into
 from dmlrpc.schema import tensor_fields
 from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument, OperatorUnavailable, ResourceExhausted
@@ -176,14 +176,16 @@ class Executor:
                 items.append(tensor)
         return items
 
-    def execute_resident(self, owner: str, request: service_pb2.ExecuteRequest) -> list[bytes | Resident | None]:
-        """Execute with resident inputs and/or outputs kept resident (``request.keep_outputs``).
+    def execute_resident(
+        self, owner: str, compiled: Compiled, request: service_pb2.ExecuteRequest
+    ) -> list[bytes | Resident | None]:
+        """Execute ``request`` (compiled as ``compiled``) with resident inputs and/or outputs kept resident
+        (``request.keep_outputs``).
 
         Resident inputs that the plan feeds unchanged are bound in device memory (IOBinding) and kept outputs stay
         there, so a chain of such calls never copies to the host; anything else is read back to the host, run, and
         uploaded again. The kept outputs' quota is reserved before anything runs.
         """
-        compiled = self.compiled(request.operator_desc)
         plan = compiled.plan
         keep = self._kept(plan, request.keep_outputs)
         sent = sum(layout.total_bytes for i, layout in enumerate(plan.outputs) if layout is not None and i not in keep)
@@ -193,7 +195,7 @@ class Executor:
             )
         items = self.resolve(owner, compiled, request.inputs)
         device = self.resident.device
-        kept_bytes = sum(_nbytes(plan.outputs[i]) for i in keep)
+        kept_bytes = sum(layout.packed_bytes for i in keep if (layout := plan.outputs[i]) is not None)
         with self.resident.reserve(owner, kept_bytes, len(keep)) as reservation:
             on_device = {
                 i: item
@@ -212,7 +214,7 @@ class Executor:
                 finished: list[Any] = results if plan.direct_outputs else plan.finish(results)
             else:
                 finished = plan.finish(compiled.run(self.feeds(compiled, items)))
-            descs = _output_descs(request.operator_desc)
+            descs = _output_descs(request.operator_desc) if keep else []
             outputs: list[bytes | Resident | None] = []
             for index, (result, layout) in enumerate(zip(finished, plan.outputs, strict=True)):
                 if layout is None or result is None:
@@ -221,7 +223,10 @@ class Executor:
                     value = result if index in device_keep else device.upload(np.ascontiguousarray(result))
                     outputs.append(reservation.add(layout, descs[index], value))
                 else:
-                    outputs.append(self._encode(result, layout))
+                    staged: list[np.ndarray] = []
+                    outputs.append(bytes(self._output_view(result, layout, staged)))
+                    for buffer in staged:
+                        self.pool.release(buffer)
         return outputs
 
     @staticmethod
@@ -234,12 +239,6 @@ class Executor:
                 )
             keep.add(index)
         return keep
-
-    def _encode(self, result: np.ndarray, layout: TensorLayout) -> bytes:
-        data = np.ascontiguousarray(result)
-        if layout.is_packed and data.dtype == layout.dtype and data.nbytes == layout.total_bytes:
-            return data.tobytes()
-        return encode(result, layout)
 
     def encode_outputs(self, compiled: Compiled, results: Sequence[np.ndarray]) -> list[bytes | None]:
         """The output buffers' bytes, laid out per the output descs (one copy from ``output_views``)."""
@@ -261,18 +260,19 @@ class Executor:
         views: list[memoryview | None] = []
         staged: list[np.ndarray] = []
         for result, layout in zip(compiled.plan.finish(results), compiled.plan.outputs, strict=True):
-            if layout is None or result is None:
-                views.append(None)
-                continue
-            data = np.ascontiguousarray(result)
-            if layout.is_packed and data.dtype == layout.dtype and data.nbytes == layout.total_bytes:
-                views.append(data.reshape(-1).view(np.uint8).data)
-                continue
-            staging = self.pool.acquire(layout.total_bytes)
-            encode_into(result, layout, staging)  # writes every byte: gaps and padding are zeroed
-            staged.append(staging)
-            views.append(staging.data)
+            views.append(None if layout is None or result is None else self._output_view(result, layout, staged))
         return views, staged
+
+    def _output_view(self, result: np.ndarray, layout: TensorLayout, staged: list[np.ndarray]) -> memoryview:
+        """One output's bytes: a view of ``result`` when it already is the layout, else laid out in a pooled
+        buffer appended to ``staged``."""
+        data = np.ascontiguousarray(result)
+        if layout.is_packed and data.dtype == layout.dtype and data.nbytes == layout.total_bytes:
+            return data.reshape(-1).view(np.uint8).data
+        staging = self.pool.acquire(layout.total_bytes)
+        encode_into(result, layout, staging)  # writes every byte: gaps and padding are zeroed
+        staged.append(staging)
+        return staging.data
 
 
 #: A bound buffer's bytes, from a unary binding or reassembled from a stream.
@@ -289,10 +289,6 @@ def device_of(provider: Provider) -> Device:
     kinds = {"CUDAExecutionProvider": "cuda"}
     device_id = int(provider.options.get("device_id", 0))
     return Device(kinds.get(provider.name, "cpu"), device_id)
-
-
-def _nbytes(layout: TensorLayout | None) -> int:
-    return 0 if layout is None else layout.element_count * layout.dtype.itemsize
 
 
 def _output_descs(operator_desc: operators_pb2.OperatorDesc) -> list[bytes]:

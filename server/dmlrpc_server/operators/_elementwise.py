@@ -3,7 +3,6 @@ ScaleBias, type groups) and the lowering flow; each operator adds only its funct
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -174,7 +173,7 @@ def _method(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def camel(type_name: str) -> str:
-    return "".join(part.capitalize() for part in re.split("_", type_name))
+    return "".join(part.capitalize() for part in type_name.split("_"))
 
 
 def define(

@@ -27,6 +27,9 @@ U64: DType = np.dtype("<u8")
 FLOATS: frozenset[DType] = frozenset({F32, F64})
 INTEGERS: frozenset[DType] = frozenset({I8, I16, I32, I64, U8, U16, U32, U64})
 NUMERIC: frozenset[DType] = FLOATS | INTEGERS | {F16}
+#: Kernel type sets the families share (ONNX Runtime's CPU kernels; other types widen exactly).
+F32_ONLY: frozenset[DType] = frozenset({F32})
+SIGNED: frozenset[DType] = frozenset({F32, F64, I8, I16, I32, I64})
 
 # The exact widenings tried, in order, when an ONNX Runtime kernel lacks a type. FLOAT16 always computes in FLOAT32
 # (ONNX Runtime's CPU kernels for it upcast anyway, and DirectML's shaders compute half in float).

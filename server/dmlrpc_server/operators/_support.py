@@ -12,17 +12,13 @@ from dmlrpc.codec import DTYPE_BY_DATA_TYPE, data_type_name
 from dmlrpc.schema import snake_case
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument
+from dmlrpc_server.feature_levels import parse_feature_level
 from dmlrpc_server.operators.base import SupportTable
 from dmlrpc_server.operators.pages import Page
 from dmlrpc_server.tensors import TensorRule
 
 FL = operators_pb2.FeatureLevel
 DT = tensor_pb2.TensorDataType
-
-
-def feature_level(text: str) -> int:
-    """``"5.1"`` -> FEATURE_LEVEL_5_1."""
-    return FL.Value(f"FEATURE_LEVEL_{text.replace('.', '_')}")
 
 
 def support_from(page: Page) -> tuple[tuple[int, SupportTable], ...]:
@@ -34,7 +30,7 @@ def support_from(page: Page) -> tuple[tuple[int, SupportTable], ...]:
             low, _, high = dimensions.partition("-")
             data_types = {DT.Value(f"TENSOR_DATA_TYPE_{name}") for name in types.split()}
             table[snake_case(field)] = TensorRule.of((int(low), int(high or low)), data_types)
-        tables.append((feature_level(level), table))
+        tables.append((parse_feature_level(level), table))
     return tuple(sorted(tables, key=lambda entry: entry[0]))
 
 
@@ -64,7 +60,7 @@ def scalar_value(scalar: operators_pb2.ScalarUnion, data_type: int, path: str) -
     if data_type not in _MEMBERS:
         raise InvalidArgument(path, f"no DML_SCALAR_UNION member holds {data_type_name(data_type)}")
     member, fmt = _MEMBERS[data_type]
-    dtype = _numpy_type(data_type)
+    dtype: np.dtype[Any] = DTYPE_BY_DATA_TYPE[data_type]
     case = scalar.WhichOneof("value")
     if case == "bytes":
         if len(scalar.bytes) != 8:
@@ -82,10 +78,6 @@ def scalar_value(scalar: operators_pb2.ScalarUnion, data_type: int, path: str) -
         if not info.min <= value <= info.max:
             raise InvalidArgument(f"{path}.{member}", f"{value} is out of range for {data_type_name(data_type)}")
     return dtype.type(value)
-
-
-def _numpy_type(data_type: int) -> np.dtype[Any]:
-    return DTYPE_BY_DATA_TYPE[data_type]
 
 
 def integer_bounds(low: float, high: float, dtype: np.dtype[Any]) -> tuple[int, int]:

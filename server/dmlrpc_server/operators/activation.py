@@ -10,16 +10,27 @@ import numpy as np
 
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import InvalidArgument
+from dmlrpc_server.feature_levels import parse_feature_level
 from dmlrpc_server.operators._elementwise import Context, ElementWise, define, saturate
-from dmlrpc_server.operators._graph import BOOL, F32, F64, FLOATS, I8, I16, I32, I64, DType, Graph, Value
-from dmlrpc_server.operators._support import feature_level
+from dmlrpc_server.operators._graph import (
+    BOOL,
+    F32,
+    F32_ONLY,
+    F64,
+    FLOATS,
+    I8,
+    I32,
+    I64,
+    SIGNED,
+    DType,
+    Graph,
+    Value,
+)
 from dmlrpc_server.operators.base import require
 from dmlrpc_server.operators.pages.activation import FUSABLE
 
 FL = operators_pb2.FeatureLevel
-F32_ONLY: frozenset[DType] = frozenset({F32})
 RELU_TYPES: frozenset[DType] = frozenset({F32, F64, I8, I32, I64})
-SIGNED_TYPES: frozenset[DType] = RELU_TYPES | {I16}
 
 
 def _onnx(op_type: str, supported: frozenset[DType] = FLOATS, **attributes: str) -> Any:
@@ -72,13 +83,13 @@ def _relu(g: Graph, xs: Sequence[Value], c: Context) -> Value:
 def _parameterized_relu(g: Graph, xs: Sequence[Value], c: Context) -> Value:
     x, slope = xs
     zero = g.const(0, x.dtype)
-    scaled = g.kernel("Mul", SIGNED_TYPES, x, slope)
-    return g.where(g.kernel("GreaterOrEqual", SIGNED_TYPES, x, zero, dtype=BOOL), x, scaled)
+    scaled = g.kernel("Mul", SIGNED, x, slope)
+    return g.where(g.kernel("GreaterOrEqual", SIGNED, x, zero, dtype=BOOL), x, scaled)
 
 
 def _relu_grad(g: Graph, xs: Sequence[Value], c: Context) -> Value:
     x, gradient = xs
-    positive = g.kernel("Greater", SIGNED_TYPES, x, g.const(0, x.dtype), dtype=BOOL)
+    positive = g.kernel("Greater", SIGNED, x, g.const(0, x.dtype), dtype=BOOL)
     return g.where(positive, gradient, g.const(0, gradient.dtype))
 
 
@@ -209,8 +220,8 @@ def check_fused(desc: Any, c: Context) -> None:
         raise InvalidArgument(path, "an OperatorDesc with no desc set; leave fused_activation unset for none")
     name = case.upper()
     level = FUSABLE.get(name)
-    if level is None or feature_level(level) > c.feature_level:
-        fusable = ", ".join(n.lower() for n, lv in FUSABLE.items() if feature_level(lv) <= c.feature_level)
+    if level is None or parse_feature_level(level) > c.feature_level:
+        fusable = ", ".join(n.lower() for n, lv in FUSABLE.items() if parse_feature_level(lv) <= c.feature_level)
         raise InvalidArgument(f"{path}.{case}", f"DML_OPERATOR_{name} is not fusable; fusable: {fusable}")
     require(c.output.kind == "f", path, "a fused activation needs a FLOAT32 or FLOAT16 output")
     activation = _BY_CASE[case]

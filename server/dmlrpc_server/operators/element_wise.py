@@ -15,13 +15,13 @@ from dmlrpc_server.operators._elementwise import Context, DataCheck, ElementWise
 from dmlrpc_server.operators._graph import (
     BOOL,
     F32,
+    F32_ONLY,
     F64,
     FLOATS,
-    I8,
-    I16,
     I32,
     I64,
     NUMERIC,
+    SIGNED,
     U32,
     U64,
     DType,
@@ -32,9 +32,7 @@ from dmlrpc_server.operators._support import integer_bounds, scalar_value
 from dmlrpc_server.operators.base import Tensors, require
 
 #: The CPU kernels' types (ONNX Runtime 1.2x) of the ONNX operators used below; other types widen exactly.
-F32_ONLY: frozenset[DType] = frozenset({F32})
 FL = operators_pb2.FeatureLevel
-SIGNED: frozenset[DType] = frozenset({F32, F64, I8, I16, I32, I64})
 
 
 def minimum(g: Graph, a: Value, b: Value) -> Value:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._elementwise import Context, ElementWise, define
 from dmlrpc_server.operators._graph import F32, I32, I64, Graph, Value
 from dmlrpc_server.operators.base import require
@@ -65,8 +66,6 @@ def _check_quantize_linear(desc: Any, c: Context) -> None:
 
 def _zero_point_required_before_6_2(c: Context) -> None:
     assert c.tensors is not None
-    from dmlrpc.v1 import operators_pb2
-
     if c.feature_level < operators_pb2.FEATURE_LEVEL_6_2:
         require(
             c.tensors.layouts["zero_point_tensor"] is not None,

@@ -51,8 +51,11 @@ class Resident:
     layout: TensorLayout
     desc_bytes: bytes
     value: np.ndarray | ort.OrtValue
-    nbytes: int
     last_used: float = field(default_factory=time.monotonic)
+
+    @property
+    def nbytes(self) -> int:
+        return self.layout.packed_bytes
 
     def matches(self, layout: TensorLayout) -> bool:
         """Whether it can be bound where ``layout`` is declared (same data type and sizes)."""
@@ -133,7 +136,7 @@ class ResidentStore:
 
     def _add(self, owner: str, layout: TensorLayout, desc_bytes: bytes, value: np.ndarray | ort.OrtValue) -> Resident:
         handle = secrets.token_urlsafe(16)  # 128 random bits
-        tensor = Resident(handle, owner, layout, desc_bytes, value, layout.element_count * layout.dtype.itemsize)
+        tensor = Resident(handle, owner, layout, desc_bytes, value)
         with self._lock:
             self._tensors[handle] = tensor
         return tensor
@@ -193,7 +196,7 @@ class Reservation:
     nbytes: int
 
     def add(self, layout: TensorLayout, desc_bytes: bytes, value: np.ndarray | ort.OrtValue) -> Resident:
-        nbytes = layout.element_count * layout.dtype.itemsize
+        nbytes = layout.packed_bytes
         tensor = self.store._add(self.owner, layout, desc_bytes, value)
         self.store._unreserve(self.owner, 1, nbytes)
         self.count -= 1
