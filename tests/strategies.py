@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, cast
 
 import numpy as np
 from hypothesis import strategies as st
@@ -35,7 +36,8 @@ def shapes(draw: st.DrawFn, min_dims: int = 1, max_dims: int = 8, max_side: int 
 def arrays(dtype: type, shape: tuple[int, ...]) -> st.SearchStrategy[np.ndarray]:
     """Finite values (NaN ordering is not defined by DirectML); a small value range so ties happen."""
     if np.dtype(dtype).kind == "f":
-        elements = st.floats(-8, 8, width=np.dtype(dtype).itemsize * 8, allow_nan=False).map(lambda v: round(v, 1))
+        width = cast(Literal[16, 32, 64], np.dtype(dtype).itemsize * 8)
+        elements = st.floats(-8, 8, width=width, allow_nan=False).map(lambda v: round(v, 1))
         return hnp.arrays(dtype, shape, elements=elements)
     info = np.iinfo(dtype)
     return st.one_of(

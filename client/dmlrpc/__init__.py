@@ -5,6 +5,7 @@ from dmlrpc._channel import TLS, KeepAlive, RetryPolicy
 from dmlrpc.aio import AsyncClient
 from dmlrpc.client import Client
 from dmlrpc.codec import calc_buffer_tensor_size, tensor_desc
+from dmlrpc.compiled import AsyncCompiledOperator, CompiledOperator
 from dmlrpc.errors import (
     DeadlineExceededError,
     DmlRpcError,
@@ -17,16 +18,21 @@ from dmlrpc.errors import (
     UnavailableError,
     UnimplementedError,
 )
+from dmlrpc.graph import Graph, GraphTensor
 from dmlrpc.resident import AsyncResidentTensor, ResidentTensor
 
 __all__ = [
     "TLS",
     "AsyncClient",
+    "AsyncCompiledOperator",
     "AsyncResidentTensor",
     "Client",
+    "CompiledOperator",
     "DeadlineExceededError",
     "DmlRpcError",
     "FieldViolation",
+    "Graph",
+    "GraphTensor",
     "InternalError",
     "InvalidArgumentError",
     "KeepAlive",

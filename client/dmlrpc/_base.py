@@ -44,13 +44,34 @@ class PreparedCall:
     outputs: tuple[TensorLayout | None, ...]
     #: Output indices to keep on the server as resident tensors.
     keep: tuple[int, ...] = ()
+    #: Per input tensor field: ``None`` for a single tensor, else its tensor array's length (``inputs`` holds the
+    #: array's buffers in place). Empty: no arrays.
+    input_arrays: tuple[int | None, ...] = ()
 
     @property
     def request(self) -> service_pb2.ExecuteRequest:
         """The unary request."""
-        return service_pb2.ExecuteRequest(
-            operator_desc=self.operator_desc, inputs=[_binding(data) for data in self.inputs], keep_outputs=self.keep
-        )
+        if not self.input_arrays:
+            bindings = [_binding(data) for data in self.inputs]
+        else:
+            bindings = []
+            position = 0
+            for count in self.input_arrays:
+                if count is None:
+                    bindings.append(_binding(self.inputs[position]))
+                    position += 1
+                    continue
+                buffers = [
+                    service_pb2.BufferBinding(data=bytes(data or b""))  # type: ignore[arg-type]
+                    for data in self.inputs[position : position + count]
+                ]
+                bindings.append(
+                    service_pb2.BindingDesc(
+                        buffer_array=service_pb2.BufferArrayBinding(binding_count=count, bindings=buffers)
+                    )
+                )
+                position += count
+        return service_pb2.ExecuteRequest(operator_desc=self.operator_desc, inputs=bindings, keep_outputs=self.keep)
 
     @property
     def resident(self) -> bool:
@@ -151,15 +172,28 @@ def prepare_execute(
     case = desc_case(operator_desc)
     desc = getattr(operator_desc, case)
     input_fields, output_fields = tensor_fields(desc.DESCRIPTOR)
-    if any(field.array for field in (*input_fields, *output_fields)):
-        raise ValueError(
-            f"{case} has tensor-array fields (DML_BINDING_TYPE_BUFFER_ARRAY), which no executable operator has yet"
-        )
     if len(inputs) != len(input_fields):
         names = ", ".join(f.name for f in input_fields)
         raise ValueError(f"{case} takes {len(input_fields)} inputs ({names}); got {len(inputs)}")
+    has_arrays = any(field.array for field in (*input_fields, *output_fields))
+    if has_arrays and keep:
+        raise ValueError(f"{case} has tensor-array fields, whose outputs cannot be kept on the server")
     bindings: list[bytes | memoryview | str | None] = []
     for field, value in zip(input_fields, inputs, strict=True):
+        if field.array:
+            descs = getattr(desc, field.name)
+            values = list(value) if isinstance(value, list | tuple) else None
+            if values is None or len(values) != len(descs):
+                raise ValueError(
+                    f"{case}.{field.name} is a tensor array of {len(descs)} tensor descs: pass a list of as many arrays"
+                )
+            for i, (item, tensor) in enumerate(zip(values, descs, strict=True)):
+                if isinstance(item, Resident) or item is None:
+                    raise ValueError(f"{case}.{field.name}[{i}]: a tensor array binds arrays or bytes only")
+                bindings.append(
+                    item if isinstance(item, bytes) else _buffer(item, _layout(tensor.buffer, f"{case}.{field.name}"))
+                )
+            continue
         if value is None or not desc.HasField(field.name):
             if value is not None:
                 raise ValueError(f"{case}.{field.name} is unset, so its input must be None")
@@ -172,11 +206,16 @@ def prepare_execute(
         bindings.append(
             value if isinstance(value, bytes) else _buffer(value, _layout(tensor.buffer, f"{case}.{field.name}"))
         )
-    outputs = tuple(
-        _layout(getattr(desc, f.name).buffer, f"{case}.{f.name}") if desc.HasField(f.name) else None
-        for f in output_fields
+    outputs: list[TensorLayout | None] = []
+    for f in output_fields:
+        if f.array:
+            outputs.extend(_layout(tensor.buffer, f"{case}.{f.name}") for tensor in getattr(desc, f.name))
+        else:
+            outputs.append(_layout(getattr(desc, f.name).buffer, f"{case}.{f.name}") if desc.HasField(f.name) else None)
+    input_arrays = tuple(len(getattr(desc, f.name)) if f.array else None for f in input_fields) if has_arrays else ()
+    return PreparedCall(
+        operator_desc, tuple(bindings), tuple(outputs), kept_outputs(keep, tuple(outputs)), input_arrays
     )
-    return PreparedCall(operator_desc, tuple(bindings), outputs, kept_outputs(keep, outputs))
 
 
 def _buffer(value: npt.ArrayLike, layout: TensorLayout) -> bytes | memoryview:
@@ -203,14 +242,28 @@ def _layout(buffer: object, name: str) -> TensorLayout:
 def decode_outputs(
     response: service_pb2.ExecuteResponse, layouts: Sequence[TensorLayout | None]
 ) -> list[np.ndarray | None]:
-    """Read-only arrays viewing the response's output buffers (no copy), ``None`` for absent outputs."""
+    """Read-only arrays viewing the response's output buffers (no copy), ``None`` for absent outputs; a tensor
+    array's buffers in place, one array each."""
     results: list[np.ndarray | None] = []
-    for binding, layout in zip(response.outputs, layouts, strict=False):
+    for binding, layout in zip(flat_bindings(response.outputs), layouts, strict=False):
         if layout is None or binding.WhichOneof("binding") != "buffer":
             results.append(None)
             continue
         results.append(decode(binding.buffer.data, layout))
     return results
+
+
+def flat_bindings(bindings: Sequence[service_pb2.BindingDesc]) -> list[service_pb2.BindingDesc]:
+    """Response bindings with each buffer array expanded in place into buffer bindings."""
+    if not any(binding.WhichOneof("binding") == "buffer_array" for binding in bindings):
+        return list(bindings)
+    flat: list[service_pb2.BindingDesc] = []
+    for binding in bindings:
+        if binding.WhichOneof("binding") == "buffer_array":
+            flat.extend(service_pb2.BindingDesc(buffer=part) for part in binding.buffer_array.bindings)
+        else:
+            flat.append(binding)
+    return flat
 
 
 class TensorReader:

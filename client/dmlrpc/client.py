@@ -11,12 +11,22 @@ import numpy as np
 import numpy.typing as npt
 
 from dmlrpc import ops
-from dmlrpc._base import InputValue, Resident, StreamedOutputs, TensorReader, create_requests, decode_outputs
+from dmlrpc._base import (
+    InputValue,
+    Resident,
+    StreamedOutputs,
+    TensorReader,
+    create_requests,
+    decode_outputs,
+    flat_bindings,
+)
 from dmlrpc._core import ClientCore
 from dmlrpc.codec import tensor_desc
+from dmlrpc.compiled import CompiledOperator, compile_graph_request, compile_operator_request
 from dmlrpc.errors import from_rpc_error
+from dmlrpc.graph import Graph
 from dmlrpc.resident import ResidentTensor
-from dmlrpc.v1 import operators_pb2, service_pb2
+from dmlrpc.v1 import graph_pb2, operators_pb2, service_pb2, tensor_pb2
 
 __all__ = ["Client"]
 
@@ -55,7 +65,8 @@ class Client(ClientCore):
         Args:
             operator_desc: the DML_OPERATOR_DESC; its tensor descs say how each buffer is laid out.
             inputs: one value per input tensor field in declaration order: an array (encoded per its desc),
-                raw buffer ``bytes``, or ``None`` for an unset optional tensor.
+                raw buffer ``bytes``, or ``None`` for an unset optional tensor; a list of arrays for a tensor-array
+                field (JOIN's ``input_tensors``).
             timeout: deadline in seconds for this call (defaults to the client's).
             stream: send over ExecuteStream (``True``), unary Execute (``False``), or decide by size (``None``:
                 streamed when an input or output buffer exceeds the client's ``stream_threshold_bytes``).
@@ -64,7 +75,7 @@ class Client(ClientCore):
 
         Returns:
             One read-only array per output tensor field (``None`` for an unset one), shaped and strided as the
-            output desc says.
+            output desc says; a tensor-array field (SPLIT's ``output_tensors``) gives one per tensor, in place.
         """
         prepared, stream = self._prepare(operator_desc, inputs, stream, keep)
         try:
@@ -84,7 +95,7 @@ class Client(ClientCore):
             ResidentTensor(self, binding.resident.handle, binding.resident.desc)
             if binding.WhichOneof("binding") == "resident"
             else output
-            for binding, output in zip(response.outputs, decoded, strict=False)
+            for binding, output in zip(flat_bindings(response.outputs), decoded, strict=False)
         ]
 
     def upload(
@@ -130,6 +141,55 @@ class Client(ClientCore):
             )
         except grpc.RpcError as error:
             raise from_rpc_error(error) from error
+
+    def compile(
+        self,
+        target: operators_pb2.OperatorDesc | Graph | graph_pb2.GraphDesc,
+        *,
+        owned: Sequence[npt.ArrayLike | None] | None = None,
+        timeout: float | None = None,
+    ) -> CompiledOperator:
+        """Compile an operator desc or a graph once (CompileOperator / CompileGraph); call the result many times.
+
+        Args:
+            target: an OperatorDesc, a ``dmlrpc.Graph`` or a GraphDesc.
+            owned: for inputs flagged DML_TENSOR_FLAG_OWNED_BY_DML, their arrays, one per input (None elsewhere);
+                they are bound once here and left out of every call.
+        """
+        try:
+            if isinstance(target, operators_pb2.OperatorDesc):
+                compiled = self._stub.CompileOperator(
+                    compile_operator_request(target, owned), timeout=self._timeout(timeout), metadata=self._metadata
+                )
+            else:
+                compiled = self._stub.CompileGraph(
+                    compile_graph_request(target, owned), timeout=self._timeout(timeout), metadata=self._metadata
+                )
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+        return CompiledOperator(self, compiled)
+
+    def _dispatch(self, request: service_pb2.DispatchRequest, timeout: float | None) -> service_pb2.ExecuteResponse:
+        try:
+            response: service_pb2.ExecuteResponse = self._stub.Dispatch(
+                request, timeout=self._timeout(timeout), metadata=self._metadata
+            )
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+        return response
+
+    def _release_compiled(self, handle: str, timeout: float | None) -> None:
+        try:
+            self._stub.ReleaseCompiledOperator(
+                service_pb2.ReleaseCompiledOperatorRequest(handle=handle),
+                timeout=self._timeout(timeout),
+                metadata=self._metadata,
+            )
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+
+    def _resident(self, handle: str, desc: tensor_pb2.TensorDesc) -> ResidentTensor:
+        return ResidentTensor(self, handle, desc)
 
     def get_capabilities(self, *, timeout: float | None = None) -> service_pb2.GetCapabilitiesResponse:
         """The server's execution provider, device, feature level, limits and per-operator support."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -14,13 +15,16 @@ from google.protobuf.message import DecodeError
 
 from dmlrpc._wire import CHUNK_BYTES, decode_chunk, encode_chunk
 from dmlrpc.codec import TensorLayout, decode, encode_into
+from dmlrpc.schema import TensorField, tensor_fields
 from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
 from dmlrpc_server.errors import DeadlineExceeded, InvalidArgument, ResourceExhausted, Unavailable
-from dmlrpc_server.executor import Buffer, Executor, unary_buffers
+from dmlrpc_server.executor import Buffer, Encoded, Executor, unary_buffers
+from dmlrpc_server.graphs import strip_owned
 from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.runtime.admission import Admission
 from dmlrpc_server.runtime.batching import Batcher
 from dmlrpc_server.runtime.compiler import Compiled
+from dmlrpc_server.runtime.handles import Handle, HandleStore
 from dmlrpc_server.runtime.resident import Resident, ResidentStore
 from dmlrpc_server.tensors import ANY_TENSOR, validate_tensor
 
@@ -41,6 +45,8 @@ class Dispatcher:
         batcher: Batcher | None = None,
         metrics: Metrics | None = None,
         stream_chunk_bytes: int = CHUNK_BYTES,
+        handles: HandleStore | None = None,
+        max_graph_nodes: int = 64,
     ) -> None:
         self.executor = executor
         self.admission = admission
@@ -49,6 +55,8 @@ class Dispatcher:
         self._inline_bytes = inline_bytes
         self._metrics = metrics
         self._chunk = stream_chunk_bytes
+        self.handles = handles or HandleStore(handles_per_owner=256, bytes_per_owner=1 << 30, idle_seconds=600)
+        self.max_graph_nodes = max_graph_nodes
         self.closing = False
 
     async def drain(self, timeout: float | None) -> bool:
@@ -70,7 +78,7 @@ class Dispatcher:
             # elsewhere) from a call cut off mid-way; gRPC's own stop would cancel queued calls instead.
             raise Unavailable("the server is shutting down; retry on another replica")
 
-    async def execute(self, request: service_pb2.ExecuteRequest, time_remaining: float | None) -> list[bytes | None]:
+    async def execute(self, request: service_pb2.ExecuteRequest, time_remaining: float | None) -> list[Encoded]:
         """Run one unary request within its deadline (``time_remaining`` seconds, ``None`` = none).
 
         Raises:
@@ -92,7 +100,7 @@ class Dispatcher:
                 outputs = await self._on_worker(self.executor.execute, request.operator_desc, request.inputs)
                 if self._metrics is not None:
                     self._metrics.batch_size.observe(1)
-            self._observe(request.operator_desc, arrived, started, size, outputs)
+            self._observe(_label(request), arrived, started, size, outputs)
         finally:
             admission.release()
         return outputs
@@ -102,9 +110,19 @@ class Dispatcher:
     ) -> list[bytes | Resident | None]:
         """Execute with resident bindings or kept outputs (never batched): admission and deadline as ``execute``."""
         self._gate()
+        compiled = self.executor.compiled(request.operator_desc)
+        return await self._resident(request, owner, time_remaining, compiled, None)
+
+    async def _resident(
+        self,
+        request: service_pb2.ExecuteRequest | service_pb2.DispatchRequest,
+        owner: str,
+        time_remaining: float | None,
+        compiled: Compiled,
+        entry: Handle | None,
+    ) -> list[bytes | Resident | None]:
         arrived = time.monotonic()
         deadline = None if time_remaining is None else arrived + time_remaining
-        compiled = self.executor.compiled(request.operator_desc)
         plan = compiled.plan
         on_host = self.executor.resident.device.on_host
         # The bytes this process touches say how long the call holds its thread: on a GPU provider resident inputs
@@ -119,16 +137,22 @@ class Dispatcher:
             for index, layout in enumerate(plan.outputs)
             if layout is not None and (on_host or index not in request.keep_outputs)
         )
+        run = functools.partial(
+            self.executor.execute_resident,
+            owner,
+            compiled,
+            request,
+            output_descs=None if entry is None else [d.SerializeToString() for d in entry.output_descs],
+            bind=None if entry is None else entry.bind,
+        )
+        label = entry.label if entry is not None else _label(request)
         async with self.admission.slot(time_remaining):
             started = self._started(deadline)
-            if host_bytes <= self._inline_bytes:
-                outputs = self.executor.execute_resident(owner, compiled, request)
-            else:
-                outputs = await self._on_worker(self.executor.execute_resident, owner, compiled, request)
+            outputs = run() if host_bytes <= self._inline_bytes else await self._on_worker(run)
             if self._metrics is not None:
                 self._metrics.batch_size.observe(1)
             sent = [item for item in outputs if not isinstance(item, Resident)]
-            self._observe(request.operator_desc, arrived, started, request.ByteSize(), sent)
+            self._observe(label, arrived, started, request.ByteSize(), sent)
         return outputs
 
     async def create_tensor(self, parts: AsyncIterator[bytes], owner: str) -> Resident:
@@ -192,22 +216,130 @@ class Dispatcher:
     def release_tensor(self, handle: str, owner: str) -> None:
         self.executor.resident.release(owner, handle)
 
-    async def _small(self, request: service_pb2.ExecuteRequest, deadline: float | None) -> list[bytes | None]:
+    async def _small(self, request: service_pb2.ExecuteRequest, deadline: float | None) -> list[Encoded]:
+        compiled = self.executor.unary_compiled(request.operator_desc)
+        buffers = _buffers(request, compiled)
+        return await self._run_small(compiled, buffers, request.operator_desc.WhichOneof("desc") or "", deadline)
+
+    async def _run_small(
+        self, compiled: Compiled, buffers: list[Buffer | None], label: str, deadline: float | None
+    ) -> list[Encoded]:
         executor = self.executor
-        compiled = executor.unary_compiled(request.operator_desc)
         batcher = self.batcher
         if batcher is None or compiled.batching is None or not batcher.wanted(self.admission.running > 1):
             if self._metrics is not None:
                 self._metrics.batch_size.observe(1)
-            return executor.encode_outputs(
-                compiled, compiled.run(executor.feeds(compiled, _buffers(request, compiled)))
-            )
+            return executor.encode_outputs(compiled, compiled.run(executor.feeds(compiled, buffers)))
         # Validation and the data-dependent checks run first: a request that fails them never joins a batch.
         # NOTE: tiny requests never yield the event loop otherwise, so this is also where concurrent ones meet.
-        feeds = executor.feeds(compiled, _buffers(request, compiled))
-        case = request.operator_desc.WhichOneof("desc") or ""
-        results = await batcher.run(compiled, case, feeds, deadline)
+        feeds = executor.feeds(compiled, buffers)
+        results = await batcher.run(compiled, label, feeds, deadline)
         return executor.encode_outputs(compiled, results)
+
+    def _run_buffers_encoded(self, compiled: Compiled, buffers: list[Buffer | None]) -> list[Encoded]:
+        executor = self.executor
+        return executor.encode_outputs(compiled, compiled.run(executor.feeds(compiled, buffers)))
+
+    # -- compiled operators and graphs ---------------------------------------------------------------------------
+
+    async def compile_operator(self, request: service_pb2.CompileOperatorRequest, owner: str) -> Handle:
+        """CompileOperator: validate the desc once (sharing Execute's compile cache), bind its owned inputs."""
+        self._gate()
+        handles = self.handles
+        stripped, owned = strip_owned(request.operator_desc, "operator_desc")
+        owned_bytes = sum(len(binding.buffer.data) for binding in request.owned_inputs)
+        handles.check_room(owner, owned_bytes)
+        async with self.admission.slot(None):
+            compiled = await self._on_worker(self.executor.compiled, stripped)
+        bound = self._owned(compiled, request.owned_inputs, owned)
+        case = stripped.WhichOneof("desc") or ""
+        inputs, outputs = _descs(request.operator_desc)
+        return handles.add(owner, compiled, bound, inputs, outputs, owned_bytes, case)
+
+    async def compile_graph(self, request: service_pb2.CompileGraphRequest, owner: str) -> Handle:
+        """CompileGraph: validate the graph, lower it (one session where possible), bind constants and owned inputs."""
+        self._gate()
+        handles = self.handles
+        graph = request.graph_desc
+        constant_bytes = sum(len(node.constant_data.data) for node in graph.nodes)
+        owned_bytes = sum(len(binding.buffer.data) for binding in request.owned_inputs)
+        handles.check_room(owner, constant_bytes + owned_bytes)
+        async with self.admission.slot(None):
+            compiled, lowering = await self._on_worker(
+                functools.partial(self.executor.compile_graph, graph, max_nodes=self.max_graph_nodes)
+            )
+        bound = self._owned(compiled, request.owned_inputs, lowering.owned)
+        return handles.add(
+            owner,
+            compiled,
+            bound,
+            lowering.input_descs,
+            lowering.output_descs,
+            constant_bytes + owned_bytes,
+            "graph",
+        )
+
+    def _owned(
+        self, compiled: Compiled, bindings: Sequence[service_pb2.BindingDesc], owned: set[int]
+    ) -> dict[int, Buffer]:
+        """The owned inputs' buffers from the initialisation bindings (a buffer exactly for each owned input)."""
+        if not owned and not any(binding.WhichOneof("binding") for binding in bindings):
+            return {}
+        layouts = compiled.plan.inputs
+        if len(bindings) != len(layouts):
+            raise InvalidArgument(
+                "owned_inputs", f"{len(bindings)} bindings for {len(layouts)} inputs; bind each owned one in order"
+            )
+        bound: dict[int, Buffer] = {}
+        for index, (binding, layout) in enumerate(zip(bindings, layouts, strict=True)):
+            kind = binding.WhichOneof("binding")
+            if index not in owned:
+                if kind is not None:
+                    raise InvalidArgument(
+                        f"owned_inputs[{index}]", "this input is not DML_TENSOR_FLAG_OWNED_BY_DML: leave it unset"
+                    )
+                continue
+            if kind != "buffer":
+                raise InvalidArgument(
+                    f"owned_inputs[{index}]", "this input is DML_TENSOR_FLAG_OWNED_BY_DML: bind its buffer here"
+                )
+            data = binding.buffer.data
+            if layout is not None and len(data) < layout.total_bytes:
+                raise InvalidArgument(
+                    f"owned_inputs[{index}].buffer.data",
+                    f"{len(data)} bytes is shorter than the tensor's total_tensor_size_in_bytes ({layout.total_bytes})",
+                )
+            bound[index] = data
+        return bound
+
+    async def dispatch(
+        self, request: service_pb2.DispatchRequest, owner: str, time_remaining: float | None
+    ) -> list[Encoded | Resident]:
+        """Dispatch: run a compiled handle with new bindings; nothing about its desc is validated again."""
+        self._gate()
+        entry = self.handles.get(owner, request.handle)
+        compiled = entry.compiled
+        if request.keep_outputs or any(b.WhichOneof("binding") == "resident" for b in request.inputs):
+            items = await self._resident(request, owner, time_remaining, compiled, entry)
+            return list(items)
+        arrived = time.monotonic()
+        deadline = None if time_remaining is None else arrived + time_remaining
+        self.executor.check_response_fits(compiled)
+        buffers = entry.bind(unary_buffers(request.inputs, compiled.plan))
+        size = request.ByteSize()
+        async with self.admission.slot(time_remaining):
+            started = self._started(deadline)
+            if size <= self._inline_bytes:
+                outputs = await self._run_small(compiled, buffers, entry.label, deadline)
+            else:
+                outputs = await self._on_worker(self._run_buffers_encoded, compiled, buffers)
+                if self._metrics is not None:
+                    self._metrics.batch_size.observe(1)
+            self._observe(entry.label, arrived, started, size, outputs)
+        return list(outputs)
+
+    def release_compiled(self, handle: str, owner: str) -> None:
+        self.handles.release(owner, handle)
 
     async def execute_stream(self, parts: AsyncIterator[bytes], time_remaining: float | None) -> AsyncIterator[bytes]:
         """Run one streamed request: the start message, the input chunks, then the outputs in chunks.
@@ -238,7 +370,7 @@ class Dispatcher:
                 for buffer in buffers:
                     if buffer is not None:
                         pool.release(buffer)
-            self._observe(start.operator_desc, arrived, started, sum(lengths), outputs)
+            self._observe(start.operator_desc.WhichOneof("desc") or "unset", arrived, started, sum(lengths), outputs)
         try:
             yield service_pb2.ExecuteStreamResponse(
                 outputs=service_pb2.ExecuteStreamOutputs(
@@ -265,7 +397,8 @@ class Dispatcher:
         if len(declared) != len(layouts):
             raise InvalidArgument(
                 "start.input_bytes",
-                f"{len(declared)} lengths for {len(layouts)} input tensor fields; give each in order",
+                f"{len(declared)} lengths for {len(layouts)} input buffers; give each in order (a tensor-array field "
+                "takes one per tensor)",
             )
         limits = self.executor.limits
         for i, (length, layout) in enumerate(zip(declared, layouts, strict=True)):
@@ -301,19 +434,20 @@ class Dispatcher:
 
     def _observe(
         self,
-        operator_desc: operators_pb2.OperatorDesc,
+        label: str,
         arrived: float,
         started: float,
         received: int,
-        outputs: Sequence[bytes | memoryview | None],
+        outputs: Sequence[bytes | memoryview | list[bytes | None] | None],
     ) -> None:
         metrics = self._metrics
         if metrics is None:
             return
         metrics.queue_duration.observe(started - arrived)
-        metrics.compute_duration.labels(operator_desc.WhichOneof("desc") or "unset").observe(time.monotonic() - started)
+        metrics.compute_duration.labels(label).observe(time.monotonic() - started)
         metrics.received_bytes.inc(received)
-        metrics.sent_bytes.inc(sum(len(data) for data in outputs if data is not None))
+        flat = (item for data in outputs for item in (data if isinstance(data, list) else [data]))
+        metrics.sent_bytes.inc(sum(len(data) for data in flat if data is not None))
 
     async def _on_worker(self, function: Callable[..., T], *args: object) -> T:
         loop = asyncio.get_running_loop()
@@ -326,8 +460,33 @@ class Dispatcher:
             raise
 
 
+def _label(request: service_pb2.ExecuteRequest | service_pb2.DispatchRequest) -> str:
+    """The metrics label of a call: its operator's case."""
+    if isinstance(request, service_pb2.DispatchRequest):
+        return "compiled"
+    return request.operator_desc.WhichOneof("desc") or "unset"
+
+
+def _descs(
+    operator_desc: operators_pb2.OperatorDesc,
+) -> tuple[list[tensor_pb2.TensorDesc], list[tensor_pb2.TensorDesc]]:
+    """A desc's input and output tensor descs in binding order, tensor arrays expanded in place."""
+    case = operator_desc.WhichOneof("desc")
+    assert case is not None
+    desc = getattr(operator_desc, case)
+    inputs, outputs = tensor_fields(desc.DESCRIPTOR)
+
+    def flat(fields: Sequence[TensorField]) -> list[tensor_pb2.TensorDesc]:
+        descs: list[tensor_pb2.TensorDesc] = []
+        for tensor in fields:
+            descs.extend(getattr(desc, tensor.name) if tensor.array else [getattr(desc, tensor.name)])
+        return descs
+
+    return flat(inputs), flat(outputs)
+
+
 def _buffers(request: service_pb2.ExecuteRequest, compiled: Compiled) -> list[Buffer | None]:
-    return unary_buffers(request.inputs, compiled.plan.inputs)
+    return unary_buffers(request.inputs, compiled.plan)
 
 
 def _upload(store: ResidentStore, buffer: np.ndarray, layout: TensorLayout) -> np.ndarray | ort.OrtValue:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,13 +12,15 @@ from google.protobuf import unknown_fields
 
 from dmlrpc.codec import TensorLayout, data_type_name, decode, encode_into
 from dmlrpc.schema import tensor_fields
-from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
+from dmlrpc.v1 import graph_pb2, operators_pb2, service_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument, OperatorUnavailable, ResourceExhausted
 from dmlrpc_server.feature_levels import introduced_feature_level
+from dmlrpc_server.graphs import GraphLowering, Stage, composed_plan, graph_batching, lower_graph, staged_run
 from dmlrpc_server.operators import REGISTRY, Operator
-from dmlrpc_server.operators.base import Limits, Plan
+from dmlrpc_server.operators._batching import BatchRule
+from dmlrpc_server.operators.base import Limits, Plan, make_model
 from dmlrpc_server.runtime.buffers import BufferPool
-from dmlrpc_server.runtime.compiler import CompileCache, Compiled, compile_plan
+from dmlrpc_server.runtime.compiler import CompileCache, Compiled, StagedCompiled, compile_plan
 from dmlrpc_server.runtime.providers import Provider
 from dmlrpc_server.runtime.resident import Device, Resident, ResidentStore
 
@@ -95,9 +97,55 @@ class Executor:
 
         return self.cache.get(key, build)
 
+    def plan_node(self, operator_desc: operators_pb2.OperatorDesc, path: str) -> tuple[Plan, BatchRule | None]:
+        """Validate and lower one graph node's desc (with its operator's batch rule); errors name fields under
+        ``path``."""
+        try:
+            operator, desc = self.operator_for(operator_desc)
+            plan = operator.plan(
+                desc, feature_level=self.feature_level, limits=self.limits, provider=self.provider.name
+            )
+            return plan, operator.batching
+        except InvalidArgument as error:
+            raise InvalidArgument(path + error.field.removeprefix("operator_desc"), error.description) from None
+
+    def compile_graph(self, graph: graph_pb2.GraphDesc, *, max_nodes: int) -> tuple[Compiled, GraphLowering]:
+        """Validate a DML_GRAPH_DESC and compile it: one session when every intermediate edge passes its tensor
+        unchanged between the nodes' models, else one session per node run in order (still on the server)."""
+        lowering = lower_graph(
+            graph,
+            self.plan_node,
+            max_nodes=max_nodes,
+            constants_allowed=self.feature_level >= operators_pb2.FEATURE_LEVEL_6_2,
+            path="graph_desc",
+        )
+        if lowering.composable():
+            # A graph of operators that all batch on a new leading axis batches the same way as a whole.
+            return compile_plan(composed_plan(lowering), self.provider, graph_batching(lowering)), lowering
+        stages = [Stage(node, compile_plan(node.plan, self.provider).run) for node in lowering.nodes]
+        run = staged_run(lowering, stages)
+        names = [f"input{i}" for i in range(len(lowering.input_layouts))]
+
+        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
+            return {name: array for name, array in zip(names, arrays, strict=True) if array is not None}
+
+        def finish(results: Sequence[np.ndarray]) -> list[np.ndarray | None]:
+            return list(results)
+
+        plan = Plan(
+            tuple(lowering.input_layouts), tuple(lowering.output_layouts), make_model([], [], []), prepare, finish
+        )
+        first = compile_plan(lowering.nodes[0].plan, self.provider)
+        return StagedCompiled(plan, first.session, first.output_names, run=run, names=names), lowering
+
     def unary_compiled(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled:
         """``compiled``, for a unary call: its outputs must also fit in one response message."""
         compiled = self.compiled(operator_desc)
+        self.check_response_fits(compiled)
+        return compiled
+
+    def check_response_fits(self, compiled: Compiled) -> None:
+        """Refuse (RESOURCE_EXHAUSTED) a unary call whose outputs cannot fit in one response message."""
         plan = compiled.plan
         # Each output binding adds at most 22 bytes of protobuf framing (two tags, two 10-byte lengths).
         if plan.response_bytes + 32 * len(plan.outputs) > self.limits.max_message_bytes:
@@ -105,14 +153,13 @@ class Executor:
                 f"the outputs total {plan.response_bytes} bytes, over the message limit of "
                 f"{self.limits.max_message_bytes}; use ExecuteStream (the SDK does above its stream threshold)"
             )
-        return compiled
 
     def execute(
         self, operator_desc: operators_pb2.OperatorDesc, bindings: Sequence[service_pb2.BindingDesc]
-    ) -> list[bytes | None]:
+    ) -> list[Encoded]:
         """Run one unary request: returns each output buffer's bytes in binding order (``None`` when absent)."""
         compiled = self.unary_compiled(operator_desc)
-        feeds = self.feeds(compiled, unary_buffers(bindings, compiled.plan.inputs))
+        feeds = self.feeds(compiled, unary_buffers(bindings, compiled.plan))
         return self.encode_outputs(compiled, compiled.run(feeds))
 
     def feeds(
@@ -165,6 +212,8 @@ class Executor:
                 items.append(None)
             elif kind == "buffer":
                 items.append(binding.buffer.data)  # NOTE: upb copies a bytes field on every access: read it once
+            elif kind != "resident":
+                raise InvalidArgument(f"inputs[{index}]", "a buffer or resident binding is required for this tensor")
             else:
                 path = f"inputs[{index}].resident"
                 tensor = self.resident.get(owner, binding.resident.handle, f"{path}.handle")
@@ -177,7 +226,13 @@ class Executor:
         return items
 
     def execute_resident(
-        self, owner: str, compiled: Compiled, request: service_pb2.ExecuteRequest
+        self,
+        owner: str,
+        compiled: Compiled,
+        request: service_pb2.ExecuteRequest | service_pb2.DispatchRequest,
+        *,
+        output_descs: list[bytes] | None = None,
+        bind: Callable[[list[Any]], list[Any]] | None = None,
     ) -> list[bytes | Resident | None]:
         """Execute ``request`` (compiled as ``compiled``) with resident inputs and/or outputs kept resident
         (``request.keep_outputs``).
@@ -187,6 +242,10 @@ class Executor:
         uploaded again. The kept outputs' quota is reserved before anything runs.
         """
         plan = compiled.plan
+        if plan.input_arrays or plan.output_arrays:
+            raise InvalidArgument(
+                "inputs", "operators with tensor-array fields bind buffers only: no resident tensors or kept outputs"
+            )
         keep = self._kept(plan, request.keep_outputs)
         sent = sum(layout.total_bytes for i, layout in enumerate(plan.outputs) if layout is not None and i not in keep)
         if sent + 32 * len(plan.outputs) > self.limits.max_message_bytes:
@@ -194,6 +253,8 @@ class Executor:
                 f"the outputs sent back total {sent} bytes, over the message limit of {self.limits.max_message_bytes}"
             )
         items = self.resolve(owner, compiled, request.inputs)
+        if bind is not None:
+            items = bind(items)  # a compiled handle's owned inputs
         device = self.resident.device
         kept_bytes = sum(layout.packed_bytes for i in keep if (layout := plan.outputs[i]) is not None)
         with self.resident.reserve(owner, kept_bytes, len(keep)) as reservation:
@@ -214,7 +275,13 @@ class Executor:
                 finished: list[Any] = results if plan.direct_outputs else plan.finish(results)
             else:
                 finished = plan.finish(compiled.run(self.feeds(compiled, items)))
-            descs = _output_descs(request.operator_desc) if keep else []
+            if not keep:
+                descs: list[bytes] = []
+            elif output_descs is not None:
+                descs = output_descs
+            else:
+                assert isinstance(request, service_pb2.ExecuteRequest)
+                descs = _output_descs(request.operator_desc)
             outputs: list[bytes | Resident | None] = []
             for index, (result, layout) in enumerate(zip(finished, plan.outputs, strict=True)):
                 if layout is None or result is None:
@@ -240,11 +307,12 @@ class Executor:
             keep.add(index)
         return keep
 
-    def encode_outputs(self, compiled: Compiled, results: Sequence[np.ndarray]) -> list[bytes | None]:
-        """The output buffers' bytes, laid out per the output descs (one copy from ``output_views``)."""
+    def encode_outputs(self, compiled: Compiled, results: Sequence[np.ndarray]) -> list[Encoded]:
+        """The output buffers' bytes per output field, laid out per the output descs (one copy from
+        ``output_views``); a list of them for a tensor-array field."""
         views, staged = self.output_views(compiled, results)
         try:
-            return [None if view is None else bytes(view) for view in views]
+            return compiled.plan.group_outputs([None if view is None else bytes(view) for view in views])
         finally:
             for buffer in staged:
                 self.pool.release(buffer)
@@ -277,6 +345,8 @@ class Executor:
 
 #: A bound buffer's bytes, from a unary binding or reassembled from a stream.
 Buffer = bytes | bytearray | memoryview | np.ndarray
+#: One output field's encoded bytes: a buffer, the buffers of a tensor array, or ``None`` when unset.
+Encoded = bytes | list[bytes | None] | None
 
 
 def device_of(provider: Provider) -> Device:
@@ -300,19 +370,57 @@ def _output_descs(operator_desc: operators_pb2.OperatorDesc) -> list[bytes]:
     return [getattr(desc, field.name).SerializeToString() for field in outputs]
 
 
-def unary_buffers(
-    bindings: Sequence[service_pb2.BindingDesc], layouts: Sequence[TensorLayout | None]
-) -> list[Buffer | None]:
-    """The bytes of each unary binding (``None`` for an unset one); checks each is a buffer binding."""
+def unary_buffers(bindings: Sequence[service_pb2.BindingDesc], plan: Plan) -> list[Buffer | None]:
+    """The bytes of each unary binding (``None`` for an unset one), tensor arrays expanded in place (``plan.inputs``
+    order); checks each is a buffer binding, or a buffer-array binding of the array's length for an array field."""
     buffers: list[Buffer | None] = []
-    for index, binding in enumerate(bindings):
+    if not plan.input_arrays:
+        for index, binding in enumerate(bindings):
+            kind = binding.WhichOneof("binding")
+            if kind is None:
+                buffers.append(None)
+            elif kind != "buffer":
+                raise InvalidArgument(f"inputs[{index}]", "a buffer binding is required for this tensor")
+            else:
+                buffers.append(binding.buffer.data)  # NOTE: upb copies a bytes field on every access: read it once
+        return buffers
+    if len(bindings) != len(plan.input_arrays):
+        raise InvalidArgument(
+            "inputs",
+            f"{len(bindings)} bindings for {len(plan.input_arrays)} input tensor fields; bind each in order (a "
+            "tensor-array field takes one buffer_array)",
+        )
+    for index, (binding, count) in enumerate(zip(bindings, plan.input_arrays, strict=True)):
         kind = binding.WhichOneof("binding")
-        if kind is None:
-            buffers.append(None)
-        elif kind != "buffer":
-            raise InvalidArgument(f"inputs[{index}]", "a buffer binding is required for this tensor")
-        else:
-            buffers.append(binding.buffer.data)  # NOTE: upb copies a bytes field on every access: read it once
+        if count is None:
+            if kind not in (None, "buffer"):
+                raise InvalidArgument(f"inputs[{index}]", "a buffer binding is required for this tensor")
+            buffers.append(None if kind is None else binding.buffer.data)
+            continue
+        if kind != "buffer_array":
+            raise InvalidArgument(
+                f"inputs[{index}]", f"a tensor-array field takes a buffer_array binding of {count} buffers"
+            )
+        array = binding.buffer_array
+        parts = list(array.bindings)
+        if array.binding_count != len(parts):
+            raise InvalidArgument(
+                f"inputs[{index}].buffer_array.binding_count",
+                f"{array.binding_count} differs from the {len(parts)} bindings given",
+            )
+        if len(parts) != count:
+            raise InvalidArgument(
+                f"inputs[{index}].buffer_array.bindings", f"{len(parts)} buffers for the array's {count} tensor descs"
+            )
+        for position, part in enumerate(parts):
+            data = part.data
+            layout = plan.inputs[len(buffers)]
+            if layout is not None and len(data) < layout.total_bytes:
+                raise InvalidArgument(
+                    f"inputs[{index}].buffer_array.bindings[{position}].data",
+                    f"{len(data)} bytes is shorter than the tensor's total_tensor_size_in_bytes ({layout.total_bytes})",
+                )
+            buffers.append(data)
     return buffers
 
 

@@ -24,6 +24,7 @@ from dmlrpc_server.runtime.admission import Admission
 from dmlrpc_server.runtime.batching import Batcher
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import warm_up
+from dmlrpc_server.runtime.handles import HandleStore
 from dmlrpc_server.runtime.providers import choose_provider
 from dmlrpc_server.runtime.resident import ResidentStore
 from dmlrpc_server.security import TokenAuthInterceptor, server_credentials
@@ -80,10 +81,13 @@ class BuiltServer:
     async def _sweep_resident(self) -> None:
         """Release idle resident tensors now and then, so that memory comes back without further calls."""
         store = self.executor.resident
+        handles = self.dispatcher.handles
         while True:
-            await asyncio.sleep(min(30.0, store.idle_seconds / 2))
+            await asyncio.sleep(min(30.0, store.idle_seconds / 2, handles.idle_seconds / 2))
             if expired := store.sweep():
                 _log.info("released %d idle resident tensor(s)", expired)
+            if expired := handles.sweep():
+                _log.info("released %d idle compiled operator(s)", expired)
 
     async def ready(self) -> None:
         """Initialise and warm up the execution provider, then report SERVING."""
@@ -175,7 +179,18 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         else None
     )
     dispatcher = Dispatcher(
-        executor, admission, workers, inline_bytes=settings.inline_bytes, batcher=batcher, metrics=metrics
+        executor,
+        admission,
+        workers,
+        inline_bytes=settings.inline_bytes,
+        batcher=batcher,
+        metrics=metrics,
+        handles=HandleStore(
+            handles_per_owner=settings.compiled_operators_per_caller,
+            bytes_per_owner=settings.compiled_bytes_per_caller,
+            idle_seconds=settings.compiled_idle_seconds,
+        ),
+        max_graph_nodes=settings.max_graph_nodes,
     )
 
     interceptors: list[grpc.aio.ServerInterceptor] = [ErrorInterceptor(metrics)]
@@ -215,6 +230,10 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         resident_bytes_per_caller=settings.resident_bytes_per_caller,
         resident_bytes_total=settings.resident_bytes_total,
         resident_idle_seconds=settings.resident_idle_seconds,
+        compiled_operators_per_caller=settings.compiled_operators_per_caller,
+        compiled_bytes_per_caller=settings.compiled_bytes_per_caller,
+        compiled_idle_seconds=settings.compiled_idle_seconds,
+        max_graph_nodes=settings.max_graph_nodes,
     )
     caps = capabilities(executor, server_version=version, limits=service_limits)
     server.add_generic_rpc_handlers((handlers(DirectMLServicer(dispatcher, caps, authenticated=bool(tokens))),))

@@ -12,6 +12,7 @@ from google.protobuf.message import DecodeError, Message
 from dmlrpc.v1 import service_pb2, tensor_pb2
 from dmlrpc_server.dispatch import Dispatcher
 from dmlrpc_server.errors import InvalidArgument
+from dmlrpc_server.runtime.handles import Handle
 from dmlrpc_server.runtime.resident import Resident, caller_identity
 
 M = TypeVar("M", bound=Message)
@@ -44,14 +45,7 @@ class DirectMLServicer:
             items = await self._dispatcher.execute_resident(decoded, self._owner(context), context.time_remaining())
             return service_pb2.ExecuteResponse(outputs=[_binding(item) for item in items])
         outputs = await self._dispatcher.execute(decoded, context.time_remaining())
-        return service_pb2.ExecuteResponse(
-            outputs=[
-                service_pb2.BindingDesc()
-                if data is None
-                else service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=data))
-                for data in outputs
-            ]
-        )
+        return service_pb2.ExecuteResponse(outputs=[_binding(data) for data in outputs])
 
     async def ExecuteStream(  # noqa: N802
         self, request_iterator: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
@@ -76,6 +70,30 @@ class DirectMLServicer:
     ) -> service_pb2.ReleaseTensorResponse:
         self._dispatcher.release_tensor(_decoded(request).handle, self._owner(context))
         return service_pb2.ReleaseTensorResponse()
+
+    async def CompileOperator(  # noqa: N802
+        self, request: service_pb2.CompileOperatorRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> service_pb2.CompiledOperator:
+        return _compiled(await self._dispatcher.compile_operator(_decoded(request), self._owner(context)))
+
+    async def CompileGraph(  # noqa: N802
+        self, request: service_pb2.CompileGraphRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> service_pb2.CompiledOperator:
+        return _compiled(await self._dispatcher.compile_graph(_decoded(request), self._owner(context)))
+
+    async def Dispatch(  # noqa: N802
+        self, request: service_pb2.DispatchRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> service_pb2.ExecuteResponse:
+        items = await self._dispatcher.dispatch(_decoded(request), self._owner(context), context.time_remaining())
+        return service_pb2.ExecuteResponse(outputs=[_binding(item) for item in items])
+
+    async def ReleaseCompiledOperator(  # noqa: N802
+        self,
+        request: service_pb2.ReleaseCompiledOperatorRequest | Corrupt,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> service_pb2.ReleaseCompiledOperatorResponse:
+        self._dispatcher.release_compiled(_decoded(request).handle, self._owner(context))
+        return service_pb2.ReleaseCompiledOperatorResponse()
 
     async def GetCapabilities(  # noqa: N802
         self, request: service_pb2.GetCapabilitiesRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
@@ -112,11 +130,22 @@ def _resident(tensor: Resident) -> service_pb2.ResidentTensor:
     return service_pb2.ResidentTensor(handle=tensor.handle, desc=tensor_pb2.TensorDesc.FromString(tensor.desc_bytes))
 
 
-def _binding(item: bytes | Resident | None) -> service_pb2.BindingDesc:
+def _compiled(entry: Handle) -> service_pb2.CompiledOperator:
+    return service_pb2.CompiledOperator(
+        handle=entry.handle, input_descs=entry.input_descs, output_descs=entry.output_descs
+    )
+
+
+def _binding(item: bytes | list[bytes | None] | Resident | None) -> service_pb2.BindingDesc:
     if item is None:
         return service_pb2.BindingDesc()
     if isinstance(item, Resident):
         return service_pb2.BindingDesc(resident=_resident(item))
+    if isinstance(item, list):
+        buffers = [service_pb2.BufferBinding(data=data or b"") for data in item]
+        return service_pb2.BindingDesc(
+            buffer_array=service_pb2.BufferArrayBinding(binding_count=len(buffers), bindings=buffers)
+        )
     return service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=item))
 
 
@@ -143,6 +172,26 @@ def handlers(servicer: DirectMLServicer) -> grpc.GenericRpcHandler:
             ),
             "ReadTensor": grpc.unary_stream_rpc_method_handler(
                 servicer.ReadTensor, request_deserializer=_tolerant(service_pb2.ReadTensorRequest)
+            ),
+            "CompileOperator": grpc.unary_unary_rpc_method_handler(
+                servicer.CompileOperator,
+                request_deserializer=_tolerant(service_pb2.CompileOperatorRequest),
+                response_serializer=service_pb2.CompiledOperator.SerializeToString,
+            ),
+            "CompileGraph": grpc.unary_unary_rpc_method_handler(
+                servicer.CompileGraph,
+                request_deserializer=_tolerant(service_pb2.CompileGraphRequest),
+                response_serializer=service_pb2.CompiledOperator.SerializeToString,
+            ),
+            "Dispatch": grpc.unary_unary_rpc_method_handler(
+                servicer.Dispatch,
+                request_deserializer=_tolerant(service_pb2.DispatchRequest),
+                response_serializer=response.SerializeToString,
+            ),
+            "ReleaseCompiledOperator": grpc.unary_unary_rpc_method_handler(
+                servicer.ReleaseCompiledOperator,
+                request_deserializer=_tolerant(service_pb2.ReleaseCompiledOperatorRequest),
+                response_serializer=service_pb2.ReleaseCompiledOperatorResponse.SerializeToString,
             ),
             "ReleaseTensor": grpc.unary_unary_rpc_method_handler(
                 servicer.ReleaseTensor,

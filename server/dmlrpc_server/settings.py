@@ -130,6 +130,16 @@ class ServerSettings(BaseSettings):
     resident_idle_seconds: float = Field(
         600.0, gt=0, description="A resident tensor unused this long is released (its handle then NOT_FOUND)."
     )
+    compiled_operators_per_caller: Annotated[int, Field(ge=0)] = Field(
+        256, description="Compiled operators and graphs one caller may hold (CompileOperator/Graph); 0 disables them."
+    )
+    compiled_bytes_per_caller: Annotated[int, Field(ge=0)] = Field(
+        1024 * MiB, description="Bytes of constant and owned data one caller's compiled operators may hold."
+    )
+    compiled_idle_seconds: float = Field(
+        600.0, gt=0, description="A compiled operator unused this long is released (its handle then NOT_FOUND)."
+    )
+    max_graph_nodes: Annotated[int, Field(ge=1)] = Field(64, description="Most nodes of one CompileGraph graph.")
     reflection: bool = Field(True, description="Serve gRPC server reflection (grpcurl and other generic tools).")
     metrics: bool = Field(True, description="Serve Prometheus metrics over HTTP at /metrics.")
     metrics_host: str | None = Field(None, description="Address of the metrics endpoint (default: --host).")

@@ -12,6 +12,7 @@ INTERNAL is reserved for server faults and never caused by bad input.
 """
 
 from collections import abc as _abc
+from dmlrpc.v1 import graph_pb2 as _graph_pb2
 from dmlrpc.v1 import operators_pb2 as _operators_pb2
 from dmlrpc.v1 import tensor_pb2 as _tensor_pb2
 from google.protobuf import descriptor as _descriptor
@@ -40,7 +41,9 @@ class _BindingTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_BindingTy
     BINDING_TYPE_BUFFER: _BindingType.ValueType  # 1
     """One buffer (`BindingDesc.buffer`)."""
     BINDING_TYPE_BUFFER_ARRAY: _BindingType.ValueType  # 2
-    """An array of buffers, for tensor-array fields (not used by the operators executable today)."""
+    """An array of buffers, for a tensor-array field (`BindingDesc.buffer_array`: JOIN's `input_tensors`, SPLIT's
+    `output_tensors`).
+    """
 
 class BindingType(_BindingType, metaclass=_BindingTypeEnumTypeWrapper):
     """DML_BINDING_TYPE. The values are the field numbers of `BindingDesc.binding`."""
@@ -50,7 +53,9 @@ BINDING_TYPE_NONE: BindingType.ValueType  # 0
 BINDING_TYPE_BUFFER: BindingType.ValueType  # 1
 """One buffer (`BindingDesc.buffer`)."""
 BINDING_TYPE_BUFFER_ARRAY: BindingType.ValueType  # 2
-"""An array of buffers, for tensor-array fields (not used by the operators executable today)."""
+"""An array of buffers, for a tensor-array field (`BindingDesc.buffer_array`: JOIN's `input_tensors`, SPLIT's
+`output_tensors`).
+"""
 Global___BindingType: _TypeAlias = BindingType  # noqa: Y015
 
 @_typing.final
@@ -80,6 +85,38 @@ class BufferBinding(_message.Message):
 Global___BufferBinding: _TypeAlias = BufferBinding  # noqa: Y015
 
 @_typing.final
+class BufferArrayBinding(_message.Message):
+    """DML_BUFFER_ARRAY_BINDING: the buffers of a tensor-array field (`repeated TensorDesc`), one per tensor desc of
+    the array, in order.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BINDING_COUNT_FIELD_NUMBER: _builtins.int
+    BINDINGS_FIELD_NUMBER: _builtins.int
+    binding_count: _builtins.int
+    """DML_BUFFER_ARRAY_BINDING.BindingCount: must equal the number of tensor descs in the array (and so the
+    length of `bindings`).
+    """
+    @_builtins.property
+    def bindings(self) -> _containers.RepeatedCompositeFieldContainer[Global___BufferBinding]:
+        """DML_BUFFER_ARRAY_BINDING.Bindings."""
+
+    def __init__(
+        self,
+        *,
+        binding_count: _builtins.int = ...,
+        bindings: _abc.Iterable[Global___BufferBinding] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["binding_count", b"binding_count", "bindings", b"bindings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BufferArrayBinding: _TypeAlias = BufferArrayBinding  # noqa: Y015
+
+@_typing.final
 class BindingDesc(_message.Message):
     """DML_BINDING_DESC: what is bound to one tensor field. Unset (DML_BINDING_TYPE_NONE) leaves an optional
     tensor absent.
@@ -88,10 +125,17 @@ class BindingDesc(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     BUFFER_FIELD_NUMBER: _builtins.int
+    BUFFER_ARRAY_FIELD_NUMBER: _builtins.int
     RESIDENT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def buffer(self) -> Global___BufferBinding:
         """DML_BINDING_TYPE_BUFFER."""
+
+    @_builtins.property
+    def buffer_array(self) -> Global___BufferArrayBinding:
+        """DML_BINDING_TYPE_BUFFER_ARRAY: a tensor-array field's buffers. Resident tensors are not bound or kept
+        inside arrays.
+        """
 
     @_builtins.property
     def resident(self) -> Global___ResidentTensor:
@@ -104,13 +148,14 @@ class BindingDesc(_message.Message):
         self,
         *,
         buffer: Global___BufferBinding | None = ...,
+        buffer_array: Global___BufferArrayBinding | None = ...,
         resident: Global___ResidentTensor | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["binding", b"binding", "buffer", b"buffer", "resident", b"resident"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["binding", b"binding", "buffer", b"buffer", "buffer_array", b"buffer_array", "resident", b"resident"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["binding", b"binding", "buffer", b"buffer", "resident", b"resident"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["binding", b"binding", "buffer", b"buffer", "buffer_array", b"buffer_array", "resident", b"resident"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_binding: _TypeAlias = _typing.Literal["buffer", "resident"]  # noqa: Y015
+    _WhichOneofReturnType_binding: _TypeAlias = _typing.Literal["buffer", "buffer_array", "resident"]  # noqa: Y015
     _WhichOneofArgType_binding: _TypeAlias = _typing.Literal["binding", b"binding"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_binding) -> _WhichOneofReturnType_binding | None: ...
 
@@ -131,13 +176,15 @@ class ExecuteRequest(_message.Message):
     def inputs(self) -> _containers.RepeatedCompositeFieldContainer[Global___BindingDesc]:
         """One binding per input tensor field of the desc, in declaration order (DirectML's binding-table order;
         `field_kind` = SCHEMA_FIELD_KIND_INPUT_TENSOR). Optional tensors that are unset in the desc take an unset
-        binding; a set tensor needs a buffer. The number of bindings must equal the number of input fields.
+        binding; a set tensor needs a buffer (or a resident tensor), a tensor-array field a `buffer_array`. The number
+        of bindings must equal the number of input fields.
         """
 
     @_builtins.property
     def keep_outputs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Output indices (declaration order) to keep on the server as new resident tensors of the caller's instead
-        of sending their bytes back: their response bindings are `resident`, with the output's desc.
+        of sending their bytes back: their response bindings are `resident`, with the output's desc. Not for
+        operators with tensor-array fields.
         """
 
     def __init__(
@@ -163,7 +210,7 @@ class ExecuteResponse(_message.Message):
     @_builtins.property
     def outputs(self) -> _containers.RepeatedCompositeFieldContainer[Global___BindingDesc]:
         """One binding per output tensor field of the desc, in declaration order; unset for an absent optional
-        output.
+        output, a `buffer_array` for a tensor-array field.
         """
 
     def __init__(
@@ -194,8 +241,9 @@ class ExecuteStreamStart(_message.Message):
     @_builtins.property
     def input_bytes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """The byte length of each input binding, one per input tensor field in declaration order (as
-        ExecuteRequest.inputs); 0 leaves an optional tensor unbound. A length is at least the tensor's
-        `total_tensor_size_in_bytes`.
+        ExecuteRequest.inputs), a tensor-array field taking one per tensor of its array, in place; 0 leaves an
+        optional tensor unbound. A length is at least the tensor's `total_tensor_size_in_bytes`. `TensorChunk.binding`
+        indexes these lengths.
         """
 
     def __init__(
@@ -280,8 +328,8 @@ class ExecuteStreamOutputs(_message.Message):
     OUTPUT_BYTES_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def output_bytes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """The byte length of each output binding in declaration order (its `total_tensor_size_in_bytes`); 0 for an
-        absent optional output.
+        """The byte length of each output binding in declaration order (its `total_tensor_size_in_bytes`), a
+        tensor-array field taking one per tensor of its array, in place; 0 for an absent optional output.
         """
 
     def __init__(
@@ -440,6 +488,10 @@ class Limits(_message.Message):
     RESIDENT_BYTES_PER_CALLER_FIELD_NUMBER: _builtins.int
     RESIDENT_BYTES_TOTAL_FIELD_NUMBER: _builtins.int
     RESIDENT_IDLE_SECONDS_FIELD_NUMBER: _builtins.int
+    COMPILED_OPERATORS_PER_CALLER_FIELD_NUMBER: _builtins.int
+    COMPILED_BYTES_PER_CALLER_FIELD_NUMBER: _builtins.int
+    COMPILED_IDLE_SECONDS_FIELD_NUMBER: _builtins.int
+    MAX_GRAPH_NODES_FIELD_NUMBER: _builtins.int
     max_message_bytes: _builtins.int
     """Largest gRPC message the server receives or sends, in bytes."""
     max_tensor_bytes: _builtins.int
@@ -462,6 +514,15 @@ class Limits(_message.Message):
     resident_bytes_total: _builtins.int
     resident_idle_seconds: _builtins.float
     """Seconds a resident tensor may go unused before it is released."""
+    compiled_operators_per_caller: _builtins.int
+    """Compiled operators and graphs one caller may hold (0: compiling is off), and the bytes of their constant
+    and owned data per caller.
+    """
+    compiled_bytes_per_caller: _builtins.int
+    compiled_idle_seconds: _builtins.float
+    """Seconds a compiled operator may go unused before it is released."""
+    max_graph_nodes: _builtins.int
+    """Most nodes of one graph."""
     def __init__(
         self,
         *,
@@ -477,10 +538,14 @@ class Limits(_message.Message):
         resident_bytes_per_caller: _builtins.int = ...,
         resident_bytes_total: _builtins.int = ...,
         resident_idle_seconds: _builtins.float = ...,
+        compiled_operators_per_caller: _builtins.int = ...,
+        compiled_bytes_per_caller: _builtins.int = ...,
+        compiled_idle_seconds: _builtins.float = ...,
+        max_graph_nodes: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_batch_size", b"max_batch_size", "max_concurrent_requests", b"max_concurrent_requests", "max_message_bytes", b"max_message_bytes", "max_queue_depth", b"max_queue_depth", "max_request_bytes", b"max_request_bytes", "max_request_elements", b"max_request_elements", "max_tensor_bytes", b"max_tensor_bytes", "max_tensor_elements", b"max_tensor_elements", "resident_bytes_per_caller", b"resident_bytes_per_caller", "resident_bytes_total", b"resident_bytes_total", "resident_idle_seconds", b"resident_idle_seconds", "resident_tensors_per_caller", b"resident_tensors_per_caller"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["compiled_bytes_per_caller", b"compiled_bytes_per_caller", "compiled_idle_seconds", b"compiled_idle_seconds", "compiled_operators_per_caller", b"compiled_operators_per_caller", "max_batch_size", b"max_batch_size", "max_concurrent_requests", b"max_concurrent_requests", "max_graph_nodes", b"max_graph_nodes", "max_message_bytes", b"max_message_bytes", "max_queue_depth", b"max_queue_depth", "max_request_bytes", b"max_request_bytes", "max_request_elements", b"max_request_elements", "max_tensor_bytes", b"max_tensor_bytes", "max_tensor_elements", b"max_tensor_elements", "resident_bytes_per_caller", b"resident_bytes_per_caller", "resident_bytes_total", b"resident_bytes_total", "resident_idle_seconds", b"resident_idle_seconds", "resident_tensors_per_caller", b"resident_tensors_per_caller"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -707,3 +772,166 @@ class ReleaseTensorResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReleaseTensorResponse: _TypeAlias = ReleaseTensorResponse  # noqa: Y015
+
+@_typing.final
+class CompileOperatorRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OPERATOR_DESC_FIELD_NUMBER: _builtins.int
+    OWNED_INPUTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def operator_desc(self) -> _operators_pb2.OperatorDesc:
+        """The operator to compile. Inputs whose tensor desc has DML_TENSOR_FLAG_OWNED_BY_DML are bound once, here."""
+
+    @_builtins.property
+    def owned_inputs(self) -> _containers.RepeatedCompositeFieldContainer[Global___BindingDesc]:
+        """The initialisation bindings: one per input tensor field in declaration order (as ExecuteRequest.inputs), a
+        buffer for each input flagged DML_TENSOR_FLAG_OWNED_BY_DML and unset for every other. Empty when none is
+        flagged.
+        """
+
+    def __init__(
+        self,
+        *,
+        operator_desc: _operators_pb2.OperatorDesc | None = ...,
+        owned_inputs: _abc.Iterable[Global___BindingDesc] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["operator_desc", b"operator_desc"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["operator_desc", b"operator_desc", "owned_inputs", b"owned_inputs"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompileOperatorRequest: _TypeAlias = CompileOperatorRequest  # noqa: Y015
+
+@_typing.final
+class CompileGraphRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GRAPH_DESC_FIELD_NUMBER: _builtins.int
+    OWNED_INPUTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def graph_desc(self) -> _graph_pb2.GraphDesc: ...
+    @_builtins.property
+    def owned_inputs(self) -> _containers.RepeatedCompositeFieldContainer[Global___BindingDesc]:
+        """One per graph input (as DispatchRequest.inputs): a buffer for each graph input whose node input descs have
+        DML_TENSOR_FLAG_OWNED_BY_DML, unset for every other. Empty when none is flagged.
+        """
+
+    def __init__(
+        self,
+        *,
+        graph_desc: _graph_pb2.GraphDesc | None = ...,
+        owned_inputs: _abc.Iterable[Global___BindingDesc] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["graph_desc", b"graph_desc"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["graph_desc", b"graph_desc", "owned_inputs", b"owned_inputs"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompileGraphRequest: _TypeAlias = CompileGraphRequest  # noqa: Y015
+
+@_typing.final
+class CompiledOperator(_message.Message):
+    """A compiled operator or graph, owned by its creator."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HANDLE_FIELD_NUMBER: _builtins.int
+    INPUT_DESCS_FIELD_NUMBER: _builtins.int
+    OUTPUT_DESCS_FIELD_NUMBER: _builtins.int
+    handle: _builtins.str
+    """Unguessable; valid until released, or until it has been idle for the server's expiry time."""
+    @_builtins.property
+    def input_descs(self) -> _containers.RepeatedCompositeFieldContainer[_tensor_pb2.TensorDesc]:
+        """The tensor desc of each input a dispatch binds, in binding order (for a graph: per graph input); an owned
+        input's desc carries DML_TENSOR_FLAG_OWNED_BY_DML and its dispatch binding stays unset.
+        """
+
+    @_builtins.property
+    def output_descs(self) -> _containers.RepeatedCompositeFieldContainer[_tensor_pb2.TensorDesc]:
+        """The tensor desc of each output, in binding order (for a graph: per graph output)."""
+
+    def __init__(
+        self,
+        *,
+        handle: _builtins.str = ...,
+        input_descs: _abc.Iterable[_tensor_pb2.TensorDesc] | None = ...,
+        output_descs: _abc.Iterable[_tensor_pb2.TensorDesc] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["handle", b"handle", "input_descs", b"input_descs", "output_descs", b"output_descs"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompiledOperator: _TypeAlias = CompiledOperator  # noqa: Y015
+
+@_typing.final
+class DispatchRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HANDLE_FIELD_NUMBER: _builtins.int
+    INPUTS_FIELD_NUMBER: _builtins.int
+    KEEP_OUTPUTS_FIELD_NUMBER: _builtins.int
+    handle: _builtins.str
+    """A CompiledOperator's handle."""
+    @_builtins.property
+    def inputs(self) -> _containers.RepeatedCompositeFieldContainer[Global___BindingDesc]:
+        """One binding per input (CompiledOperator.input_descs): a buffer laid out per its desc or a resident tensor;
+        unset for owned inputs and unset optional tensors.
+        """
+
+    @_builtins.property
+    def keep_outputs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Output indices to keep on the server as resident tensors, as in ExecuteRequest."""
+
+    def __init__(
+        self,
+        *,
+        handle: _builtins.str = ...,
+        inputs: _abc.Iterable[Global___BindingDesc] | None = ...,
+        keep_outputs: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["handle", b"handle", "inputs", b"inputs", "keep_outputs", b"keep_outputs"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DispatchRequest: _TypeAlias = DispatchRequest  # noqa: Y015
+
+@_typing.final
+class ReleaseCompiledOperatorRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HANDLE_FIELD_NUMBER: _builtins.int
+    handle: _builtins.str
+    def __init__(
+        self,
+        *,
+        handle: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["handle", b"handle"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleaseCompiledOperatorRequest: _TypeAlias = ReleaseCompiledOperatorRequest  # noqa: Y015
+
+@_typing.final
+class ReleaseCompiledOperatorResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleaseCompiledOperatorResponse: _TypeAlias = ReleaseCompiledOperatorResponse  # noqa: Y015

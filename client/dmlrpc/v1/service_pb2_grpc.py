@@ -64,6 +64,26 @@ class DirectMLServiceStub:
                 request_serializer=dmlrpc_dot_v1_dot_service__pb2.ReleaseTensorRequest.SerializeToString,
                 response_deserializer=dmlrpc_dot_v1_dot_service__pb2.ReleaseTensorResponse.FromString,
                 _registered_method=True)
+        self.CompileOperator = channel.unary_unary(
+                '/dmlrpc.v1.DirectMLService/CompileOperator',
+                request_serializer=dmlrpc_dot_v1_dot_service__pb2.CompileOperatorRequest.SerializeToString,
+                response_deserializer=dmlrpc_dot_v1_dot_service__pb2.CompiledOperator.FromString,
+                _registered_method=True)
+        self.CompileGraph = channel.unary_unary(
+                '/dmlrpc.v1.DirectMLService/CompileGraph',
+                request_serializer=dmlrpc_dot_v1_dot_service__pb2.CompileGraphRequest.SerializeToString,
+                response_deserializer=dmlrpc_dot_v1_dot_service__pb2.CompiledOperator.FromString,
+                _registered_method=True)
+        self.Dispatch = channel.unary_unary(
+                '/dmlrpc.v1.DirectMLService/Dispatch',
+                request_serializer=dmlrpc_dot_v1_dot_service__pb2.DispatchRequest.SerializeToString,
+                response_deserializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteResponse.FromString,
+                _registered_method=True)
+        self.ReleaseCompiledOperator = channel.unary_unary(
+                '/dmlrpc.v1.DirectMLService/ReleaseCompiledOperator',
+                request_serializer=dmlrpc_dot_v1_dot_service__pb2.ReleaseCompiledOperatorRequest.SerializeToString,
+                response_deserializer=dmlrpc_dot_v1_dot_service__pb2.ReleaseCompiledOperatorResponse.FromString,
+                _registered_method=True)
 
 
 class DirectMLServiceServicer:
@@ -118,6 +138,40 @@ class DirectMLServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CompileOperator(self, request, context):
+        """IDMLDevice::CompileOperator then IDMLOperatorInitializer: validates an operator desc once, binds its
+        DML_TENSOR_FLAG_OWNED_BY_DML inputs, and returns a handle that `Dispatch` runs with new bindings.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CompileGraph(self, request, context):
+        """IDMLDevice1::CompileGraph then initialisation: validates a DML_GRAPH_DESC once, lowers the whole graph (one
+        ONNX Runtime session where its operators allow it), binds its constant nodes and owned inputs, and returns a
+        handle. Errors name the node or edge (`graph_desc.nodes[3].operator.operator.top_k1.k`,
+        `graph_desc.intermediate_edges[5]`).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Dispatch(self, request, context):
+        """IDMLCommandRecorder::RecordDispatch: runs a compiled operator or graph with input bindings (buffers or
+        resident tensors); no desc is parsed or validated again, only the bindings and the data-dependent rules.
+        Batched and pooled like Execute.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReleaseCompiledOperator(self, request, context):
+        """Frees a compiled operator. Its handle then answers NOT_FOUND, as do expired handles and other callers' ones.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DirectMLServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -150,6 +204,26 @@ def add_DirectMLServiceServicer_to_server(servicer, server):
                     servicer.ReleaseTensor,
                     request_deserializer=dmlrpc_dot_v1_dot_service__pb2.ReleaseTensorRequest.FromString,
                     response_serializer=dmlrpc_dot_v1_dot_service__pb2.ReleaseTensorResponse.SerializeToString,
+            ),
+            'CompileOperator': grpc.unary_unary_rpc_method_handler(
+                    servicer.CompileOperator,
+                    request_deserializer=dmlrpc_dot_v1_dot_service__pb2.CompileOperatorRequest.FromString,
+                    response_serializer=dmlrpc_dot_v1_dot_service__pb2.CompiledOperator.SerializeToString,
+            ),
+            'CompileGraph': grpc.unary_unary_rpc_method_handler(
+                    servicer.CompileGraph,
+                    request_deserializer=dmlrpc_dot_v1_dot_service__pb2.CompileGraphRequest.FromString,
+                    response_serializer=dmlrpc_dot_v1_dot_service__pb2.CompiledOperator.SerializeToString,
+            ),
+            'Dispatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.Dispatch,
+                    request_deserializer=dmlrpc_dot_v1_dot_service__pb2.DispatchRequest.FromString,
+                    response_serializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteResponse.SerializeToString,
+            ),
+            'ReleaseCompiledOperator': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReleaseCompiledOperator,
+                    request_deserializer=dmlrpc_dot_v1_dot_service__pb2.ReleaseCompiledOperatorRequest.FromString,
+                    response_serializer=dmlrpc_dot_v1_dot_service__pb2.ReleaseCompiledOperatorResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -314,6 +388,114 @@ class DirectMLService:
             '/dmlrpc.v1.DirectMLService/ReleaseTensor',
             dmlrpc_dot_v1_dot_service__pb2.ReleaseTensorRequest.SerializeToString,
             dmlrpc_dot_v1_dot_service__pb2.ReleaseTensorResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CompileOperator(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/dmlrpc.v1.DirectMLService/CompileOperator',
+            dmlrpc_dot_v1_dot_service__pb2.CompileOperatorRequest.SerializeToString,
+            dmlrpc_dot_v1_dot_service__pb2.CompiledOperator.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CompileGraph(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/dmlrpc.v1.DirectMLService/CompileGraph',
+            dmlrpc_dot_v1_dot_service__pb2.CompileGraphRequest.SerializeToString,
+            dmlrpc_dot_v1_dot_service__pb2.CompiledOperator.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Dispatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/dmlrpc.v1.DirectMLService/Dispatch',
+            dmlrpc_dot_v1_dot_service__pb2.DispatchRequest.SerializeToString,
+            dmlrpc_dot_v1_dot_service__pb2.ExecuteResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReleaseCompiledOperator(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/dmlrpc.v1.DirectMLService/ReleaseCompiledOperator',
+            dmlrpc_dot_v1_dot_service__pb2.ReleaseCompiledOperatorRequest.SerializeToString,
+            dmlrpc_dot_v1_dot_service__pb2.ReleaseCompiledOperatorResponse.FromString,
             options,
             channel_credentials,
             insecure,

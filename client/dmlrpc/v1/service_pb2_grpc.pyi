@@ -60,6 +60,23 @@ class DirectMLServiceStub:
     """Streams a resident tensor back: its `ResidentTensor` first, then its buffer's bytes laid out per its desc."""
     ReleaseTensor: _grpc.UnaryUnaryMultiCallable[_service_pb2.ReleaseTensorRequest, _service_pb2.ReleaseTensorResponse]
     """Frees a resident tensor. Its handle then answers NOT_FOUND, as do expired handles and other callers' ones."""
+    CompileOperator: _grpc.UnaryUnaryMultiCallable[_service_pb2.CompileOperatorRequest, _service_pb2.CompiledOperator]
+    """IDMLDevice::CompileOperator then IDMLOperatorInitializer: validates an operator desc once, binds its
+    DML_TENSOR_FLAG_OWNED_BY_DML inputs, and returns a handle that `Dispatch` runs with new bindings.
+    """
+    CompileGraph: _grpc.UnaryUnaryMultiCallable[_service_pb2.CompileGraphRequest, _service_pb2.CompiledOperator]
+    """IDMLDevice1::CompileGraph then initialisation: validates a DML_GRAPH_DESC once, lowers the whole graph (one
+    ONNX Runtime session where its operators allow it), binds its constant nodes and owned inputs, and returns a
+    handle. Errors name the node or edge (`graph_desc.nodes[3].operator.operator.top_k1.k`,
+    `graph_desc.intermediate_edges[5]`).
+    """
+    Dispatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.DispatchRequest, _service_pb2.ExecuteResponse]
+    """IDMLCommandRecorder::RecordDispatch: runs a compiled operator or graph with input bindings (buffers or
+    resident tensors); no desc is parsed or validated again, only the bindings and the data-dependent rules.
+    Batched and pooled like Execute.
+    """
+    ReleaseCompiledOperator: _grpc.UnaryUnaryMultiCallable[_service_pb2.ReleaseCompiledOperatorRequest, _service_pb2.ReleaseCompiledOperatorResponse]
+    """Frees a compiled operator. Its handle then answers NOT_FOUND, as do expired handles and other callers' ones."""
 
 @_typing.type_check_only
 class DirectMLServiceAsyncStub(DirectMLServiceStub):
@@ -85,6 +102,23 @@ class DirectMLServiceAsyncStub(DirectMLServiceStub):
     """Streams a resident tensor back: its `ResidentTensor` first, then its buffer's bytes laid out per its desc."""
     ReleaseTensor: _aio.UnaryUnaryMultiCallable[_service_pb2.ReleaseTensorRequest, _service_pb2.ReleaseTensorResponse]  # type: ignore[assignment]
     """Frees a resident tensor. Its handle then answers NOT_FOUND, as do expired handles and other callers' ones."""
+    CompileOperator: _aio.UnaryUnaryMultiCallable[_service_pb2.CompileOperatorRequest, _service_pb2.CompiledOperator]  # type: ignore[assignment]
+    """IDMLDevice::CompileOperator then IDMLOperatorInitializer: validates an operator desc once, binds its
+    DML_TENSOR_FLAG_OWNED_BY_DML inputs, and returns a handle that `Dispatch` runs with new bindings.
+    """
+    CompileGraph: _aio.UnaryUnaryMultiCallable[_service_pb2.CompileGraphRequest, _service_pb2.CompiledOperator]  # type: ignore[assignment]
+    """IDMLDevice1::CompileGraph then initialisation: validates a DML_GRAPH_DESC once, lowers the whole graph (one
+    ONNX Runtime session where its operators allow it), binds its constant nodes and owned inputs, and returns a
+    handle. Errors name the node or edge (`graph_desc.nodes[3].operator.operator.top_k1.k`,
+    `graph_desc.intermediate_edges[5]`).
+    """
+    Dispatch: _aio.UnaryUnaryMultiCallable[_service_pb2.DispatchRequest, _service_pb2.ExecuteResponse]  # type: ignore[assignment]
+    """IDMLCommandRecorder::RecordDispatch: runs a compiled operator or graph with input bindings (buffers or
+    resident tensors); no desc is parsed or validated again, only the bindings and the data-dependent rules.
+    Batched and pooled like Execute.
+    """
+    ReleaseCompiledOperator: _aio.UnaryUnaryMultiCallable[_service_pb2.ReleaseCompiledOperatorRequest, _service_pb2.ReleaseCompiledOperatorResponse]  # type: ignore[assignment]
+    """Frees a compiled operator. Its handle then answers NOT_FOUND, as do expired handles and other callers' ones."""
 
 class DirectMLServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -143,5 +177,46 @@ class DirectMLServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.ReleaseTensorResponse, _abc.Awaitable[_service_pb2.ReleaseTensorResponse]]:
         """Frees a resident tensor. Its handle then answers NOT_FOUND, as do expired handles and other callers' ones."""
+
+    @_abc_1.abstractmethod
+    def CompileOperator(
+        self,
+        request: _service_pb2.CompileOperatorRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_service_pb2.CompiledOperator, _abc.Awaitable[_service_pb2.CompiledOperator]]:
+        """IDMLDevice::CompileOperator then IDMLOperatorInitializer: validates an operator desc once, binds its
+        DML_TENSOR_FLAG_OWNED_BY_DML inputs, and returns a handle that `Dispatch` runs with new bindings.
+        """
+
+    @_abc_1.abstractmethod
+    def CompileGraph(
+        self,
+        request: _service_pb2.CompileGraphRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_service_pb2.CompiledOperator, _abc.Awaitable[_service_pb2.CompiledOperator]]:
+        """IDMLDevice1::CompileGraph then initialisation: validates a DML_GRAPH_DESC once, lowers the whole graph (one
+        ONNX Runtime session where its operators allow it), binds its constant nodes and owned inputs, and returns a
+        handle. Errors name the node or edge (`graph_desc.nodes[3].operator.operator.top_k1.k`,
+        `graph_desc.intermediate_edges[5]`).
+        """
+
+    @_abc_1.abstractmethod
+    def Dispatch(
+        self,
+        request: _service_pb2.DispatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_service_pb2.ExecuteResponse, _abc.Awaitable[_service_pb2.ExecuteResponse]]:
+        """IDMLCommandRecorder::RecordDispatch: runs a compiled operator or graph with input bindings (buffers or
+        resident tensors); no desc is parsed or validated again, only the bindings and the data-dependent rules.
+        Batched and pooled like Execute.
+        """
+
+    @_abc_1.abstractmethod
+    def ReleaseCompiledOperator(
+        self,
+        request: _service_pb2.ReleaseCompiledOperatorRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_service_pb2.ReleaseCompiledOperatorResponse, _abc.Awaitable[_service_pb2.ReleaseCompiledOperatorResponse]]:
+        """Frees a compiled operator. Its handle then answers NOT_FOUND, as do expired handles and other callers' ones."""
 
 def add_DirectMLServiceServicer_to_server(servicer: DirectMLServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

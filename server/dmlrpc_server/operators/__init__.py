@@ -6,6 +6,20 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from dmlrpc_server.operators import (
+    cast,
+    convolution,
+    cumulative,
+    gather,
+    generators,
+    join_split,
+    matrix,
+    movement,
+    normalization,
+    pooling,
+    reduce,
+    resample,
+)
 from dmlrpc_server.operators.activation import ACTIVATIONS
 from dmlrpc_server.operators.base import Operator
 from dmlrpc_server.operators.element_wise import ELEMENT_WISE
@@ -37,4 +51,16 @@ REGISTRY: Mapping[str, Operator[Any]] = _build(
     ScatterElements(),
     ScatterNd(),
     TopK1(),
+    *cast.OPERATORS,
+    *convolution.OPERATORS,
+    *cumulative.OPERATORS,
+    *gather.OPERATORS,
+    *generators.OPERATORS,
+    *join_split.OPERATORS,
+    *matrix.OPERATORS,
+    *movement.OPERATORS,
+    *normalization.OPERATORS,
+    *pooling.OPERATORS,
+    *reduce.OPERATORS,
+    *resample.OPERATORS,
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
@@ -19,6 +20,7 @@ from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.tensors import TensorRule, validate_tensor
 
 DescT = TypeVar("DescT", bound=Message)
+T = TypeVar("T")
 
 #: ONNX opset and IR version of every lowered model: old enough for every ONNX Runtime build we support
 #: (onnxruntime-directml included), new enough for ScatterElements/ScatterND without reduction quirks.
@@ -49,6 +51,8 @@ class Tensors:
     provider: str = "CPUExecutionProvider"
     #: The feature level whose rules apply.
     feature_level: int = operators_pb2.FEATURE_LEVEL_6_4
+    #: The layouts of each tensor-array field (``repeated TensorDesc``), in order.
+    arrays: Mapping[str, tuple[TensorLayout, ...]] = dataclasses.field(default_factory=dict)
 
     def __getitem__(self, name: str) -> TensorLayout:
         layout = self.layouts[name]
@@ -80,6 +84,26 @@ class Plan:
     direct_inputs: tuple[str | None, ...] = ()
     #: Whether ``finish`` returns the model's outputs unchanged (so outputs can stay in device memory).
     direct_outputs: bool = False
+    #: Per input tensor field: ``None`` for a single tensor, else the length of its tensor array. ``inputs`` (and
+    #: ``prepare``'s arrays) hold each array's tensors in place, one after another. Empty: no arrays.
+    input_arrays: tuple[int | None, ...] = ()
+    #: The same for the output tensor fields (``outputs`` and ``finish``'s results).
+    output_arrays: tuple[int | None, ...] = ()
+
+    def group_outputs(self, flat: Sequence[T]) -> list[T | list[T]]:
+        """Per-output items (``finish``'s order, arrays in place) grouped per output field: a list for an array."""
+        if not self.output_arrays:
+            return list(flat)
+        grouped: list[T | list[T]] = []
+        position = 0
+        for count in self.output_arrays:
+            if count is None:
+                grouped.append(flat[position])
+                position += 1
+            else:
+                grouped.append(list(flat[position : position + count]))
+                position += count
+        return grouped
 
     @property
     def response_bytes(self) -> int:
@@ -136,8 +160,28 @@ class Operator(abc.ABC, Generic[DescT]):
             raise InvalidArgument(f"operator_desc.{self.case}", "operator not available at this feature level")
         path = f"operator_desc.{self.case}"
         layouts: dict[str, TensorLayout | None] = {}
+        arrays: dict[str, tuple[TensorLayout, ...]] = {}
         total = elements = 0
         for tensor in (*self.inputs, *self.outputs):
+            if tensor.array:
+                descs = getattr(desc, tensor.name)
+                if not descs:
+                    raise InvalidArgument(f"{path}.{tensor.name}", "a tensor array needs at least one tensor desc")
+                checked = tuple(
+                    validate_tensor(
+                        item,
+                        f"{path}.{tensor.name}[{i}]",
+                        table[tensor.name],
+                        output=tensor.output,
+                        max_tensor_bytes=limits.max_tensor_bytes,
+                        max_tensor_elements=limits.max_tensor_elements,
+                    )
+                    for i, item in enumerate(descs)
+                )
+                arrays[tensor.name] = checked
+                total += sum(layout.total_bytes for layout in checked)
+                elements += sum(layout.element_count for layout in checked)
+                continue
             if not desc.HasField(tensor.name):
                 if not tensor.optional:
                     raise InvalidArgument(f"{path}.{tensor.name}", "required tensor desc is not set")
@@ -162,7 +206,7 @@ class Operator(abc.ABC, Generic[DescT]):
             raise ResourceExhausted(
                 f"the request's tensors total {elements} elements, over the limit of {limits.max_request_elements}"
             )
-        tensors = Tensors(path, layouts, provider, feature_level)
+        tensors = Tensors(path, layouts, provider, feature_level, arrays)
         return self.lower(desc, tensors)
 
     @abc.abstractmethod

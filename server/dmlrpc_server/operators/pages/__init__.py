@@ -29,9 +29,16 @@ class Page(TypedDict):
 
 def page(name: str) -> Page:
     """The page of operator type ``name`` (``"ELEMENT_WISE_ABS"``)."""
-    from dmlrpc_server.operators.pages import activation, element_wise_1, element_wise_2
+    from dmlrpc_server.operators.pages import (
+        activation,
+        element_wise_1,
+        element_wise_2,
+        structural_1,
+        structural_2,
+        structural_3,
+    )
 
-    for module in (element_wise_1, element_wise_2, activation):
+    for module in (element_wise_1, element_wise_2, activation, structural_1, structural_2, structural_3):
         if name in module.PAGES:
             found: Page = module.PAGES[name]
             return found

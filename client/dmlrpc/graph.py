@@ -1,0 +1,183 @@
+"""A small DML_GRAPH_DESC builder: graph inputs, constants and operator nodes wired by the tensors they return."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from dmlrpc import ops
+from dmlrpc.codec import DTYPE_BY_DATA_TYPE, TensorLayout, encode, tensor_desc
+from dmlrpc.schema import desc_case, tensor_fields
+from dmlrpc.v1 import graph_pb2, operators_pb2, tensor_pb2
+
+if TYPE_CHECKING:
+    from dmlrpc.ops import Direction
+
+__all__ = ["Graph", "GraphTensor"]
+
+
+@dataclass(frozen=True)
+class GraphTensor:
+    """A tensor of a graph being built: a graph input, a constant, or a node's output."""
+
+    kind: str  # "input", "constant" or "node"
+    index: int
+    output: int
+    desc: tensor_pb2.TensorDesc
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.desc.buffer.sizes)
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return DTYPE_BY_DATA_TYPE[self.desc.buffer.data_type]
+
+
+def _placeholder(tensor: GraphTensor) -> np.ndarray:
+    """An array standing for ``tensor`` in the ops builders (one element broadcast: no memory)."""
+    return np.broadcast_to(np.zeros((), tensor.dtype), tensor.shape)
+
+
+class Graph:
+    """Build a graph, then compile it once with ``client.compile(graph)`` and call the result many times::
+
+        g = dmlrpc.Graph()
+        x = g.input(np.float32, (4, 8))
+        y = g.activation("relu", g.element_wise("add", x, x))
+        values, indices = g.top_k(y, 3)
+        g.output(values, indices)
+        op = client.compile(g)
+        values, indices = op(x_array)
+
+    Node inputs connect by the tensors earlier calls returned; every output of every node must reach a graph
+    output or another node (DirectML's rule), and tensors joined by an edge must have the same type and shape.
+    """
+
+    def __init__(self) -> None:
+        self._inputs: list[tensor_pb2.TensorDesc] = []
+        self._nodes: list[graph_pb2.GraphNodeDesc] = []
+        self._input_edges: list[graph_pb2.GraphEdgeDesc] = []
+        self._intermediate_edges: list[graph_pb2.GraphEdgeDesc] = []
+        self._outputs: list[GraphTensor] = []
+
+    def input(self, dtype: npt.DTypeLike, shape: Sequence[int]) -> GraphTensor:
+        """A new graph input (dispatches bind one array per input, in the order they were added)."""
+        desc = tensor_desc((np.dtype(dtype), tuple(shape)))
+        self._inputs.append(desc)
+        return GraphTensor("input", len(self._inputs) - 1, 0, desc)
+
+    def constant(self, array: npt.ArrayLike) -> GraphTensor:
+        """A constant-data node holding ``array`` (compiled into the graph, sent once)."""
+        data = np.asarray(array)
+        data = data.reshape(1) if data.ndim == 0 else data
+        raw = encode(data, TensorLayout.of(tensor_desc(data).buffer))
+        node = graph_pb2.GraphNodeDesc(constant_data=graph_pb2.ConstantDataGraphNodeDesc(data=raw, data_size=len(raw)))
+        self._nodes.append(node)
+        return GraphTensor("constant", len(self._nodes) - 1, 0, tensor_desc(data))
+
+    def node(
+        self, operator_desc: operators_pb2.OperatorDesc, inputs: Sequence[GraphTensor | None]
+    ) -> list[GraphTensor]:
+        """An operator node: ``inputs`` feed the desc's input tensor fields in binding order (``None`` for an unset
+        optional one); returns one tensor per output tensor field."""
+        operator_desc = operators_pb2.OperatorDesc.FromString(operator_desc.SerializeToString())  # a copy we may edit
+        case = desc_case(operator_desc)
+        desc = getattr(operator_desc, case)
+        input_fields, output_fields = tensor_fields(desc.DESCRIPTOR)
+        if any(f.array for f in (*input_fields, *output_fields)):
+            raise ValueError(f"{case} has tensor arrays; Graph.node takes operators without them")
+        if len(inputs) != len(input_fields):
+            raise ValueError(f"{case} takes {len(input_fields)} inputs; got {len(inputs)}")
+        index = len(self._nodes)
+        self._nodes.append(graph_pb2.GraphNodeDesc(operator=graph_pb2.OperatorGraphNodeDesc(operator=operator_desc)))
+        for k, (tensor_field, tensor) in enumerate(zip(input_fields, inputs, strict=True)):
+            if tensor is None:
+                continue
+            if tensor.kind == "input":
+                self._input_edges.append(
+                    graph_pb2.GraphEdgeDesc(
+                        input=graph_pb2.InputGraphEdgeDesc(
+                            graph_input_index=tensor.index, to_node_index=index, to_node_input_index=k
+                        )
+                    )
+                )
+                # The node's desc says how the graph input's buffer is laid out.
+                getattr(desc, tensor_field.name).CopyFrom(tensor.desc)
+            else:
+                self._intermediate_edges.append(
+                    graph_pb2.GraphEdgeDesc(
+                        intermediate=graph_pb2.IntermediateGraphEdgeDesc(
+                            from_node_index=tensor.index,
+                            from_node_output_index=tensor.output,
+                            to_node_index=index,
+                            to_node_input_index=k,
+                        )
+                    )
+                )
+        self._nodes[index].operator.operator.CopyFrom(operator_desc)  # with the graph inputs' layouts
+        return [
+            GraphTensor("node", index, j, getattr(desc, f.name))
+            for j, f in enumerate(output_fields)
+            if desc.HasField(f.name)
+        ]
+
+    def element_wise(self, name: str, *inputs: GraphTensor, **attributes: Any) -> GraphTensor:
+        """A DML_ELEMENT_WISE_* node (as ``dmlrpc.ops.element_wise``); the inputs have one shape."""
+        call = ops.element_wise(name, *(_placeholder(t) for t in inputs), **attributes)
+        return self.node(call.operator_desc, list(inputs))[0]
+
+    def activation(self, name: str, *inputs: GraphTensor, **attributes: Any) -> GraphTensor:
+        """A DML_ACTIVATION_* node (as ``dmlrpc.ops.activation``)."""
+        call = ops.activation(name, *(_placeholder(t) for t in inputs), **attributes)
+        return self.node(call.operator_desc, list(inputs))[0]
+
+    def top_k(
+        self,
+        input: GraphTensor,
+        k: int,
+        axis: int = -1,
+        *,
+        direction: Direction = "decreasing",
+        index_dtype: npt.DTypeLike = np.uint32,
+    ) -> tuple[GraphTensor, GraphTensor]:
+        """A DML_TOP_K1 node (as ``dmlrpc.ops.top_k``): its values and indices."""
+        call = ops.top_k(_placeholder(input), k, axis, direction=direction, index_dtype=index_dtype)
+        values, indices = self.node(call.operator_desc, [input])
+        return values, indices
+
+    def output(self, *tensors: GraphTensor) -> None:
+        """Make ``tensors`` the next graph outputs (dispatches return them in this order)."""
+        for tensor in tensors:
+            if tensor.kind != "node":
+                raise ValueError("a graph output must be a node's output")
+            self._outputs.append(tensor)
+
+    def desc(self) -> graph_pb2.GraphDesc:
+        """The DML_GRAPH_DESC."""
+        if not self._outputs:
+            raise ValueError("the graph has no outputs: call output()")
+        output_edges = [
+            graph_pb2.GraphEdgeDesc(
+                output=graph_pb2.OutputGraphEdgeDesc(
+                    from_node_index=t.index, from_node_output_index=t.output, graph_output_index=g
+                )
+            )
+            for g, t in enumerate(self._outputs)
+        ]
+        return graph_pb2.GraphDesc(
+            input_count=len(self._inputs),
+            output_count=len(self._outputs),
+            node_count=len(self._nodes),
+            nodes=self._nodes,
+            input_edge_count=len(self._input_edges),
+            input_edges=self._input_edges,
+            output_edge_count=len(output_edges),
+            output_edges=output_edges,
+            intermediate_edge_count=len(self._intermediate_edges),
+            intermediate_edges=self._intermediate_edges,
+        )

@@ -1,0 +1,631 @@
+"""DML_GRAPH_DESC: validated as DirectML does, then lowered to one ONNX model (or, where operators' host bridges sit
+between nodes, to a node-by-node run); intermediate tensors never leave the server either way."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+
+from dmlrpc.codec import TensorLayout, data_type_name, decode
+from dmlrpc.schema import tensor_fields
+from dmlrpc.v1 import graph_pb2, operators_pb2, tensor_pb2
+from dmlrpc_server.errors import InvalidArgument
+from dmlrpc_server.operators._batching import BatchRule
+from dmlrpc_server.operators.base import ONNX_IR_VERSION, Plan, make_model
+
+#: Plans one node's operator desc; errors name fields under the given path prefix.
+PlanNode = Callable[[operators_pb2.OperatorDesc, str], tuple[Plan, BatchRule | None]]
+
+_OWNED = tensor_pb2.TENSOR_FLAG_OWNED_BY_DML
+_BINDING = re.compile(r"^inputs\[(\d+)\]")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a node input's value comes from: a graph input, a constant, or another node's output."""
+
+    kind: str  # "graph", "constant" or "node"
+    index: int
+    output: int = 0
+    #: The request path of the edge that brings it (for errors about its data).
+    edge: str = ""
+
+
+@dataclass
+class Node:
+    """An operator node: its plan and where each of its inputs (``plan.inputs`` order) comes from."""
+
+    index: int
+    plan: Plan
+    sources: list[Source | None]
+    #: Constant arrays bound to inputs, decoded per the consuming input's tensor desc.
+    constants: dict[int, np.ndarray] = field(default_factory=dict)
+    #: How the node's own operator batches (None: it does not).
+    batching: BatchRule | None = None
+
+    def prepare(self, arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
+        """The node's own ``prepare``, its errors about bound data re-rooted at what feeds that input: the
+        dispatch's binding for a graph input, else the constant node or the intermediate edge."""
+        try:
+            return self.plan.prepare(arrays)
+        except InvalidArgument as error:
+            raise self._rerooted(error) from None
+
+    def _rerooted(self, error: InvalidArgument) -> InvalidArgument:
+        match = _BINDING.match(error.field)
+        source = self.sources[int(match.group(1))] if match and int(match.group(1)) < len(self.sources) else None
+        if match is None or source is None:
+            return error
+        if source.kind == "graph":
+            return InvalidArgument(f"inputs[{source.index}]{error.field[match.end() :]}", error.description)
+        where = f"node {self.index} input {match.group(1)}"
+        return InvalidArgument(source.edge, f"{error.description} (the value reaching {where})")
+
+
+@dataclass
+class GraphLowering:
+    """A validated graph: operator nodes in topological order, the layouts of its inputs and outputs."""
+
+    nodes: list[Node]
+    input_layouts: list[TensorLayout]
+    input_descs: list[tensor_pb2.TensorDesc]
+    output_layouts: list[TensorLayout]
+    output_descs: list[tensor_pb2.TensorDesc]
+    #: Per graph output: (node index, node output index).
+    outputs: list[tuple[int, int]]
+    #: Graph inputs flagged DML_TENSOR_FLAG_OWNED_BY_DML (bound at compile time).
+    owned: set[int]
+    #: Bytes of constant data held.
+    constant_bytes: int
+
+    def composable(self) -> bool:
+        """Whether every intermediate edge joins a node output ``finish`` passes through unchanged to a node input
+        ``prepare`` feeds unchanged: then the whole graph is one ONNX model."""
+        for node in self.nodes:
+            plan = node.plan
+            if any(_has_subgraph(n) for n in plan.model.graph.node):
+                return False
+            for k, source in enumerate(node.sources):
+                if source is not None and source.kind == "node":
+                    producer = self._node(source.index).plan
+                    if not producer.direct_outputs or len(producer.model.graph.output) != len(producer.outputs):
+                        return False
+                    if k >= len(plan.direct_inputs) or plan.direct_inputs[k] is None:
+                        return False
+        return True
+
+    def _node(self, index: int) -> Node:
+        return next(node for node in self.nodes if node.index == index)
+
+
+def graph_batching(lowering: GraphLowering) -> BatchRule | None:
+    """A batch rule for the composed model when every node batches with a plain ``BatchRule`` (a new leading
+    axis; gathers and scatters by index tuple need more) and no node holds an ONNX op another node's rule shifts
+    the axis of but its own does not."""
+    rules = [node.batching for node in lowering.nodes]
+    if any(rule is None or type(rule) is not BatchRule for rule in rules):
+        return None
+    shifted = frozenset().union(*(rule.axis_nodes for rule in rules if rule is not None))
+    for node, rule in zip(lowering.nodes, rules, strict=True):
+        assert rule is not None
+        ops = {n.op_type for n in node.plan.model.graph.node}
+        if (ops & shifted) - rule.axis_nodes:
+            return None
+    return BatchRule(*shifted)
+
+
+def _has_subgraph(node: onnx.NodeProto) -> bool:
+    return any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute)
+
+
+def _stripped(operator_desc: operators_pb2.OperatorDesc) -> tuple[operators_pb2.OperatorDesc, set[int], int | None]:
+    """The desc without DML_TENSOR_FLAG_OWNED_BY_DML on its inputs; the flagged input indices; the first flagged
+    output (an error)."""
+    case = operator_desc.WhichOneof("desc")
+    if case is None:
+        return operator_desc, set(), None
+    copy = operators_pb2.OperatorDesc()
+    copy.CopyFrom(operator_desc)
+    desc = getattr(copy, case)
+    inputs, outputs = tensor_fields(desc.DESCRIPTOR)
+    owned: set[int] = set()
+    position = 0
+    for tensor in inputs:
+        items = list(getattr(desc, tensor.name)) if tensor.array else [getattr(desc, tensor.name)]
+        for item in items:
+            if item.WhichOneof("desc") == "buffer" and item.buffer.flags & _OWNED:
+                owned.add(position)
+                item.buffer.flags &= ~_OWNED
+            position += 1
+    flagged_output = None
+    position = 0
+    for tensor in outputs:
+        items = list(getattr(desc, tensor.name)) if tensor.array else [getattr(desc, tensor.name)]
+        for item in items:
+            if flagged_output is None and item.WhichOneof("desc") == "buffer" and item.buffer.flags & _OWNED:
+                flagged_output = position
+            position += 1
+    return copy, owned, flagged_output
+
+
+def strip_owned(operator_desc: operators_pb2.OperatorDesc, path: str) -> tuple[operators_pb2.OperatorDesc, set[int]]:
+    """``operator_desc`` without its OWNED_BY_DML flags, and the flagged input indices (binding order).
+
+    Raises:
+        InvalidArgument: an output tensor carries the flag (only inputs are bound at initialisation).
+    """
+    stripped, owned, flagged_output = _stripped(operator_desc)
+    if flagged_output is not None:
+        raise InvalidArgument(path, f"output {flagged_output} has DML_TENSOR_FLAG_OWNED_BY_DML; only inputs may")
+    return stripped, owned
+
+
+def _tensor_descs(operator_desc: operators_pb2.OperatorDesc, output: bool) -> list[tensor_pb2.TensorDesc]:
+    case = operator_desc.WhichOneof("desc")
+    assert case is not None
+    desc = getattr(operator_desc, case)
+    inputs, outputs = tensor_fields(desc.DESCRIPTOR)
+    descs: list[tensor_pb2.TensorDesc] = []
+    for tensor in outputs if output else inputs:
+        descs.extend(getattr(desc, tensor.name) if tensor.array else [getattr(desc, tensor.name)])
+    return descs
+
+
+def _count(graph: graph_pb2.GraphDesc, name: str, array: str, path: str) -> None:
+    given, length = getattr(graph, name), len(getattr(graph, array))
+    if given != length:
+        raise InvalidArgument(f"{path}.{name}", f"{given} differs from the {length} entries of {array}")
+
+
+def lower_graph(
+    graph: graph_pb2.GraphDesc, plan_node: PlanNode, *, max_nodes: int, constants_allowed: bool, path: str
+) -> GraphLowering:
+    """Validate a DML_GRAPH_DESC (every rule naming its node or edge) and resolve it into ordered nodes.
+
+    Raises:
+        InvalidArgument: a rule is broken.
+    """
+    for name, array in (
+        ("node_count", "nodes"),
+        ("input_edge_count", "input_edges"),
+        ("output_edge_count", "output_edges"),
+        ("intermediate_edge_count", "intermediate_edges"),
+    ):
+        _count(graph, name, array, path)
+    if not 1 <= len(graph.nodes) <= max_nodes:
+        raise InvalidArgument(f"{path}.nodes", f"{len(graph.nodes)} nodes; a graph has 1 to {max_nodes}")
+    if graph.output_count < 1:
+        raise InvalidArgument(f"{path}.output_count", "a graph needs at least one output")
+
+    plans: dict[int, Plan] = {}
+    rules: dict[int, BatchRule | None] = {}
+    constants: dict[int, bytes] = {}
+    owned_inputs: dict[int, set[int]] = {}
+    input_descs: dict[int, list[tensor_pb2.TensorDesc]] = {}
+    output_descs: dict[int, list[tensor_pb2.TensorDesc]] = {}
+    for i, node_desc in enumerate(graph.nodes):
+        node_path = f"{path}.nodes[{i}]"
+        kind = node_desc.WhichOneof("desc")
+        if kind is None:
+            raise InvalidArgument(node_path, "node type is not set (DML_GRAPH_NODE_TYPE_INVALID)")
+        if kind == "constant_data":
+            constant = node_desc.constant_data
+            if not constants_allowed:
+                raise InvalidArgument(f"{node_path}.constant_data", "constant nodes need DML_FEATURE_LEVEL_6_2")
+            if constant.data_size != len(constant.data):
+                raise InvalidArgument(
+                    f"{node_path}.constant_data.data_size",
+                    f"{constant.data_size} differs from the {len(constant.data)} bytes of data",
+                )
+            constants[i] = constant.data
+            continue
+        operator_path = f"{node_path}.operator.operator"
+        if not node_desc.operator.HasField("operator"):
+            raise InvalidArgument(operator_path, "no operator desc is set")
+        stripped, owned = strip_owned(node_desc.operator.operator, operator_path)
+        plans[i], rules[i] = plan_node(stripped, operator_path)
+        owned_inputs[i] = owned
+        input_descs[i] = _tensor_descs(stripped, output=False)
+        output_descs[i] = _tensor_descs(stripped, output=True)
+
+    sources: dict[int, list[Source | None]] = {i: [None] * len(p.inputs) for i, p in plans.items()}
+    fed_by: dict[tuple[int, int], str] = {}
+    used_outputs: set[tuple[int, int]] = set()
+    graph_inputs: dict[int, list[tuple[int, int, str]]] = {}
+    graph_outputs: dict[int, tuple[int, int]] = {}
+    successors: dict[int, list[tuple[int, str]]] = {i: [] for i in range(len(graph.nodes))}
+
+    def operator_node(index: int, edge_path: str, field_name: str) -> Plan:
+        if index >= len(graph.nodes):
+            raise InvalidArgument(
+                f"{edge_path}.{field_name}", f"node {index} is out of range: the graph has {len(graph.nodes)}"
+            )
+        if index not in plans:
+            raise InvalidArgument(f"{edge_path}.{field_name}", f"node {index} is a constant node, which has no inputs")
+        return plans[index]
+
+    def feed(node: int, input_index: int, edge_path: str, field_name: str, source: Source) -> None:
+        plan = operator_node(node, edge_path, field_name)
+        if input_index >= len(plan.inputs):
+            raise InvalidArgument(
+                f"{edge_path}.to_node_input_index",
+                f"input {input_index} is out of range: node {node} has {len(plan.inputs)} inputs",
+            )
+        if plan.inputs[input_index] is None:
+            raise InvalidArgument(edge_path, f"input {input_index} of node {node} is an unset optional tensor")
+        if (node, input_index) in fed_by:
+            raise InvalidArgument(
+                edge_path, f"input {input_index} of node {node} is already fed by {fed_by[node, input_index]}"
+            )
+        fed_by[node, input_index] = edge_path
+        sources[node][input_index] = source
+
+    def produce(node: int, output_index: int, edge_path: str) -> None:
+        if node >= len(graph.nodes):
+            raise InvalidArgument(
+                f"{edge_path}.from_node_index", f"node {node} is out of range: the graph has {len(graph.nodes)}"
+            )
+        if node in constants:
+            if output_index != 0:
+                raise InvalidArgument(f"{edge_path}.from_node_output_index", "a constant node has one output, 0")
+        elif output_index >= len(plans[node].outputs) or plans[node].outputs[output_index] is None:
+            count = len(plans[node].outputs)
+            raise InvalidArgument(
+                f"{edge_path}.from_node_output_index",
+                f"output {output_index} of node {node} is not a set output ({count})",
+            )
+        used_outputs.add((node, output_index))
+
+    for e, edge in enumerate(graph.input_edges):
+        edge_path = f"{path}.input_edges[{e}]"
+        if edge.WhichOneof("desc") != "input":
+            raise InvalidArgument(edge_path, "input_edges hold edges of type DML_GRAPH_EDGE_TYPE_INPUT only")
+        input_edge = edge.input
+        if input_edge.graph_input_index >= graph.input_count:
+            raise InvalidArgument(
+                f"{edge_path}.input.graph_input_index",
+                f"{input_edge.graph_input_index} is out of range: input_count is {graph.input_count}",
+            )
+        feed(
+            input_edge.to_node_index,
+            input_edge.to_node_input_index,
+            f"{edge_path}.input",
+            "to_node_index",
+            Source("graph", input_edge.graph_input_index, edge=edge_path),
+        )
+        graph_inputs.setdefault(input_edge.graph_input_index, []).append(
+            (input_edge.to_node_index, input_edge.to_node_input_index, edge_path)
+        )
+    for e, edge in enumerate(graph.output_edges):
+        edge_path = f"{path}.output_edges[{e}]"
+        if edge.WhichOneof("desc") != "output":
+            raise InvalidArgument(edge_path, "output_edges hold edges of type DML_GRAPH_EDGE_TYPE_OUTPUT only")
+        output_edge = edge.output
+        produce(output_edge.from_node_index, output_edge.from_node_output_index, f"{edge_path}.output")
+        if output_edge.from_node_index in constants:
+            raise InvalidArgument(f"{edge_path}.output.from_node_index", "a constant node cannot be a graph output")
+        if output_edge.graph_output_index >= graph.output_count:
+            raise InvalidArgument(
+                f"{edge_path}.output.graph_output_index",
+                f"{output_edge.graph_output_index} is out of range: output_count is {graph.output_count}",
+            )
+        if output_edge.graph_output_index in graph_outputs:
+            raise InvalidArgument(
+                edge_path, f"graph output {output_edge.graph_output_index} already has an output edge"
+            )
+        graph_outputs[output_edge.graph_output_index] = (
+            output_edge.from_node_index,
+            output_edge.from_node_output_index,
+        )
+    for e, edge in enumerate(graph.intermediate_edges):
+        edge_path = f"{path}.intermediate_edges[{e}]"
+        if edge.WhichOneof("desc") != "intermediate":
+            raise InvalidArgument(
+                edge_path, "intermediate_edges hold edges of type DML_GRAPH_EDGE_TYPE_INTERMEDIATE only"
+            )
+        middle = edge.intermediate
+        produce(middle.from_node_index, middle.from_node_output_index, f"{edge_path}.intermediate")
+        source_kind = "constant" if middle.from_node_index in constants else "node"
+        edge_source = Source(source_kind, middle.from_node_index, middle.from_node_output_index, edge_path)
+        feed(
+            middle.to_node_index, middle.to_node_input_index, f"{edge_path}.intermediate", "to_node_index", edge_source
+        )
+        successors[middle.from_node_index].append((middle.to_node_index, edge_path))
+        _check_edge_descs(graph, middle, plans, constants, edge_path)
+
+    # Every set input fed exactly once (twice was refused above), every set output used, every graph input and
+    # output connected.
+    for i, plan in plans.items():
+        for k, layout in enumerate(plan.inputs):
+            if layout is not None and (i, k) not in fed_by:
+                raise InvalidArgument(
+                    f"{path}.nodes[{i}]", f"input {k} is not connected to an input or intermediate edge"
+                )
+        for j, layout in enumerate(plan.outputs):
+            if layout is not None and (i, j) not in used_outputs:
+                raise InvalidArgument(
+                    f"{path}.nodes[{i}]", f"output {j} is not connected to an output or intermediate edge"
+                )
+    for i in constants:
+        if not successors[i]:
+            raise InvalidArgument(f"{path}.nodes[{i}]", "the constant node feeds no operator")
+    for g in range(graph.input_count):
+        if g not in graph_inputs:
+            raise InvalidArgument(f"{path}.input_count", f"graph input {g} feeds no node (no input edge names it)")
+    for g in range(graph.output_count):
+        if g not in graph_outputs:
+            raise InvalidArgument(f"{path}.output_count", f"graph output {g} has no output edge")
+
+    # One desc per graph input: every node input it feeds must declare the same layout.
+    layouts: list[TensorLayout] = []
+    descs: list[tensor_pb2.TensorDesc] = []
+    owned_graph_inputs: set[int] = set()
+    for g in range(graph.input_count):
+        (first_node, first_input, _), *others = graph_inputs[g]
+        first_desc = input_descs[first_node][first_input]
+        flagged = [first_input in owned_inputs[first_node]]
+        for node_index, input_index, edge_path in others:
+            # One layout (type, sizes, strides, buffer size): explicit packed strides equal unset ones.
+            if plans[node_index].inputs[input_index] != plans[first_node].inputs[first_input]:
+                raise InvalidArgument(
+                    edge_path,
+                    f"node {node_index} input {input_index} declares another tensor desc than node {first_node} "
+                    f"input {first_input} for graph input {g}; a graph input has one layout",
+                )
+            flagged.append(input_index in owned_inputs[node_index])
+        if any(flagged) and not all(flagged):
+            raise InvalidArgument(
+                graph_inputs[g][flagged.index(not flagged[0])][2],
+                f"graph input {g} is DML_TENSOR_FLAG_OWNED_BY_DML on some of the node inputs it feeds but not all",
+            )
+        if flagged[0]:
+            owned_graph_inputs.add(g)
+        layout = plans[first_node].inputs[first_input]
+        assert layout is not None
+        layouts.append(layout)
+        tensor = tensor_pb2.TensorDesc()
+        tensor.CopyFrom(first_desc)
+        if flagged[0]:
+            tensor.buffer.flags |= _OWNED
+        descs.append(tensor)
+    for i, owned_set in owned_inputs.items():
+        for k in owned_set:
+            feeder = sources[i][k]
+            if feeder is None or feeder.kind != "graph":
+                raise InvalidArgument(
+                    f"{path}.nodes[{i}]", f"input {k} has DML_TENSOR_FLAG_OWNED_BY_DML but is not fed by a graph input"
+                )
+
+    order = _topological(graph, plans, constants, successors, path)
+    nodes = []
+    for i in order:
+        resolved = Node(i, plans[i], sources[i], batching=rules[i])
+        for k, feeder in enumerate(sources[i]):
+            if feeder is not None and feeder.kind == "constant":
+                layout = plans[i].inputs[k]
+                assert layout is not None
+                resolved.constants[k] = np.array(decode(np.frombuffer(constants[feeder.index], np.uint8), layout))
+        nodes.append(resolved)
+    outputs = [graph_outputs[g] for g in range(graph.output_count)]
+    output_layouts = []
+    for node_index, j in outputs:
+        layout = plans[node_index].outputs[j]
+        assert layout is not None
+        output_layouts.append(layout)
+    return GraphLowering(
+        nodes,
+        layouts,
+        descs,
+        output_layouts,
+        [output_descs[n][j] for n, j in outputs],
+        outputs,
+        owned_graph_inputs,
+        sum(len(data) for data in constants.values()),
+    )
+
+
+def _check_edge_descs(
+    graph: graph_pb2.GraphDesc,
+    desc: graph_pb2.IntermediateGraphEdgeDesc,
+    plans: dict[int, Plan],
+    constants: dict[int, bytes],
+    edge_path: str,
+) -> None:
+    target = plans[desc.to_node_index].inputs[desc.to_node_input_index]
+    assert target is not None
+    if desc.from_node_index in constants:
+        size = len(constants[desc.from_node_index])
+        if size < target.total_bytes:
+            raise InvalidArgument(
+                edge_path,
+                f"constant node {desc.from_node_index} holds {size} bytes, less than the {target.total_bytes} "
+                f"(total_tensor_size_in_bytes) of node {desc.to_node_index} input {desc.to_node_input_index}",
+            )
+        return
+    source = plans[desc.from_node_index].outputs[desc.from_node_output_index]
+    assert source is not None
+    if source.data_type != target.data_type or tuple(source.sizes) != tuple(target.sizes):
+        raise InvalidArgument(
+            edge_path,
+            f"the tensor descs disagree: node {desc.from_node_index} output {desc.from_node_output_index} is "
+            f"{data_type_name(source.data_type)} {list(source.sizes)}, node {desc.to_node_index} input "
+            f"{desc.to_node_input_index} {data_type_name(target.data_type)} {list(target.sizes)}",
+        )
+
+
+def _topological(
+    graph: graph_pb2.GraphDesc,
+    plans: dict[int, Plan],
+    constants: dict[int, bytes],
+    successors: dict[int, list[tuple[int, str]]],
+    path: str,
+) -> list[int]:
+    """Operator nodes in an order where every node follows its producers (Kahn); a cycle names one of its edges."""
+    pending = {i: 0 for i in range(len(graph.nodes))}
+    for targets in successors.values():
+        for target, _ in targets:
+            pending[target] += 1
+    ready = [i for i, count in pending.items() if count == 0]
+    order: list[int] = []
+    while ready:
+        node = ready.pop(0)
+        order.append(node)
+        for target, _ in successors[node]:
+            pending[target] -= 1
+            if pending[target] == 0:
+                ready.append(target)
+    if len(order) < len(graph.nodes):
+        stuck = {i for i, count in pending.items() if count > 0}
+        edge = next(edge for node in sorted(stuck) for target, edge in successors[node] if target in stuck)
+        raise InvalidArgument(edge, f"the graph has a cycle through nodes {sorted(stuck)}; a graph must be acyclic")
+    return [i for i in order if i in plans]
+
+
+def composed_plan(lowering: GraphLowering) -> Plan:
+    """The whole graph as one ONNX model: each node's model with its names prefixed, intermediate edges wired by
+    renaming the consumer's feed to the producer's output, constants fed unchanged baked in as initializers."""
+    nodes: list[onnx.NodeProto] = []
+    inputs: list[onnx.ValueInfoProto] = []
+    initializers: list[onnx.TensorProto] = []
+    outputs: list[onnx.ValueInfoProto] = []
+    opsets: dict[str, int] = {}
+    output_names: dict[int, list[str]] = {}
+    finishing = {node_index for node_index, _ in lowering.outputs}
+    plans = {node.index: node.plan for node in lowering.nodes}
+    constant_feeds: dict[int, set[int]] = {}
+    for node in lowering.nodes:
+        model = node.plan.model
+        for opset in model.opset_import:
+            opsets[opset.domain] = max(opsets.get(opset.domain, 0), opset.version)
+        prefix = f"n{node.index}."
+        renamed: dict[str, str] = {}
+        baked: set[int] = set()
+        for k, source in enumerate(node.sources):
+            feed = node.plan.direct_inputs[k] if k < len(node.plan.direct_inputs) else None
+            if source is not None and source.kind == "node" and feed is not None:
+                renamed[feed] = output_names[source.index][source.output]
+            elif source is not None and source.kind == "constant" and feed is not None:
+                initializers.append(
+                    onnx.numpy_helper.from_array(np.ascontiguousarray(node.constants[k]), prefix + feed)
+                )
+                baked.add(k)
+        constant_feeds[node.index] = baked
+
+        def name(original: str, prefix: str = prefix, renamed: dict[str, str] = renamed) -> str:
+            return renamed.get(original, prefix + original if original else original)
+
+        for initializer in model.graph.initializer:
+            copy = onnx.TensorProto()
+            copy.CopyFrom(initializer)
+            copy.name = name(initializer.name)
+            initializers.append(copy)
+        for graph_input in model.graph.input:
+            if graph_input.name in renamed:
+                continue
+            if any(prefix + graph_input.name == init.name for init in initializers):
+                continue
+            copy_info = onnx.ValueInfoProto()
+            copy_info.CopyFrom(graph_input)
+            copy_info.name = name(graph_input.name)
+            inputs.append(copy_info)
+        for original in model.graph.node:
+            copy_node = onnx.NodeProto()
+            copy_node.CopyFrom(original)
+            copy_node.name = prefix + original.name if original.name else ""
+            copy_node.input[:] = [name(n) for n in original.input]
+            copy_node.output[:] = [name(n) for n in original.output]
+            nodes.append(copy_node)
+        output_names[node.index] = [name(o.name) for o in model.graph.output]
+        if node.index in finishing:
+            for graph_output in model.graph.output:
+                copy_info = onnx.ValueInfoProto()
+                copy_info.CopyFrom(graph_output)
+                copy_info.name = name(graph_output.name)
+                outputs.append(copy_info)
+    composed = make_model(nodes, inputs, outputs, initializers)
+    del composed.opset_import[:]
+    composed.opset_import.extend(onnx.helper.make_opsetid(domain, version) for domain, version in opsets.items())
+    composed.ir_version = ONNX_IR_VERSION
+    finish_order = [node.index for node in lowering.nodes if node.index in finishing]
+    output_slices: dict[int, tuple[int, int]] = {}
+    position = 0
+    for index in finish_order:
+        count = len(output_names[index])
+        output_slices[index] = (position, position + count)
+        position += count
+
+    def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
+        feeds: dict[str, np.ndarray] = {}
+        for node in lowering.nodes:
+            node_arrays: list[np.ndarray | None] = []
+            for k, source in enumerate(node.sources):
+                if source is None or source.kind == "node" or k in constant_feeds[node.index]:
+                    node_arrays.append(None)
+                elif source.kind == "graph":
+                    node_arrays.append(arrays[source.index])
+                else:
+                    node_arrays.append(node.constants[k])
+            for key, value in node.prepare(node_arrays).items():
+                feeds[f"n{node.index}.{key}"] = value
+        return feeds
+
+    def finish(results: Sequence[np.ndarray]) -> list[np.ndarray | None]:
+        finished = {
+            index: plans[index].finish(list(results[start:end])) for index, (start, end) in output_slices.items()
+        }
+        return [finished[node_index][j] for node_index, j in lowering.outputs]
+
+    direct = all(plans[i].direct_outputs for i in finishing) and len(lowering.outputs) == position
+    return Plan(
+        tuple(lowering.input_layouts),
+        tuple(lowering.output_layouts),
+        composed,
+        prepare,
+        finish,
+        direct_outputs=False if not direct else _outputs_in_order(lowering, output_slices),
+    )
+
+
+def _outputs_in_order(lowering: GraphLowering, slices: dict[int, tuple[int, int]]) -> bool:
+    """Whether the composed model's outputs are exactly the graph outputs, in order (then they pass through)."""
+    flat = [slices[node_index][0] + j for node_index, j in lowering.outputs]
+    return flat == list(range(len(flat)))
+
+
+@dataclass
+class Stage:
+    """One node of a node-by-node graph run: its plan, session and sources."""
+
+    node: Node
+    run: Callable[[dict[str, np.ndarray]], list[np.ndarray]]
+
+
+def staged_run(lowering: GraphLowering, stages: Sequence[Stage]) -> Callable[[Sequence[np.ndarray | None]], list[Any]]:
+    """Run the nodes one after another on the server: each node's prepare (its data checks), session and finish;
+    the graph outputs in order."""
+
+    def run(arrays: Sequence[np.ndarray | None]) -> list[Any]:
+        values: dict[tuple[int, int], np.ndarray | None] = {}
+        for stage in stages:
+            node = stage.node
+            node_arrays: list[np.ndarray | None] = []
+            for k, source in enumerate(node.sources):
+                if source is None:
+                    node_arrays.append(None)
+                elif source.kind == "graph":
+                    node_arrays.append(arrays[source.index])
+                elif source.kind == "constant":
+                    node_arrays.append(node.constants[k])
+                else:
+                    node_arrays.append(values[source.index, source.output])
+            results = node.plan.finish(stage.run(node.prepare(node_arrays)))
+            for j, result in enumerate(results):
+                values[node.index, j] = result
+        return [values[key] for key in lowering.outputs]
+
+    return run

@@ -1,0 +1,121 @@
+"""DML_CUMULATIVE_SUMMATION and DML_CUMULATIVE_PRODUCT_OPERATOR_DESC: running sums and products."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+import onnx
+
+from dmlrpc.v1 import operators_pb2, tensor_pb2
+from dmlrpc_server.operators._graph import F16, F32, I64, DType, Graph, Value
+from dmlrpc_server.operators._support import support_from
+from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
+from dmlrpc_server.operators.pages import page
+
+ScanDesc = TypeVar(
+    "ScanDesc", operators_pb2.CumulativeSummationOperatorDesc, operators_pb2.CumulativeProductOperatorDesc
+)
+
+
+def _compute_type(dtype: DType) -> DType:
+    """FLOAT16 computes in FLOAT32; integers in INT64 (UINT64 by its bits), so that the results wrap around in two's
+    complement as DirectML's integer arithmetic does (narrower types wrap when cast back)."""
+    if dtype == F16:
+        return F32
+    return I64 if dtype.kind in "iu" else dtype
+
+
+def _shifted(g: Graph, y: Value, sizes: Sequence[int], axis: int, shift: int, reverse: bool) -> Value:
+    """``y`` moved ``shift`` places along ``axis`` (toward higher indices, or lower ones when ``reverse``), the
+    vacated places holding 1."""
+    n = sizes[axis]
+    if shift >= n:
+        one = onnx.numpy_helper.from_array(np.ones(1, y.dtype), "one")
+        return g.op("ConstantOfShape", g.const(list(sizes), np.int64), dtype=y.dtype, value=one)
+    start, end = (shift, n) if reverse else (0, n - shift)
+    kept = g.op("Slice", y, g.const([start], np.int64), g.const([end], np.int64), g.const([axis], np.int64))
+    pads = [0] * (2 * len(sizes))
+    pads[axis + len(sizes) if reverse else axis] = shift
+    return g.op("Pad", kept, g.const(pads, np.int64), g.const(1, y.dtype))
+
+
+def product_scan(g: Graph, x: Value, sizes: Sequence[int], axis: int, reverse: bool, exclusive: bool) -> Value:
+    """Running products by doubling (Hillis-Steele): after step k each place holds the product of the 2**k places
+    ending at it; ceil(log2(n)) Mul nodes, exact for integers (multiplication modulo 2**64 is associative)."""
+    y = _shifted(g, x, sizes, axis, 1, reverse) if exclusive else x
+    shift = 1
+    while shift < sizes[axis]:
+        y = g.op("Mul", y, _shifted(g, y, sizes, axis, shift, reverse))
+        shift *= 2
+    return y
+
+
+class _Scan(Operator[ScanDesc]):
+    def lower(self, desc: ScanDesc, tensors: Tensors) -> Plan:
+        source = tensors["input_tensor"]
+        target = tensors["output_tensor"]
+        rank = len(source.sizes)
+        require(
+            desc.axis < rank, tensors.field("axis"), f"axis {desc.axis} is not less than the dimension count {rank}"
+        )
+        require(
+            desc.axis_direction in tensor_pb2.AxisDirection.values(),
+            tensors.field("axis_direction"),
+            f"{desc.axis_direction} is not a DML_AXIS_DIRECTION (0 = INCREASING, 1 = DECREASING)",
+        )
+        require(
+            target.data_type == source.data_type,
+            f"{tensors.field('output_tensor')}.buffer.data_type",
+            "must equal input_tensor's data type",
+        )
+        require(
+            len(target.sizes) == rank,
+            f"{tensors.field('output_tensor')}.buffer.dimension_count",
+            "must equal input_tensor's dimension count",
+        )
+        require(
+            list(target.sizes) == list(source.sizes),
+            f"{tensors.field('output_tensor')}.buffer.sizes",
+            f"sizes {list(target.sizes)} must equal input_tensor's sizes {list(source.sizes)}",
+        )
+        reverse = desc.axis_direction == tensor_pb2.AXIS_DIRECTION_DECREASING
+        axis = int(desc.axis)
+        g = Graph()
+        x = g.input("input", source.dtype, source.sizes)
+        wide = g.cast(x, _compute_type(source.dtype))
+        if isinstance(desc, operators_pb2.CumulativeProductOperatorDesc):
+            result = product_scan(g, wide, source.sizes, axis, reverse, desc.has_exclusive_product)
+        else:
+            result = g.op(
+                "CumSum",
+                wide,
+                g.const(axis, np.int64),
+                exclusive=int(desc.has_exclusive_sum),
+                reverse=int(reverse),
+            )
+        g.output(g.cast(result, source.dtype), "output", target.sizes)
+
+        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
+            data = arrays[0]
+            return {} if data is None else {"input": np.ascontiguousarray(data, dtype=source.dtype)}
+
+        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
+            return [outputs[0]]
+
+        return Plan((source,), (target,), g.model(), prepare, finish, direct_inputs=("input",), direct_outputs=True)
+
+
+class CumulativeSummation(_Scan[operators_pb2.CumulativeSummationOperatorDesc]):
+    case: ClassVar[str] = "cumulative_summation"
+    support = support_from(page("CUMULATIVE_SUMMATION"))
+
+
+class CumulativeProduct(_Scan[operators_pb2.CumulativeProductOperatorDesc]):
+    case: ClassVar[str] = "cumulative_product"
+    support = support_from(page("CUMULATIVE_PRODUCT"))
+
+
+#: This module's operators, for the registry.
+OPERATORS: tuple[Operator[Any], ...] = (CumulativeSummation(), CumulativeProduct())

@@ -1,0 +1,341 @@
+"""Normalisations: DML_BATCH, MEAN_VARIANCE(1/2), LP and LOCAL_RESPONSE_NORMALIZATION."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dmlrpc.v1 import operators_pb2
+from dmlrpc_server.operators._elementwise import Context
+from dmlrpc_server.operators._graph import F16, F32, Graph, Value
+from dmlrpc_server.operators._support import support_from
+from dmlrpc_server.operators.activation import apply_fused, check_fused
+from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
+from dmlrpc_server.operators.pages import page
+
+FL = operators_pb2.FeatureLevel
+I64 = np.int64
+
+
+def _check_epsilon(value: float, field: str) -> None:
+    # The pages are silent on Epsilon's range. It guards a division: a negative one can turn sqrt(variance +
+    # epsilon) into NaN and NaN or infinity poison every output, so only finite values >= 0 are taken.
+    require(math.isfinite(value) and value >= 0, field, f"{value} must be a finite value >= 0")
+
+
+def _check_axes(desc: Any, tensors: Tensors) -> list[int]:
+    """Axes/AxisCount: the count equals the array's length, at least one axis, each below the rank, no repeats."""
+    rank = len(tensors["input_tensor"].sizes)
+    axes = [int(a) for a in desc.axes]
+    require(desc.axis_count == len(axes), tensors.field("axis_count"), f"{desc.axis_count} != len(axes) = {len(axes)}")
+    # The page states no rule; DirectML's validator refuses an empty Axes array (a null pointer), and an
+    # empty reduction would normalise every element against itself.
+    require(len(axes) >= 1, tensors.field("axes"), "at least one axis is required")
+    for index, axis in enumerate(axes):
+        require(
+            axis < rank, f"{tensors.field('axes')}[{index}]", f"axis {axis} is not less than the dimension count {rank}"
+        )
+    require(len(set(axes)) == len(axes), tensors.field("axes"), f"axes {axes} repeat a dimension")
+    return sorted(axes)
+
+
+class _Normalization(Operator[Any]):
+    """The shared flow: output sizes and data type equal the input's, parameter tensors broadcast to the input's
+    sizes per dimension (each size 1 or equal), FLOAT16 computes in FLOAT32, an optional fused activation last."""
+
+    #: DirectML's operator type name (the page key).
+    type_name: ClassVar[str]
+    #: Input tensors (besides input_tensor) that broadcast to the input per dimension.
+    parameters: ClassVar[tuple[str, ...]] = ()
+    #: Whether ScaleTensor and BiasTensor are optional and must come together below feature level 5.2.
+    paired_scale_bias: ClassVar[bool] = False
+    #: Whether the desc has a FusedActivation.
+    fused: ClassVar[bool] = True
+
+    def check(self, desc: Any, tensors: Tensors) -> None:
+        """The operator's own attribute rules."""
+
+    def compute(self, graph: Graph, desc: Any, values: dict[str, Value], tensors: Tensors) -> Value:
+        """The operator's math on FLOAT32 (or FLOAT64) values keyed by field name; absent optional ones missing."""
+        raise NotImplementedError
+
+    def lower(self, desc: Any, tensors: Tensors) -> Plan:
+        source = tensors["input_tensor"]
+        output = tensors["output_tensor"]
+        rank = len(source.sizes)
+        require(
+            list(output.sizes) == list(source.sizes),
+            f"{tensors.field('output_tensor')}.buffer.sizes",
+            f"sizes {list(output.sizes)} must equal input_tensor's sizes {list(source.sizes)}",
+        )
+        for field in (*self.inputs, *self.outputs):
+            layout = tensors.layouts[field.name]
+            require(
+                layout is None or layout.data_type == source.data_type,
+                f"{tensors.field(field.name)}.buffer.data_type",
+                "must equal input_tensor's data type",
+            )
+        for name in self.parameters:
+            layout = tensors.layouts[name]
+            if layout is None:
+                continue
+            sizes = list(layout.sizes)
+            path = f"{tensors.field(name)}.buffer.sizes"
+            require(
+                len(sizes) == rank,
+                path,
+                f"has {len(sizes)} dimensions; it must have input_tensor's dimension count {rank}",
+            )
+            for dim, (size, full) in enumerate(zip(sizes, source.sizes, strict=True)):
+                require(
+                    size in (1, full),
+                    path,
+                    f"size {size} of dimension {dim} must be 1 (broadcast) or input_tensor's size {full}",
+                )
+        if self.paired_scale_bias and tensors.feature_level < FL.FEATURE_LEVEL_5_2:
+            has_scale = tensors.layouts["scale_tensor"] is not None
+            has_bias = tensors.layouts["bias_tensor"] is not None
+            missing = "bias_tensor" if has_scale else "scale_tensor"
+            require(
+                has_scale == has_bias,
+                tensors.field(missing),
+                "scale_tensor and bias_tensor must both be set or both unset below feature level 5.2",
+            )
+        self.check(desc, tensors)
+        context = Context(desc, tensors, output.dtype, tensors.feature_level, tensors.path)
+        if self.fused:
+            check_fused(desc, context)
+
+        graph = Graph()
+        values: dict[str, Value] = {}
+        feeds: list[str | None] = []
+        for index, field in enumerate(self.inputs):
+            layout = tensors.layouts[field.name]
+            if layout is None:
+                feeds.append(None)
+                continue
+            name = f"input{index}"
+            feeds.append(name)
+            value = graph.input(name, layout.dtype, layout.sizes)
+            # FLOAT16 computes in FLOAT32, as DirectML's shaders do.
+            values[field.name] = graph.cast(value, F32) if value.dtype == F16 else value
+        result = self.compute(graph, desc, values, tensors)
+        if self.fused:
+            result = apply_fused(graph, result, context)
+        graph.output(graph.cast(result, output.dtype), "output", output.sizes)
+
+        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
+            return {
+                name: np.ascontiguousarray(array)
+                for name, array in zip(feeds, arrays, strict=True)
+                if name is not None and array is not None
+            }
+
+        def finish(results: Sequence[np.ndarray]) -> list[np.ndarray | None]:
+            return [results[0]]
+
+        inputs = tuple(tensors.layouts[field.name] for field in self.inputs)
+        return Plan(inputs, (output,), graph.model(), prepare, finish, tuple(feeds), True)
+
+
+def _scale_bias(graph: Graph, value: Value, values: dict[str, Value]) -> Value:
+    """``Scale * value + Bias``; an absent Scale acts as 1 and an absent Bias as 0."""
+    if "scale_tensor" in values:
+        value = graph.op("Mul", values["scale_tensor"], value)
+    if "bias_tensor" in values:
+        value = graph.op("Add", value, values["bias_tensor"])
+    return value
+
+
+def _mean_variance(
+    graph: Graph, x: Value, axes: Sequence[int], use_mean: bool, use_variance: bool, epsilon: float
+) -> Value:
+    """(x - mean) / sqrt(variance + epsilon) over ``axes`` with the population variance (divided by the element
+    count, not count - 1) of x about the mean used (0 without UseMean)."""
+    centred = x
+    if use_mean:
+        centred = graph.op("Sub", x, graph.op("ReduceMean", x, axes=list(axes), keepdims=1))
+    if not use_variance:
+        return centred
+    variance = graph.op("ReduceMean", graph.op("Mul", centred, centred), axes=list(axes), keepdims=1)
+    deviation = graph.op("Sqrt", graph.op("Add", variance, graph.const(epsilon, variance.dtype)))
+    return graph.op("Div", centred, deviation)
+
+
+class BatchNormalization(_Normalization):
+    case: ClassVar[str] = "batch_normalization"
+    type_name: ClassVar[str] = "BATCH_NORMALIZATION"
+    support = support_from(page("BATCH_NORMALIZATION"))
+    parameters = ("mean_tensor", "variance_tensor", "scale_tensor", "bias_tensor")
+
+    def check(self, desc: Any, tensors: Tensors) -> None:
+        _check_epsilon(desc.epsilon, tensors.field("epsilon"))
+        if desc.spatial or tensors.feature_level >= FL.FEATURE_LEVEL_4_0:
+            return  # Spatial is deprecated from 4.0 and has no effect there.
+        # Spatial = FALSE (per-activation statistics) forbids broadcasting Mean and Variance over the spatial
+        # dimensions (those after N and C).
+        full = list(tensors["input_tensor"].sizes)
+        for name in ("mean_tensor", "variance_tensor"):
+            sizes = list(tensors[name].sizes)
+            require(
+                sizes[2:] == full[2:],
+                f"{tensors.field(name)}.buffer.sizes",
+                f"with spatial FALSE the spatial sizes {sizes[2:]} must equal input_tensor's {full[2:]}",
+            )
+
+    def compute(self, graph: Graph, desc: Any, values: dict[str, Value], tensors: Tensors) -> Value:
+        x = values["input_tensor"]
+        variance = graph.op("Add", values["variance_tensor"], graph.const(desc.epsilon, x.dtype))
+        normalized = graph.op("Div", graph.op("Sub", x, values["mean_tensor"]), graph.op("Sqrt", variance))
+        return _scale_bias(graph, normalized, values)
+
+
+class MeanVarianceNormalization(_Normalization):
+    case: ClassVar[str] = "mean_variance_normalization"
+    type_name: ClassVar[str] = "MEAN_VARIANCE_NORMALIZATION"
+    support = support_from(page("MEAN_VARIANCE_NORMALIZATION"))
+    parameters = ("scale_tensor", "bias_tensor")
+    paired_scale_bias = True
+
+    def check(self, desc: Any, tensors: Tensors) -> None:
+        _check_epsilon(desc.epsilon, tensors.field("epsilon"))
+
+    def compute(self, graph: Graph, desc: Any, values: dict[str, Value], tensors: Tensors) -> Value:
+        axes = (1, 2, 3) if desc.cross_channel else (2, 3)
+        normalized = _mean_variance(graph, values["input_tensor"], axes, True, desc.normalize_variance, desc.epsilon)
+        return _scale_bias(graph, normalized, values)
+
+
+class MeanVarianceNormalization1(_Normalization):
+    case: ClassVar[str] = "mean_variance_normalization1"
+    type_name: ClassVar[str] = "MEAN_VARIANCE_NORMALIZATION1"
+    support = support_from(page("MEAN_VARIANCE_NORMALIZATION1"))
+    parameters = ("scale_tensor", "bias_tensor")
+    paired_scale_bias = True
+
+    def check(self, desc: Any, tensors: Tensors) -> None:
+        _check_axes(desc, tensors)
+        _check_epsilon(desc.epsilon, tensors.field("epsilon"))
+        full = list(tensors["input_tensor"].sizes)
+        if tensors.feature_level >= FL.FEATURE_LEVEL_4_0 or len(full) < 2:
+            return
+        # Below 4.0 Scale and Bias are {N', C, H', W'}: only the channel dimension cannot broadcast.
+        for name in ("scale_tensor", "bias_tensor"):
+            layout = tensors.layouts[name]
+            if layout is not None:
+                require(
+                    layout.sizes[1] == full[1],
+                    f"{tensors.field(name)}.buffer.sizes",
+                    f"the channel size {layout.sizes[1]} must equal input_tensor's {full[1]} below feature level 4.0",
+                )
+
+    def flags(self, desc: Any) -> tuple[bool, bool]:
+        """UseMean and UseVariance."""
+        return True, bool(desc.normalize_variance)
+
+    def compute(self, graph: Graph, desc: Any, values: dict[str, Value], tensors: Tensors) -> Value:
+        use_mean, use_variance = self.flags(desc)
+        axes = sorted(int(a) for a in desc.axes)
+        normalized = _mean_variance(graph, values["input_tensor"], axes, use_mean, use_variance, desc.epsilon)
+        return _scale_bias(graph, normalized, values)
+
+
+class MeanVarianceNormalization2(MeanVarianceNormalization1):
+    # UseMean and UseVariance are 'TBD' on the page. As DirectML uses them (LayerNormalization and, with UseMean
+    # FALSE, SimplifiedLayerNormalization/RMS normalisation): without UseMean the mean is taken as 0 and the
+    # variance is the mean of squares about 0; without UseVariance the divisor is 1 (Epsilon unused).
+    case: ClassVar[str] = "mean_variance_normalization2"
+    type_name: ClassVar[str] = "MEAN_VARIANCE_NORMALIZATION2"
+    support = support_from(page("MEAN_VARIANCE_NORMALIZATION2"))
+
+    def flags(self, desc: Any) -> tuple[bool, bool]:
+        return bool(desc.use_mean), bool(desc.use_variance)
+
+
+class LpNormalization(_Normalization):
+    case: ClassVar[str] = "lp_normalization"
+    type_name: ClassVar[str] = "LP_NORMALIZATION"
+    support = support_from(page("LP_NORMALIZATION"))
+    fused = False
+
+    def check(self, desc: Any, tensors: Tensors) -> None:
+        rank = len(tensors["input_tensor"].sizes)
+        require(
+            desc.axis < rank, tensors.field("axis"), f"axis {desc.axis} is not less than the dimension count {rank}"
+        )
+        _check_epsilon(desc.epsilon, tensors.field("epsilon"))
+        require(desc.p in (1, 2), tensors.field("p"), f"p = {desc.p}; it must be 1 or 2")
+
+    def compute(self, graph: Graph, desc: Any, values: dict[str, Value], tensors: Tensors) -> Value:
+        # The page does not say how Epsilon enters; the divisor is max(norm, Epsilon), so a slice whose norm is at
+        # least Epsilon gets exactly x / norm (ONNX LpNormalization's result) and a zero slice gives 0, not NaN.
+        x = values["input_tensor"]
+        norm = graph.op("ReduceL1" if desc.p == 1 else "ReduceL2", x, axes=[int(desc.axis)], keepdims=1)
+        divisor = graph.op("Max", norm, graph.const(desc.epsilon, x.dtype))
+        return graph.op("Div", x, divisor)
+
+
+class LocalResponseNormalization(_Normalization):
+    # CrossChannel TRUE sums over a window of LocalSize channels only (what ONNX LRN does, and how ONNX Runtime's
+    # DirectML provider lowers ONNX LRN to this operator); FALSE sums over a LocalSize x LocalSize window of H and W
+    # within each channel. Windows span [i - floor((LocalSize - 1) / 2), i + ceil((LocalSize - 1) / 2)] (ONNX's
+    # alignment); positions outside the tensor add 0, and Alpha is divided by LocalSize in both modes, as the
+    # page's formula says (not by the window's element count).
+    case: ClassVar[str] = "local_response_normalization"
+    type_name: ClassVar[str] = "LOCAL_RESPONSE_NORMALIZATION"
+    support = support_from(page("LOCAL_RESPONSE_NORMALIZATION"))
+    fused = False
+
+    def check(self, desc: Any, tensors: Tensors) -> None:
+        require(desc.local_size >= 1, tensors.field("local_size"), f"local_size = {desc.local_size}; it must be >= 1")
+        # The page sets no range on Alpha, Beta and Bias; NaN or infinity would make every output NaN or 0.
+        for name in ("alpha", "beta", "bias"):
+            value = getattr(desc, name)
+            require(math.isfinite(value), tensors.field(name), f"{value} must be finite")
+
+    def compute(self, graph: Graph, desc: Any, values: dict[str, Value], tensors: Tensors) -> Value:
+        x = values["input_tensor"]
+        n, c, h, w = (int(s) for s in tensors["input_tensor"].sizes)
+        squares = graph.op("Mul", x, x)
+        size = int(desc.local_size)
+        before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
+
+        def window(extent: int) -> tuple[int, int]:
+            # Beyond extent - 1 positions a window side adds only padding: clipping it keeps the sums exact and
+            # the kernel small whatever LocalSize is.
+            return min(before, extent - 1), min(after, extent - 1)
+
+        def window_sum(planes: Value, extent: int, axis: int) -> Value:
+            """Sums of ``planes`` (N, 1, A, B) over the window along A (axis 2) or B (axis 3): a Conv with a ones
+            kernel; one axis at a time, so the kernel stays as small as the tensor's extents."""
+            low, high = window(extent)
+            length = low + high + 1
+            kernel = [1, 1, length, 1] if axis == 2 else [1, 1, 1, length]
+            pads = [low, 0, high, 0] if axis == 2 else [0, low, 0, high]
+            ones = graph.const(np.ones(kernel), x.dtype)
+            return graph.op("Conv", planes, ones, kernel_shape=kernel[2:], pads=pads)
+
+        if desc.cross_channel:
+            planes = graph.op("Reshape", squares, graph.const([n, 1, c, h * w], I64))
+            sums = window_sum(planes, c, 2)
+        else:
+            planes = graph.op("Reshape", squares, graph.const([n * c, 1, h, w], I64))
+            sums = window_sum(window_sum(planes, h, 2), w, 3)
+        total = graph.op("Reshape", sums, graph.const([n, c, h, w], I64))
+        scaled = graph.op("Mul", total, graph.const(float(desc.alpha) / size, x.dtype))
+        base = graph.op("Add", scaled, graph.const(desc.bias, x.dtype))
+        return graph.op("Div", x, graph.op("Pow", base, graph.const(desc.beta, x.dtype)))
+
+
+#: This module's operators, for the registry.
+OPERATORS: tuple[Operator[Any], ...] = (
+    BatchNormalization(),
+    MeanVarianceNormalization(),
+    MeanVarianceNormalization1(),
+    MeanVarianceNormalization2(),
+    LpNormalization(),
+    LocalResponseNormalization(),
+)

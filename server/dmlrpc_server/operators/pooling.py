@@ -1,0 +1,570 @@
+"""DML_*_POOLING*_OPERATOR_DESC and DML_MAX_UNPOOLING_OPERATOR_DESC: windowed pooling."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+
+from dmlrpc.codec import TensorLayout
+from dmlrpc.v1 import operators_pb2
+from dmlrpc_server.errors import InvalidArgument, ResourceExhausted
+from dmlrpc_server.operators._graph import BOOL, F32, F64, I16, I32, I64, U16, U32, U64, Graph, Value
+from dmlrpc_server.operators._indices import checked_indices, reject_overlaps
+from dmlrpc_server.operators._support import support_from
+from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
+from dmlrpc_server.operators.pages import page
+
+#: Entries of one spatial dimension's window table (output positions x in-bounds window elements) beyond which a
+#: desc is refused: the gathered windows would be that many times the other dimensions at run time.
+_MAX_TABLE = 1 << 24
+
+# ArgMax (the max pooling kernel here) on ONNX Runtime's CPU lacks 16-bit and unsigned 32/64-bit integers: these
+# widen exactly; UINT64 maps order-preservingly onto INT64 (sign bit flipped) and back.
+_ARGMAX_KEY: dict[np.dtype[Any], np.dtype[Any]] = {I16: I32, U16: I32, U32: I64, U64: I64}
+_SIGN_BIT = np.iinfo(np.int64).min
+
+
+@dataclass(frozen=True)
+class _Windows:
+    """The in-bounds input positions each output position's window reads along one spatial dimension.
+
+    ``table[o]`` lists them in window order, padded at the end with repeats of the first (a repeat never changes
+    a max nor which element is first); ``mask`` marks the real entries; ``counts`` their number.
+    """
+
+    table: np.ndarray
+    mask: np.ndarray
+    counts: np.ndarray
+
+
+def _windows(size: int, start: int, window: int, stride: int, dilation: int, out: int) -> _Windows:
+    firsts, lasts = [], []
+    for o in range(out):
+        base = o * stride - start
+        first = max(0, -(base // dilation) if base < 0 else 0)  # smallest j with base + j*d >= 0
+        last = min(window - 1, (size - 1 - base) // dilation) if size - 1 - base >= 0 else -1
+        firsts.append(first)
+        lasts.append(last)
+    counts = np.array([max(0, last - first + 1) for first, last in zip(firsts, lasts, strict=True)], np.int64)
+    width = max(1, int(counts.max(initial=0)))
+    table = np.zeros((out, width), np.int64)
+    mask = np.zeros((out, width), np.bool_)
+    for o, (first, count) in enumerate(zip(firsts, counts.tolist(), strict=True)):
+        base = o * stride - start
+        if count:
+            positions = base + (first + np.arange(count)) * dilation
+            table[o, :count] = positions
+            table[o, count:] = positions[0]
+            mask[o, :count] = True
+    return _Windows(table, mask, counts)
+
+
+PoolDesc = TypeVar(
+    "PoolDesc",
+    operators_pb2.AveragePoolingOperatorDesc,
+    operators_pb2.AveragePooling1OperatorDesc,
+    operators_pb2.MaxPoolingOperatorDesc,
+    operators_pb2.MaxPooling1OperatorDesc,
+    operators_pb2.MaxPooling2OperatorDesc,
+    operators_pb2.LpPoolingOperatorDesc,
+    operators_pb2.LpPooling1OperatorDesc,
+)
+
+
+class _Pooling(Operator[PoolDesc]):
+    """The shared validation and window lowering of the sliding-window pooling operators.
+
+    Every spatial dimension is pooled in turn (the last first) by a Gather of constant in-bounds window positions
+    and a reduction over them, so padding, dilations, include_padding and every data type share one exact path
+    that needs no padded copy of the input.
+    """
+
+    #: "max", "average" or "lp".
+    kind: ClassVar[str]
+    has_dilations: ClassVar[bool] = False
+
+    def attributes(self, desc: PoolDesc, tensors: Tensors) -> list[list[int]]:
+        """Strides, window_size, start_padding, end_padding and dilations, each validated per spatial dim."""
+        source, output = tensors["input_tensor"], tensors["output_tensor"]
+        rank = len(source.sizes)
+        spatial = rank - 2
+        require(
+            desc.dimension_count == spatial,
+            tensors.field("dimension_count"),
+            f"{desc.dimension_count}; must be {spatial} (the spatial dimensions of a {rank}-D input_tensor)",
+        )
+        names = ["strides", "window_size", "start_padding", "end_padding"]
+        if self.has_dilations:
+            names.append("dilations")
+        values: list[list[int]] = []
+        for name in names:
+            field = list(getattr(desc, name))
+            require(
+                len(field) == spatial,
+                tensors.field(name),
+                f"{len(field)} values; must have dimension_count ({spatial})",
+            )
+            if name in ("strides", "window_size", "dilations"):
+                for i, value in enumerate(field):
+                    require(value >= 1, f"{tensors.field(name)}[{i}]", f"{value}; must be at least 1")
+            values.append(field)
+        if not self.has_dilations:
+            values.append([1] * spatial)
+        names_out = {"output_tensor": output}
+        if "output_indices_tensor" in tensors.layouts and tensors.layouts["output_indices_tensor"] is not None:
+            names_out["output_indices_tensor"] = tensors["output_indices_tensor"]
+        for name, layout in names_out.items():
+            require(
+                len(layout.sizes) == rank,
+                f"{tensors.field(name)}.buffer.sizes",
+                f"{len(layout.sizes)} dimensions; must equal input_tensor's {rank}",
+            )
+        require(
+            output.data_type == source.data_type,
+            f"{tensors.field('output_tensor')}.buffer.data_type",
+            "must equal input_tensor's data type",
+        )
+        strides, window, start, end, dilations = values
+        expected = list(source.sizes[:2])
+        for i in range(spatial):
+            # The page's formula takes the window as WindowSize; with dilations the window spans
+            # (WindowSize - 1) * Dilations + 1 input elements (as in ONNX and the other dilated DirectML operators).
+            extent = (window[i] - 1) * dilations[i] + 1
+            padded = source.sizes[2 + i] + start[i] + end[i]
+            require(
+                extent <= padded,
+                f"{tensors.field('window_size')}[{i}]",
+                f"the window spans {extent} elements, more than the padded input's {padded} along spatial "
+                f"dimension {i}",
+            )
+            expected.append((padded - extent) // strides[i] + 1)
+        for name, layout in names_out.items():
+            require(
+                list(layout.sizes) == expected,
+                f"{tensors.field(name)}.buffer.sizes",
+                f"sizes {list(layout.sizes)} must be {expected} (the pooling output-size formula)",
+            )
+        return values
+
+    def p(self, desc: PoolDesc, tensors: Tensors) -> int:
+        return 1
+
+    def lower(self, desc: PoolDesc, tensors: Tensors) -> Plan:
+        source, output = tensors["input_tensor"], tensors["output_tensor"]
+        indices = tensors.layouts.get("output_indices_tensor")
+        strides, window, start, _, dilations = self.attributes(desc, tensors)
+        p = self.p(desc, tensors)
+        spatial = len(source.sizes) - 2
+        windows = []
+        for i in range(spatial):
+            size, out = source.sizes[2 + i], output.sizes[2 + i]
+            entries = out * min(window[i], size)
+            if entries > _MAX_TABLE:
+                raise ResourceExhausted(
+                    f"spatial dimension {i} pools {out} windows of up to {min(window[i], size)} elements, over the "
+                    f"limit of {_MAX_TABLE} window elements per dimension"
+                )
+            table = _windows(size, start[i], window[i], strides[i], dilations[i], out)
+            empty = np.flatnonzero(table.counts == 0)
+            # A window entirely in the padding has no defined max, nor an average without the padding in its
+            # divisor: DirectML leaves it undefined, so it is refused (an average counting padding, and an Lp
+            # norm, are 0 there).
+            if empty.size and (self.kind == "max" or (self.kind == "average" and not self.include(desc))):
+                o = int(empty[0])
+                first = o * strides[i] - start[i]
+                field = "start_padding" if first + (window[i] - 1) * dilations[i] < 0 else "end_padding"
+                if first < 0 <= first + (window[i] - 1) * dilations[i]:
+                    field = "dilations"  # the dilated window steps over the whole input
+                raise InvalidArgument(
+                    f"{tensors.field(field)}[{i}]",
+                    f"the window of output position {o} along spatial dimension {i} covers only padding; its "
+                    "result is undefined",
+                )
+            windows.append(table)
+        graph = Graph()
+        x = graph.input("input", source.dtype, source.sizes)
+        if self.kind == "max":
+            self._max(graph, x, windows, source.sizes, output.sizes, indices)
+        else:
+            self._sum(graph, x, windows, source.sizes, output.sizes, window, self.include(desc), p)
+        model = graph.model()
+        optional = "output_indices_tensor" in tensors.layouts
+
+        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
+            (data,) = arrays
+            # Absent when bound in device memory as it is (``direct_inputs``).
+            return {} if data is None else {"input": np.ascontiguousarray(data)}
+
+        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
+            results: list[np.ndarray | None] = list(outputs)
+            if optional and indices is None:
+                results.append(None)
+            return results
+
+        return Plan(
+            (source,),
+            (output, indices) if optional else (output,),
+            model,
+            prepare,
+            finish,
+            direct_inputs=("input",),
+        )
+
+    def include(self, desc: PoolDesc) -> bool:
+        return False
+
+    @staticmethod
+    def _gather(graph: Graph, value: Value, table: np.ndarray, axis: int) -> Value:
+        return graph.op("Gather", value, graph.const(table, I64), axis=axis)
+
+    def _sum(
+        self,
+        graph: Graph,
+        x: Value,
+        windows: list[_Windows],
+        in_sizes: tuple[int, ...],
+        out_sizes: tuple[int, ...],
+        window: list[int],
+        include: bool,
+        p: int,
+    ) -> None:
+        """Average or Lp pooling: sums in FLOAT32 (FLOAT16 too) of the window elements or of |x|^P."""
+        value = graph.cast(x, F32)
+        if self.kind == "lp":
+            # The page writes x^P; like ONNX LpPool (which DirectML's ONNX Runtime provider maps onto this
+            # operator) the norm takes absolute values, so odd P and negative inputs give a norm.
+            value = graph.op("Abs", value)
+            if p != 1:
+                value = graph.op("Pow", value, graph.const(float(p), F32))
+        for i in reversed(range(len(windows))):
+            axis = 2 + i
+            rest = (1,) * (len(in_sizes) - axis - 1)
+            table = windows[i]
+            gathered = self._gather(graph, value, table.table, axis)
+            if not table.mask.all():
+                mask = graph.const(table.mask.reshape(table.mask.shape + rest), BOOL)
+                gathered = graph.op("Where", mask, gathered, graph.const(0.0, F32))
+            value = graph.op("ReduceSum", gathered, graph.const([axis + 1], I64), keepdims=0)
+            if self.kind == "average":
+                divisor = np.full(table.counts.shape, window[i], np.float32) if include else table.counts
+                value = graph.op("Div", value, graph.const(divisor.astype(np.float32).reshape((-1,) + rest), F32))
+        if self.kind == "lp" and p != 1:
+            value = graph.op("Pow", value, graph.const(1.0 / p, F32))
+        graph.output(graph.cast(value, x.dtype), "output", out_sizes)
+
+    @staticmethod
+    def _max(
+        graph: Graph,
+        x: Value,
+        windows: list[_Windows],
+        in_sizes: tuple[int, ...],
+        out_sizes: tuple[int, ...],
+        indices: TensorLayout | None,
+    ) -> None:
+        """Max pooling by ArgMax over each dimension's windows, the last dimension first: the first maximum of a
+        row, then the first row holding the maximum, is the first maximum in row-major window order (the page's
+        tie rule). The winners' positions accumulate into the flat input index."""
+        key_type = _ARGMAX_KEY.get(x.dtype, x.dtype)
+        key = graph.cast(x, key_type)
+        if x.dtype == U64:
+            key = graph.op("BitwiseXor", key, graph.const(_SIGN_BIT, I64), opset=18)
+        flat: Value | None = None
+        spatial_strides = [int(np.prod(in_sizes[2 + i + 1 :], dtype=np.int64)) for i in range(len(windows))]
+        for i in reversed(range(len(windows))):
+            axis = 2 + i
+            rest = (1,) * (len(in_sizes) - axis - 1)
+            table = windows[i]
+            table_const = graph.const(table.table, I64)
+            gathered = graph.op("Gather", key, table_const, axis=axis)
+            winner = graph.op("ArgMax", gathered, dtype=I64, axis=axis + 1, keepdims=1)
+            squeeze_axes = graph.const([axis + 1], I64)
+            key = graph.op("Squeeze", graph.op("GatherElements", gathered, winner, axis=axis + 1), squeeze_axes)
+            if indices is None:
+                continue
+            chosen = graph.op("Squeeze", winner, squeeze_axes)
+            offsets = graph.const((np.arange(table.table.shape[0]) * table.table.shape[1]).reshape((-1,) + rest), I64)
+            position = graph.op("Gather", graph.const(table.table.reshape(-1), I64), graph.op("Add", chosen, offsets))
+            contribution = graph.op("Mul", position, graph.const(spatial_strides[i], I64))
+            if flat is not None:
+                carried = graph.op(
+                    "GatherElements", graph.op("Gather", flat, table_const, axis=axis), winner, axis=axis + 1
+                )
+                contribution = graph.op("Add", contribution, graph.op("Squeeze", carried, squeeze_axes))
+            flat = contribution
+        if x.dtype == U64:
+            key = graph.op("BitwiseXor", key, graph.const(_SIGN_BIT, I64), opset=18)
+        graph.output(graph.cast(key, x.dtype), "output", out_sizes)
+        if indices is not None and flat is not None:
+            # Indices count over the whole input as one contiguous array: add each (batch, channel) slab's start.
+            slab = int(np.prod(in_sizes[2:], dtype=np.int64))
+            base = (np.arange(in_sizes[0] * in_sizes[1], dtype=np.int64) * slab).reshape(
+                (in_sizes[0], in_sizes[1]) + (1,) * len(windows)
+            )
+            total = graph.op("Add", flat, graph.const(base, I64))
+            graph.output(graph.cast(total, indices.dtype), "indices", out_sizes)
+
+
+class AveragePooling(_Pooling[operators_pb2.AveragePoolingOperatorDesc]):
+    case: ClassVar[str] = "average_pooling"
+    support = support_from(page("AVERAGE_POOLING"))
+    kind = "average"
+
+    def include(self, desc: operators_pb2.AveragePoolingOperatorDesc) -> bool:
+        return desc.include_padding
+
+
+class AveragePooling1(_Pooling[operators_pb2.AveragePooling1OperatorDesc]):
+    case: ClassVar[str] = "average_pooling1"
+    support = support_from(page("AVERAGE_POOLING1"))
+    kind = "average"
+    has_dilations = True
+
+    def include(self, desc: operators_pb2.AveragePooling1OperatorDesc) -> bool:
+        # IncludePadding counts prod(WindowSize) elements (the page's count), whatever the dilations.
+        return desc.include_padding
+
+
+class MaxPooling(_Pooling[operators_pb2.MaxPoolingOperatorDesc]):
+    case: ClassVar[str] = "max_pooling"
+    support = support_from(page("MAX_POOLING"))
+    kind = "max"
+
+
+class MaxPooling1(_Pooling[operators_pb2.MaxPooling1OperatorDesc]):
+    case: ClassVar[str] = "max_pooling1"
+    support = support_from(page("MAX_POOLING1"))
+    kind = "max"
+
+
+class MaxPooling2(_Pooling[operators_pb2.MaxPooling2OperatorDesc]):
+    case: ClassVar[str] = "max_pooling2"
+    support = support_from(page("MAX_POOLING2"))
+    kind = "max"
+    has_dilations = True
+
+
+LpDesc = TypeVar("LpDesc", operators_pb2.LpPoolingOperatorDesc, operators_pb2.LpPooling1OperatorDesc)
+
+
+class _LpPooling(_Pooling[LpDesc]):
+    kind = "lp"
+
+    def p(self, desc: LpDesc, tensors: Tensors) -> int:
+        # P = 0 makes the 1/P root undefined.
+        require(desc.p >= 1, tensors.field("p"), f"{desc.p}; must be at least 1")
+        return desc.p
+
+
+class LpPooling(_LpPooling[operators_pb2.LpPoolingOperatorDesc]):
+    case: ClassVar[str] = "lp_pooling"
+    support = support_from(page("LP_POOLING"))
+
+
+class LpPooling1(_LpPooling[operators_pb2.LpPooling1OperatorDesc]):
+    case: ClassVar[str] = "lp_pooling1"
+    support = support_from(page("LP_POOLING1"))
+    has_dilations = True
+
+
+_UNPOOLING = support_from(page("MAX_UNPOOLING"))
+
+
+class MaxUnpooling(Operator[operators_pb2.MaxUnpoolingOperatorDesc]):
+    """Zeros of the output's sizes with each input value written at its flat output index (ScatterElements)."""
+
+    case: ClassVar[str] = "max_unpooling"
+    # DirectML.h introduces the type at 2.0 (DML_TARGET_VERSION 0x2000); the page's oldest table is headed 3.0,
+    # with nothing listed before it, so that table applies from the type's introduction.
+    support = ((operators_pb2.FEATURE_LEVEL_2_0, _UNPOOLING[0][1]), *_UNPOOLING[1:])
+
+    def lower(self, desc: operators_pb2.MaxUnpoolingOperatorDesc, tensors: Tensors) -> Plan:
+        source, indices, output = tensors["input_tensor"], tensors["indices_tensor"], tensors["output_tensor"]
+        require(
+            output.data_type == source.data_type,
+            f"{tensors.field('output_tensor')}.buffer.data_type",
+            "must equal input_tensor's data type",
+        )
+        require(
+            indices.sizes == source.sizes,
+            f"{tensors.field('indices_tensor')}.buffer.sizes",
+            f"sizes {list(indices.sizes)} must equal input_tensor's {list(source.sizes)}",
+        )
+        count = int(np.prod(source.sizes, dtype=np.int64))
+        total = int(np.prod(output.sizes, dtype=np.int64))
+        graph = Graph()
+        values = graph.input("input", source.dtype, (count,))
+        targets = graph.input("indices", I64, (count,))
+        zeros = graph.cast(graph.op("ConstantOfShape", graph.const([total], I64), dtype=F32), source.dtype)
+        scattered = graph.op("ScatterElements", zeros, targets, values, axis=0)
+        graph.output(graph.op("Reshape", scattered, graph.const(list(output.sizes), I64)), "output", output.sizes)
+        bounds = np.array(total, np.int64)
+
+        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
+            data, index_values = arrays
+            assert data is not None and index_values is not None
+            targets = checked_indices(index_values, bounds, field="inputs[1].buffer.data", axis=0)
+            # The page leaves duplicate targets undefined (which value lands is up to the hardware): refused.
+            reject_overlaps(targets, field="inputs[1].buffer.data", what="indices_tensor positions")
+            return {"input": np.ascontiguousarray(data).reshape(-1), "indices": targets.reshape(-1)}
+
+        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
+            return [outputs[0]]
+
+        return Plan((source, indices), (output,), graph.model(), prepare, finish)
+
+
+class RoiPooling(Operator[operators_pb2.RoiPoolingOperatorDesc]):
+    """Max over each ROI's bins, following the page's integer bin formulas exactly.
+
+    ONNX MaxRoiPool divides the region in floating point (floor/ceil of ph * RegionHeight / PooledHeight as a
+    float), which can land one element off the page's integer division, so the bins are computed in INT64 and
+    applied as masks.
+    """
+
+    case: ClassVar[str] = "roi_pooling"
+    support = support_from(page("ROI_POOLING"))
+
+    def lower(self, desc: operators_pb2.RoiPoolingOperatorDesc, tensors: Tensors) -> Plan:
+        source, rois, output = tensors["input_tensor"], tensors["roi_tensor"], tensors["output_tensor"]
+        for name in ("roi_tensor", "output_tensor"):
+            require(
+                tensors[name].data_type == source.data_type,
+                f"{tensors.field(name)}.buffer.data_type",
+                "must equal input_tensor's data type",
+            )
+        require(
+            rois.sizes[0] == 1 and rois.sizes[1] == 1 and rois.sizes[3] == 5,
+            f"{tensors.field('roi_tensor')}.buffer.sizes",
+            f"sizes {list(rois.sizes)} must be [1, 1, NumROIs, 5]",
+        )
+        scale = desc.spatial_scale
+        # The page is silent on the scale's range: a negative one would swap the corners, NaN/inf has no region.
+        require(math.isfinite(scale) and scale >= 0, tensors.field("spatial_scale"), f"{scale}; must be finite, >= 0")
+        pooled_h, pooled_w = desc.pooled_size.height, desc.pooled_size.width
+        require(
+            pooled_h >= 1 and pooled_w >= 1,
+            tensors.field("pooled_size"),
+            f"{pooled_w}x{pooled_h}; width and height must be at least 1",
+        )
+        count, channels, height, width = rois.sizes[2], source.sizes[1], source.sizes[2], source.sizes[3]
+        require(
+            list(output.sizes[2:]) == [pooled_h, pooled_w],
+            tensors.field("pooled_size"),
+            f"height {pooled_h}, width {pooled_w} must equal output_tensor's last two sizes {list(output.sizes[2:])}",
+        )
+        expected = [count, channels, pooled_h, pooled_w]
+        require(
+            list(output.sizes) == expected,
+            f"{tensors.field('output_tensor')}.buffer.sizes",
+            f"sizes {list(output.sizes)} must be {expected} (NumROIs, input channels, pooled height, pooled width)",
+        )
+        graph = Graph()
+        x = graph.cast(graph.input("input", source.dtype, source.sizes), F32)
+        batch = graph.input("batch", I64, (count,))
+        corners = graph.cast(graph.input("corners", source.dtype, (count, 4)), F32)
+        scaled = graph.cast(graph.op("Mul", corners, graph.const(np.float32(scale), F32)), F64)
+        # round() half away from zero (C's round, as in Caffe's ROI pooling; ONNX Round is half to even).
+        magnitude = graph.op("Floor", graph.op("Add", graph.op("Abs", scaled), graph.const(0.5, F64)))
+        rounded = graph.op("Mul", graph.op("Sign", scaled), magnitude)
+        limit = float(1 << 40)  # keeps absurd coordinates castable; they clamp to the input anyway
+        rounded = graph.cast(graph.op("Clip", rounded, graph.const(-limit, F64), graph.const(limit, F64)), I64)
+
+        def column(i: int) -> Value:
+            return graph.op("Slice", rounded, graph.const([i], I64), graph.const([i + 1], I64), graph.const([1], I64))
+
+        x1, y1, x2, y2 = (column(i) for i in range(4))  # each (count, 1)
+
+        def bins(low: Value, high: Value, pooled: int, size: int) -> tuple[Value, Value]:
+            """Per ROI and bin, the mask (count, pooled, size) of input positions and whether it is non-empty."""
+            region = graph.op("Add", graph.op("Sub", high, low), graph.const(1, I64))
+            steps = graph.const(np.arange(pooled, dtype=np.int64), I64)
+            begin = graph.op("Add", graph.op("Div", graph.op("Mul", steps, region), graph.const(pooled, I64)), low)
+            finish_ = graph.op(
+                "Div",
+                graph.op(
+                    "Add",
+                    graph.op("Mul", graph.op("Add", steps, graph.const(1, I64)), region),
+                    graph.const(pooled - 1, I64),
+                ),
+                graph.const(pooled, I64),
+            )
+            finish_ = graph.op("Add", finish_, low)
+            zero, top = graph.const(0, I64), graph.const(size, I64)
+            begin = graph.op("Min", graph.op("Max", begin, zero), top)
+            finish_ = graph.op("Min", graph.op("Max", finish_, zero), top)
+            axes = graph.const([2], I64)
+            positions = graph.const(np.arange(size, dtype=np.int64), I64)
+            inside = graph.op(
+                "And",
+                graph.op("GreaterOrEqual", positions, graph.op("Unsqueeze", begin, axes), dtype=BOOL),
+                graph.op("Less", positions, graph.op("Unsqueeze", finish_, axes), dtype=BOOL),
+            )
+            return inside, graph.op("Less", begin, finish_, dtype=BOOL)
+
+        mask_h, filled_h = bins(y1, y2, pooled_h, height)  # (count, PH, H), (count, PH)
+        mask_w, filled_w = bins(x1, x2, pooled_w, width)
+        picked = graph.op("Gather", x, batch, axis=0)  # (count, C, H, W)
+        lowest = graph.const(-np.inf, F32)
+        # Over W: (count, C, H, 1, W) against (count, 1, 1, PW, W) -> (count, C, H, PW).
+        spread = graph.op("Unsqueeze", picked, graph.const([3], I64))
+        mask = graph.op("Unsqueeze", mask_w, graph.const([1, 2], I64))
+        rows = graph.op("ReduceMax", graph.op("Where", mask, spread, lowest), axes=[4], keepdims=0)
+        # Over H: (count, C, 1, H, PW) against (count, 1, PH, H, 1) -> (count, C, PH, PW).
+        spread = graph.op("Unsqueeze", rows, graph.const([2], I64))
+        mask = graph.op("Unsqueeze", mask_h, graph.const([1, 4], I64))
+        pooled = graph.op("ReduceMax", graph.op("Where", mask, spread, lowest), axes=[3], keepdims=0)
+        # An empty bin (a region clamped away) is 0, as in Caffe and ONNX MaxRoiPool; the page does not say.
+        filled = graph.op(
+            "And",
+            graph.op("Unsqueeze", filled_h, graph.const([1, 3], I64)),
+            graph.op("Unsqueeze", filled_w, graph.const([1, 2], I64)),
+        )
+        result = graph.op("Where", filled, pooled, graph.const(0.0, F32))
+        graph.output(graph.cast(result, source.dtype), "output", output.sizes)
+        batches = source.sizes[0]
+
+        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
+            data, roi_values = arrays
+            assert data is not None and roi_values is not None
+            table = np.asarray(roi_values).reshape(count, 5)
+            ids = table[:, 0].astype(np.float64)
+            for r in range(count):
+                batch_id, rx1, ry1, rx2, ry2 = (float(v) for v in table[r])
+                if not (batch_id.is_integer() and 0 <= batch_id < batches):
+                    raise InvalidArgument(
+                        "inputs[1].buffer.data",
+                        f"ROI {r}: batch index {batch_id} is not an integer in [0, {batches})",
+                    )
+                if not all(math.isfinite(v) for v in (rx1, ry1, rx2, ry2)) or rx2 < rx1 or ry2 < ry1:
+                    raise InvalidArgument(
+                        "inputs[1].buffer.data",
+                        f"ROI {r}: corners ({rx1}, {ry1}), ({rx2}, {ry2}) must be finite with x2 >= x1 and y2 >= y1",
+                    )
+            return {
+                "input": np.ascontiguousarray(data),
+                "batch": ids.astype(np.int64),
+                "corners": np.ascontiguousarray(table[:, 1:]),
+            }
+
+        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
+            return [outputs[0]]
+
+        return Plan((source, rois), (output,), graph.model(), prepare, finish)
+
+
+#: This module's operators, for the registry.
+OPERATORS: tuple[Operator[Any], ...] = (
+    AveragePooling(),
+    AveragePooling1(),
+    MaxPooling(),
+    MaxPooling1(),
+    MaxPooling2(),
+    LpPooling(),
+    LpPooling1(),
+    MaxUnpooling(),
+    RoiPooling(),
+)

@@ -1,0 +1,134 @@
+"""Compiled-operator handles: compiled operators and graphs kept between calls, owned by their creator, bounded,
+expiring."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from dmlrpc.v1 import tensor_pb2
+from dmlrpc_server.errors import InvalidArgument, NotFound, ResourceExhausted
+from dmlrpc_server.executor import Buffer
+from dmlrpc_server.runtime.compiler import Compiled
+
+
+@dataclass
+class Handle:
+    """One compiled operator or graph: what runs it, its bound owned inputs and the descs a dispatch binds."""
+
+    handle: str
+    owner: str
+    compiled: Compiled
+    #: Input index -> the owned (initialisation-bound) buffer.
+    owned: dict[int, Buffer]
+    input_descs: list[tensor_pb2.TensorDesc]
+    output_descs: list[tensor_pb2.TensorDesc]
+    #: The bytes it holds: owned buffers and constant data.
+    nbytes: int
+    #: The metrics label of its dispatches: the operator's case, or "graph".
+    label: str
+    last_used: float = field(default_factory=time.monotonic)
+
+    def bind(self, buffers: Sequence[Buffer | None]) -> list[Buffer | None]:
+        """The dispatch's buffers with the owned ones put in place (their dispatch bindings must be unset)."""
+        if not self.owned:
+            return list(buffers)
+        bound = list(buffers)
+        for index, data in self.owned.items():
+            if index < len(bound):
+                if bound[index] is not None:
+                    raise InvalidArgument(
+                        f"inputs[{index}]",
+                        "this input is DML_TENSOR_FLAG_OWNED_BY_DML, bound at compile time: leave it unset",
+                    )
+                bound[index] = data
+        return bound
+
+
+class HandleStore:
+    """Compiled handles by id, each visible only to its owner, within per-owner count and byte quotas; idle ones
+    expire. Thread-safe."""
+
+    def __init__(self, *, handles_per_owner: int, bytes_per_owner: int, idle_seconds: float) -> None:
+        self.handles_per_owner = handles_per_owner
+        self.bytes_per_owner = bytes_per_owner
+        self.idle_seconds = idle_seconds
+        self._handles: dict[str, Handle] = {}
+        self._lock = threading.Lock()
+
+    def check_room(self, owner: str, nbytes: int) -> None:
+        """Refuse (RESOURCE_EXHAUSTED) before compiling when the caller has no room for one more of ``nbytes``."""
+        with self._lock:
+            self._sweep_locked(time.monotonic())
+            self._check_locked(owner, nbytes)
+
+    def _check_locked(self, owner: str, nbytes: int) -> None:
+        mine = [h for h in self._handles.values() if h.owner == owner]
+        if len(mine) + 1 > self.handles_per_owner:
+            raise ResourceExhausted(
+                f"compiled operator quota: this caller holds {len(mine)} of {self.handles_per_owner}; release some"
+            )
+        used = sum(h.nbytes for h in mine)
+        if used + nbytes > self.bytes_per_owner:
+            raise ResourceExhausted(
+                f"compiled operator quota: {used} + {nbytes} bytes of constant and owned data is over this caller's "
+                f"{self.bytes_per_owner}"
+            )
+
+    def add(
+        self,
+        owner: str,
+        compiled: Compiled,
+        owned: dict[int, Buffer],
+        input_descs: list[tensor_pb2.TensorDesc],
+        output_descs: list[tensor_pb2.TensorDesc],
+        nbytes: int,
+        label: str,
+    ) -> Handle:
+        entry = Handle(
+            secrets.token_urlsafe(16), owner, compiled, owned, input_descs, output_descs, nbytes, label
+        )  # 128 random bits
+        with self._lock:
+            self._check_locked(owner, nbytes)  # again: another compile may have taken the room meanwhile
+            self._handles[entry.handle] = entry
+        return entry
+
+    def get(self, owner: str, handle: str) -> Handle:
+        """The caller's handle, touched; NOT_FOUND for an unknown, released, expired or another caller's handle."""
+        now = time.monotonic()
+        with self._lock:
+            self._sweep_locked(now)
+            entry = self._handles.get(handle)
+            if entry is None or entry.owner != owner:
+                raise NotFound(f"handle: no compiled operator {handle!r} (released, expired or never compiled)")
+            entry.last_used = now
+            return entry
+
+    def release(self, owner: str, handle: str) -> None:
+        with self._lock:
+            entry = self._handles.get(handle)
+            if entry is None or entry.owner != owner:
+                raise NotFound(f"handle: no compiled operator {handle!r} (released, expired or never compiled)")
+            del self._handles[handle]
+
+    def sweep(self) -> int:
+        with self._lock:
+            return self._sweep_locked(time.monotonic())
+
+    def _sweep_locked(self, now: float) -> int:
+        expired = [h for h, e in self._handles.items() if now - e.last_used > self.idle_seconds]
+        for handle in expired:
+            del self._handles[handle]
+        return len(expired)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._handles.clear()
+
+    @property
+    def held(self) -> int:
+        with self._lock:
+            return len(self._handles)
