@@ -31,3 +31,16 @@ def test_gpu_resident_bench_runs_on_the_cpu_provider() -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert re.search(r"^top_k\s+1\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+\d+\.\d+$", done.stdout, re.M), done.stdout
     assert re.search(r"^scatter_nd\s+1\s", done.stdout, re.M)
+
+
+@pytest.mark.timeout(60)
+def test_compiled_bench_quick_prints_ratios() -> None:
+    # Dispatch of a compiled handle vs Execute of the full desc, and a 5-operator graph vs five Execute calls.
+    command = [sys.executable, str(ROOT / "bench" / "compiled.py"), "--quick", "--sizes", "64", "--quiet-wait", "0"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=55, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    ratio = r"ratio\s+\d+\.\d+x"
+    assert re.search(rf"top-k @1 in flight, pre-serialized\s+p50 latency .* vs .*\(Execute\)\s+{ratio}", done.stdout)
+    assert re.search(rf"add\[16\] @16 in flight, pre-serialized\s+throughput .*\(Execute\)\s+{ratio}", done.stdout)
+    assert re.search(rf"5-op chain \[64, 64\]\s+p50, 1 graph Dispatch .*\(5 Execute, arrays\)\s+{ratio}", done.stdout)
+    assert re.search(rf"5-op chain \[64, 64\]\s+p50, 1 graph Dispatch .*\(5 Execute, resident\)\s+{ratio}", done.stdout)
