@@ -537,3 +537,43 @@ def test_dispatch_binding_rules(stub: service_pb2_grpc.DirectMLServiceStub) -> N
         assert (code, got) == (grpc.StatusCode.INVALID_ARGUMENT, field)
     (result,) = dispatch(stub, graph.handle, buffer(A), buffer(B))
     np.testing.assert_array_equal(result, -(A + B) * CONSTANT)
+
+
+def test_an_unset_optional_output_feeds_no_edge(stub: service_pb2_grpc.DirectMLServiceStub) -> None:
+    x = tensor_desc((np.float32, (1, 1, 4, 4)))
+    pooled = tensor_desc((np.float32, (1, 1, 2, 2)))
+    pooling = operators_pb2.OperatorDesc(
+        max_pooling1=operators_pb2.MaxPooling1OperatorDesc(
+            input_tensor=x,
+            output_tensor=pooled,
+            dimension_count=2,
+            strides=[2, 2],
+            window_size=[2, 2],
+            start_padding=[0, 0],
+            end_padding=[0, 0],
+        )  # output_indices_tensor (output 1) left unset
+    )
+    relu = operators_pb2.OperatorDesc(
+        activation_relu=operators_pb2.ActivationReluOperatorDesc(input_tensor=pooled, output_tensor=pooled)
+    )
+    node = graph_pb2.GraphNodeDesc
+    graph = counted(
+        graph_pb2.GraphDesc(
+            input_count=1,
+            output_count=1,
+            nodes=[
+                node(operator=graph_pb2.OperatorGraphNodeDesc(operator=pooling)),
+                node(operator=graph_pb2.OperatorGraphNodeDesc(operator=relu)),
+            ],
+            input_edges=[input_edge(0, 0, 0)],
+            output_edges=[output_edge(1, 0, 0)],
+            intermediate_edges=[middle(0, 1, 1, 0)],
+        )
+    )
+    assert refused(stub, graph) == "graph_desc.intermediate_edges[0].intermediate.from_node_output_index"
+    graph.intermediate_edges[0].intermediate.from_node_output_index = 0
+    compiled = stub.CompileGraph(service_pb2.CompileGraphRequest(graph_desc=graph), timeout=60)
+    x_values = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4) - 8
+    response = stub.Dispatch(service_pb2.DispatchRequest(handle=compiled.handle, inputs=[buffer(x_values)]))
+    got = np.frombuffer(response.outputs[0].buffer.data, np.float32)
+    np.testing.assert_array_equal(got, [0, 0, 5, 7])

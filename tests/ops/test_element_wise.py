@@ -572,5 +572,3 @@ def test_sdk_activation_with_axes(client: dmlrpc.Client) -> None:
     np.testing.assert_allclose(got, np.exp(x) / np.exp(x).sum(axis=0, keepdims=True), rtol=1e-6)
     with pytest.raises(ValueError, match="no field 'gamma'"):
         client.activation("relu", x, gamma=1.0)
-
-
