@@ -10,7 +10,7 @@ from google.protobuf.descriptor import Descriptor
 
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
-__all__ = ["TensorField", "desc_case", "snake_case", "tensor_fields"]
+__all__ = ["TensorField", "desc_case", "snake_case", "tensor_descs", "tensor_fields"]
 
 _WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
@@ -58,3 +58,14 @@ def desc_case(operator_desc: operators_pb2.OperatorDesc) -> str:
     if case is None:
         raise ValueError("the OperatorDesc has no operator desc set")
     return case
+
+
+def tensor_descs(operator_desc: operators_pb2.OperatorDesc, *, output: bool) -> list[tensor_pb2.TensorDesc]:
+    """A desc's input (or output) tensor descs in binding order, each tensor array's descs in place (the messages
+    themselves: editing one edits ``operator_desc``)."""
+    desc = getattr(operator_desc, desc_case(operator_desc))
+    inputs, outputs = tensor_fields(desc.DESCRIPTOR)
+    descs: list[tensor_pb2.TensorDesc] = []
+    for tensor in outputs if output else inputs:
+        descs.extend(getattr(desc, tensor.name) if tensor.array else [getattr(desc, tensor.name)])
+    return descs

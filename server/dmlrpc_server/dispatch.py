@@ -15,7 +15,7 @@ from google.protobuf.message import DecodeError
 
 from dmlrpc._wire import CHUNK_BYTES, decode_chunk, encode_chunk
 from dmlrpc.codec import TensorLayout, decode, encode_into
-from dmlrpc.schema import TensorField, tensor_fields
+from dmlrpc.schema import tensor_descs
 from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
 from dmlrpc_server.errors import DeadlineExceeded, InvalidArgument, ResourceExhausted, Unavailable
 from dmlrpc_server.executor import Buffer, Encoded, Executor, unary_buffers
@@ -24,7 +24,7 @@ from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.runtime.admission import Admission
 from dmlrpc_server.runtime.batching import Batcher
 from dmlrpc_server.runtime.compiler import Compiled
-from dmlrpc_server.runtime.handles import Handle, HandleStore
+from dmlrpc_server.runtime.handles import Handle, HandleStore, owned_buffers
 from dmlrpc_server.runtime.resident import Resident, ResidentStore
 from dmlrpc_server.tensors import ANY_TENSOR, validate_tensor
 
@@ -111,7 +111,7 @@ class Dispatcher:
         """Execute with resident bindings or kept outputs (never batched): admission and deadline as ``execute``."""
         self._gate()
         compiled = self.executor.compiled(request.operator_desc)
-        return await self._resident(request, owner, time_remaining, compiled, None)
+        return await self._resident(request, owner, time_remaining, compiled, None, _label(request))
 
     async def _resident(
         self,
@@ -120,6 +120,7 @@ class Dispatcher:
         time_remaining: float | None,
         compiled: Compiled,
         entry: Handle | None,
+        label: str,
     ) -> list[bytes | Resident | None]:
         arrived = time.monotonic()
         deadline = None if time_remaining is None else arrived + time_remaining
@@ -142,10 +143,9 @@ class Dispatcher:
             owner,
             compiled,
             request,
-            output_descs=None if entry is None else [d.SerializeToString() for d in entry.output_descs],
+            output_descs=None if entry is None else entry.output_desc_bytes,
             bind=None if entry is None else entry.bind,
         )
-        label = entry.label if entry is not None else _label(request)
         async with self.admission.slot(time_remaining):
             started = self._started(deadline)
             outputs = run() if host_bytes <= self._inline_bytes else await self._on_worker(run)
@@ -251,9 +251,10 @@ class Dispatcher:
         handles.check_room(owner, owned_bytes)
         async with self.admission.slot(None):
             compiled = await self._on_worker(self.executor.compiled, stripped)
-        bound = self._owned(compiled, request.owned_inputs, owned)
+        bound = owned_buffers(request.owned_inputs, compiled.plan.inputs, owned)
         case = stripped.WhichOneof("desc") or ""
-        inputs, outputs = _descs(request.operator_desc)
+        inputs = tensor_descs(request.operator_desc, output=False)
+        outputs = tensor_descs(request.operator_desc, output=True)
         return handles.add(owner, compiled, bound, inputs, outputs, owned_bytes, case)
 
     async def compile_graph(self, request: service_pb2.CompileGraphRequest, owner: str) -> Handle:
@@ -268,7 +269,7 @@ class Dispatcher:
             compiled, lowering = await self._on_worker(
                 functools.partial(self.executor.compile_graph, graph, max_nodes=self.max_graph_nodes)
             )
-        bound = self._owned(compiled, request.owned_inputs, lowering.owned)
+        bound = owned_buffers(request.owned_inputs, compiled.plan.inputs, lowering.owned)
         return handles.add(
             owner,
             compiled,
@@ -279,39 +280,6 @@ class Dispatcher:
             "graph",
         )
 
-    def _owned(
-        self, compiled: Compiled, bindings: Sequence[service_pb2.BindingDesc], owned: set[int]
-    ) -> dict[int, Buffer]:
-        """The owned inputs' buffers from the initialisation bindings (a buffer exactly for each owned input)."""
-        if not owned and not any(binding.WhichOneof("binding") for binding in bindings):
-            return {}
-        layouts = compiled.plan.inputs
-        if len(bindings) != len(layouts):
-            raise InvalidArgument(
-                "owned_inputs", f"{len(bindings)} bindings for {len(layouts)} inputs; bind each owned one in order"
-            )
-        bound: dict[int, Buffer] = {}
-        for index, (binding, layout) in enumerate(zip(bindings, layouts, strict=True)):
-            kind = binding.WhichOneof("binding")
-            if index not in owned:
-                if kind is not None:
-                    raise InvalidArgument(
-                        f"owned_inputs[{index}]", "this input is not DML_TENSOR_FLAG_OWNED_BY_DML: leave it unset"
-                    )
-                continue
-            if kind != "buffer":
-                raise InvalidArgument(
-                    f"owned_inputs[{index}]", "this input is DML_TENSOR_FLAG_OWNED_BY_DML: bind its buffer here"
-                )
-            data = binding.buffer.data
-            if layout is not None and len(data) < layout.total_bytes:
-                raise InvalidArgument(
-                    f"owned_inputs[{index}].buffer.data",
-                    f"{len(data)} bytes is shorter than the tensor's total_tensor_size_in_bytes ({layout.total_bytes})",
-                )
-            bound[index] = data
-        return bound
-
     async def dispatch(
         self, request: service_pb2.DispatchRequest, owner: str, time_remaining: float | None
     ) -> list[Encoded | Resident]:
@@ -320,7 +288,7 @@ class Dispatcher:
         entry = self.handles.get(owner, request.handle)
         compiled = entry.compiled
         if request.keep_outputs or any(b.WhichOneof("binding") == "resident" for b in request.inputs):
-            items = await self._resident(request, owner, time_remaining, compiled, entry)
+            items = await self._resident(request, owner, time_remaining, compiled, entry, entry.label)
             return list(items)
         arrived = time.monotonic()
         deadline = None if time_remaining is None else arrived + time_remaining
@@ -460,29 +428,9 @@ class Dispatcher:
             raise
 
 
-def _label(request: service_pb2.ExecuteRequest | service_pb2.DispatchRequest) -> str:
+def _label(request: service_pb2.ExecuteRequest) -> str:
     """The metrics label of a call: its operator's case."""
-    if isinstance(request, service_pb2.DispatchRequest):
-        return "compiled"
     return request.operator_desc.WhichOneof("desc") or "unset"
-
-
-def _descs(
-    operator_desc: operators_pb2.OperatorDesc,
-) -> tuple[list[tensor_pb2.TensorDesc], list[tensor_pb2.TensorDesc]]:
-    """A desc's input and output tensor descs in binding order, tensor arrays expanded in place."""
-    case = operator_desc.WhichOneof("desc")
-    assert case is not None
-    desc = getattr(operator_desc, case)
-    inputs, outputs = tensor_fields(desc.DESCRIPTOR)
-
-    def flat(fields: Sequence[TensorField]) -> list[tensor_pb2.TensorDesc]:
-        descs: list[tensor_pb2.TensorDesc] = []
-        for tensor in fields:
-            descs.extend(getattr(desc, tensor.name) if tensor.array else [getattr(desc, tensor.name)])
-        return descs
-
-    return flat(inputs), flat(outputs)
 
 
 def _buffers(request: service_pb2.ExecuteRequest, compiled: Compiled) -> list[Buffer | None]:

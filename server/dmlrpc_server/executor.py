@@ -11,11 +11,12 @@ import onnxruntime as ort
 from google.protobuf import unknown_fields
 
 from dmlrpc.codec import TensorLayout, data_type_name, decode, encode_into
-from dmlrpc.schema import tensor_fields
+from dmlrpc.schema import tensor_descs
 from dmlrpc.v1 import graph_pb2, operators_pb2, service_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument, OperatorUnavailable, ResourceExhausted
 from dmlrpc_server.feature_levels import introduced_feature_level
-from dmlrpc_server.graphs import GraphLowering, Stage, composed_plan, graph_batching, lower_graph, staged_run
+from dmlrpc_server.graph_models import Stage, composed_plan, graph_batching, staged_run
+from dmlrpc_server.graphs import GraphLowering, lower_graph
 from dmlrpc_server.operators import REGISTRY, Operator
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators.base import Limits, Plan, make_model
@@ -122,8 +123,8 @@ class Executor:
         if lowering.composable():
             # A graph of operators that all batch on a new leading axis batches the same way as a whole.
             return compile_plan(composed_plan(lowering), self.provider, graph_batching(lowering)), lowering
-        stages = [Stage(node, compile_plan(node.plan, self.provider).run) for node in lowering.nodes]
-        run = staged_run(lowering, stages)
+        sessions = [compile_plan(node.plan, self.provider) for node in lowering.nodes]
+        run = staged_run(lowering, [Stage(node, c.run) for node, c in zip(lowering.nodes, sessions, strict=True)])
         names = [f"input{i}" for i in range(len(lowering.input_layouts))]
 
         def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
@@ -135,7 +136,7 @@ class Executor:
         plan = Plan(
             tuple(lowering.input_layouts), tuple(lowering.output_layouts), make_model([], [], []), prepare, finish
         )
-        first = compile_plan(lowering.nodes[0].plan, self.provider)
+        first = sessions[0]
         return StagedCompiled(plan, first.session, first.output_names, run=run, names=names), lowering
 
     def unary_compiled(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled:
@@ -281,7 +282,7 @@ class Executor:
                 descs = output_descs
             else:
                 assert isinstance(request, service_pb2.ExecuteRequest)
-                descs = _output_descs(request.operator_desc)
+                descs = [d.SerializeToString() for d in tensor_descs(request.operator_desc, output=True)]
             outputs: list[bytes | Resident | None] = []
             for index, (result, layout) in enumerate(zip(finished, plan.outputs, strict=True)):
                 if layout is None or result is None:
@@ -359,15 +360,6 @@ def device_of(provider: Provider) -> Device:
     kinds = {"CUDAExecutionProvider": "cuda"}
     device_id = int(provider.options.get("device_id", 0))
     return Device(kinds.get(provider.name, "cpu"), device_id)
-
-
-def _output_descs(operator_desc: operators_pb2.OperatorDesc) -> list[bytes]:
-    """Each output tensor field's desc, serialized (what a kept output's ResidentTensor carries)."""
-    case = operator_desc.WhichOneof("desc")
-    assert case is not None
-    desc = getattr(operator_desc, case)
-    _, outputs = tensor_fields(desc.DESCRIPTOR)
-    return [getattr(desc, field.name).SerializeToString() for field in outputs]
 
 
 def unary_buffers(bindings: Sequence[service_pb2.BindingDesc], plan: Plan) -> list[Buffer | None]:

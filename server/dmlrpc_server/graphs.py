@@ -1,22 +1,20 @@
-"""DML_GRAPH_DESC: validated as DirectML does, then lowered to one ONNX model (or, where operators' host bridges sit
-between nodes, to a node-by-node run); intermediate tensors never leave the server either way."""
+"""DML_GRAPH_DESC: validated as DirectML does (every error naming its node or edge), resolved into ordered nodes."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import onnx
 
 from dmlrpc.codec import TensorLayout, data_type_name, decode
-from dmlrpc.schema import tensor_fields
+from dmlrpc.schema import tensor_descs
 from dmlrpc.v1 import graph_pb2, operators_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.operators._batching import BatchRule
-from dmlrpc_server.operators.base import ONNX_IR_VERSION, Plan, make_model
+from dmlrpc_server.operators.base import Plan
 
 #: Plans one node's operator desc; errors name fields under the given path prefix.
 PlanNode = Callable[[operators_pb2.OperatorDesc, str], tuple[Plan, BatchRule | None]]
@@ -80,8 +78,6 @@ class GraphLowering:
     outputs: list[tuple[int, int]]
     #: Graph inputs flagged DML_TENSOR_FLAG_OWNED_BY_DML (bound at compile time).
     owned: set[int]
-    #: Bytes of constant data held.
-    constant_bytes: int
 
     def composable(self) -> bool:
         """Whether every intermediate edge joins a node output ``finish`` passes through unchanged to a node input
@@ -103,54 +99,8 @@ class GraphLowering:
         return next(node for node in self.nodes if node.index == index)
 
 
-def graph_batching(lowering: GraphLowering) -> BatchRule | None:
-    """A batch rule for the composed model when every node batches with a plain ``BatchRule`` (a new leading
-    axis; gathers and scatters by index tuple need more) and no node holds an ONNX op another node's rule shifts
-    the axis of but its own does not."""
-    rules = [node.batching for node in lowering.nodes]
-    if any(rule is None or type(rule) is not BatchRule for rule in rules):
-        return None
-    shifted = frozenset().union(*(rule.axis_nodes for rule in rules if rule is not None))
-    for node, rule in zip(lowering.nodes, rules, strict=True):
-        assert rule is not None
-        ops = {n.op_type for n in node.plan.model.graph.node}
-        if (ops & shifted) - rule.axis_nodes:
-            return None
-    return BatchRule(*shifted)
-
-
 def _has_subgraph(node: onnx.NodeProto) -> bool:
     return any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute)
-
-
-def _stripped(operator_desc: operators_pb2.OperatorDesc) -> tuple[operators_pb2.OperatorDesc, set[int], int | None]:
-    """The desc without DML_TENSOR_FLAG_OWNED_BY_DML on its inputs; the flagged input indices; the first flagged
-    output (an error)."""
-    case = operator_desc.WhichOneof("desc")
-    if case is None:
-        return operator_desc, set(), None
-    copy = operators_pb2.OperatorDesc()
-    copy.CopyFrom(operator_desc)
-    desc = getattr(copy, case)
-    inputs, outputs = tensor_fields(desc.DESCRIPTOR)
-    owned: set[int] = set()
-    position = 0
-    for tensor in inputs:
-        items = list(getattr(desc, tensor.name)) if tensor.array else [getattr(desc, tensor.name)]
-        for item in items:
-            if item.WhichOneof("desc") == "buffer" and item.buffer.flags & _OWNED:
-                owned.add(position)
-                item.buffer.flags &= ~_OWNED
-            position += 1
-    flagged_output = None
-    position = 0
-    for tensor in outputs:
-        items = list(getattr(desc, tensor.name)) if tensor.array else [getattr(desc, tensor.name)]
-        for item in items:
-            if flagged_output is None and item.WhichOneof("desc") == "buffer" and item.buffer.flags & _OWNED:
-                flagged_output = position
-            position += 1
-    return copy, owned, flagged_output
 
 
 def strip_owned(operator_desc: operators_pb2.OperatorDesc, path: str) -> tuple[operators_pb2.OperatorDesc, set[int]]:
@@ -159,21 +109,19 @@ def strip_owned(operator_desc: operators_pb2.OperatorDesc, path: str) -> tuple[o
     Raises:
         InvalidArgument: an output tensor carries the flag (only inputs are bound at initialisation).
     """
-    stripped, owned, flagged_output = _stripped(operator_desc)
-    if flagged_output is not None:
-        raise InvalidArgument(path, f"output {flagged_output} has DML_TENSOR_FLAG_OWNED_BY_DML; only inputs may")
-    return stripped, owned
-
-
-def _tensor_descs(operator_desc: operators_pb2.OperatorDesc, output: bool) -> list[tensor_pb2.TensorDesc]:
-    case = operator_desc.WhichOneof("desc")
-    assert case is not None
-    desc = getattr(operator_desc, case)
-    inputs, outputs = tensor_fields(desc.DESCRIPTOR)
-    descs: list[tensor_pb2.TensorDesc] = []
-    for tensor in outputs if output else inputs:
-        descs.extend(getattr(desc, tensor.name) if tensor.array else [getattr(desc, tensor.name)])
-    return descs
+    if operator_desc.WhichOneof("desc") is None:
+        return operator_desc, set()
+    for position, item in enumerate(tensor_descs(operator_desc, output=True)):
+        if item.WhichOneof("desc") == "buffer" and item.buffer.flags & _OWNED:
+            raise InvalidArgument(path, f"output {position} has DML_TENSOR_FLAG_OWNED_BY_DML; only inputs may")
+    copy = operators_pb2.OperatorDesc()
+    copy.CopyFrom(operator_desc)
+    owned: set[int] = set()
+    for position, item in enumerate(tensor_descs(copy, output=False)):
+        if item.WhichOneof("desc") == "buffer" and item.buffer.flags & _OWNED:
+            owned.add(position)
+            item.buffer.flags &= ~_OWNED
+    return copy, owned
 
 
 def _count(graph: graph_pb2.GraphDesc, name: str, array: str, path: str) -> None:
@@ -230,8 +178,8 @@ def lower_graph(
         stripped, owned = strip_owned(node_desc.operator.operator, operator_path)
         plans[i], rules[i] = plan_node(stripped, operator_path)
         owned_inputs[i] = owned
-        input_descs[i] = _tensor_descs(stripped, output=False)
-        output_descs[i] = _tensor_descs(stripped, output=True)
+        input_descs[i] = tensor_descs(stripped, output=False)
+        output_descs[i] = tensor_descs(stripped, output=True)
 
     sources: dict[int, list[Source | None]] = {i: [None] * len(p.inputs) for i, p in plans.items()}
     fed_by: dict[tuple[int, int], str] = {}
@@ -425,7 +373,6 @@ def lower_graph(
         [output_descs[n][j] for n, j in outputs],
         outputs,
         owned_graph_inputs,
-        sum(len(data) for data in constants.values()),
     )
 
 
@@ -484,148 +431,3 @@ def _topological(
         edge = next(edge for node in sorted(stuck) for target, edge in successors[node] if target in stuck)
         raise InvalidArgument(edge, f"the graph has a cycle through nodes {sorted(stuck)}; a graph must be acyclic")
     return [i for i in order if i in plans]
-
-
-def composed_plan(lowering: GraphLowering) -> Plan:
-    """The whole graph as one ONNX model: each node's model with its names prefixed, intermediate edges wired by
-    renaming the consumer's feed to the producer's output, constants fed unchanged baked in as initializers."""
-    nodes: list[onnx.NodeProto] = []
-    inputs: list[onnx.ValueInfoProto] = []
-    initializers: list[onnx.TensorProto] = []
-    outputs: list[onnx.ValueInfoProto] = []
-    opsets: dict[str, int] = {}
-    output_names: dict[int, list[str]] = {}
-    finishing = {node_index for node_index, _ in lowering.outputs}
-    plans = {node.index: node.plan for node in lowering.nodes}
-    constant_feeds: dict[int, set[int]] = {}
-    for node in lowering.nodes:
-        model = node.plan.model
-        for opset in model.opset_import:
-            opsets[opset.domain] = max(opsets.get(opset.domain, 0), opset.version)
-        prefix = f"n{node.index}."
-        renamed: dict[str, str] = {}
-        baked: set[int] = set()
-        for k, source in enumerate(node.sources):
-            feed = node.plan.direct_inputs[k] if k < len(node.plan.direct_inputs) else None
-            if source is not None and source.kind == "node" and feed is not None:
-                renamed[feed] = output_names[source.index][source.output]
-            elif source is not None and source.kind == "constant" and feed is not None:
-                initializers.append(
-                    onnx.numpy_helper.from_array(np.ascontiguousarray(node.constants[k]), prefix + feed)
-                )
-                baked.add(k)
-        constant_feeds[node.index] = baked
-
-        def name(original: str, prefix: str = prefix, renamed: dict[str, str] = renamed) -> str:
-            return renamed.get(original, prefix + original if original else original)
-
-        for initializer in model.graph.initializer:
-            copy = onnx.TensorProto()
-            copy.CopyFrom(initializer)
-            copy.name = name(initializer.name)
-            initializers.append(copy)
-        for graph_input in model.graph.input:
-            if graph_input.name in renamed:
-                continue
-            if any(prefix + graph_input.name == init.name for init in initializers):
-                continue
-            copy_info = onnx.ValueInfoProto()
-            copy_info.CopyFrom(graph_input)
-            copy_info.name = name(graph_input.name)
-            inputs.append(copy_info)
-        for original in model.graph.node:
-            copy_node = onnx.NodeProto()
-            copy_node.CopyFrom(original)
-            copy_node.name = prefix + original.name if original.name else ""
-            copy_node.input[:] = [name(n) for n in original.input]
-            copy_node.output[:] = [name(n) for n in original.output]
-            nodes.append(copy_node)
-        output_names[node.index] = [name(o.name) for o in model.graph.output]
-        if node.index in finishing:
-            for graph_output in model.graph.output:
-                copy_info = onnx.ValueInfoProto()
-                copy_info.CopyFrom(graph_output)
-                copy_info.name = name(graph_output.name)
-                outputs.append(copy_info)
-    composed = make_model(nodes, inputs, outputs, initializers)
-    del composed.opset_import[:]
-    composed.opset_import.extend(onnx.helper.make_opsetid(domain, version) for domain, version in opsets.items())
-    composed.ir_version = ONNX_IR_VERSION
-    finish_order = [node.index for node in lowering.nodes if node.index in finishing]
-    output_slices: dict[int, tuple[int, int]] = {}
-    position = 0
-    for index in finish_order:
-        count = len(output_names[index])
-        output_slices[index] = (position, position + count)
-        position += count
-
-    def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-        feeds: dict[str, np.ndarray] = {}
-        for node in lowering.nodes:
-            node_arrays: list[np.ndarray | None] = []
-            for k, source in enumerate(node.sources):
-                if source is None or source.kind == "node" or k in constant_feeds[node.index]:
-                    node_arrays.append(None)
-                elif source.kind == "graph":
-                    node_arrays.append(arrays[source.index])
-                else:
-                    node_arrays.append(node.constants[k])
-            for key, value in node.prepare(node_arrays).items():
-                feeds[f"n{node.index}.{key}"] = value
-        return feeds
-
-    def finish(results: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-        finished = {
-            index: plans[index].finish(list(results[start:end])) for index, (start, end) in output_slices.items()
-        }
-        return [finished[node_index][j] for node_index, j in lowering.outputs]
-
-    direct = all(plans[i].direct_outputs for i in finishing) and len(lowering.outputs) == position
-    return Plan(
-        tuple(lowering.input_layouts),
-        tuple(lowering.output_layouts),
-        composed,
-        prepare,
-        finish,
-        direct_outputs=False if not direct else _outputs_in_order(lowering, output_slices),
-    )
-
-
-def _outputs_in_order(lowering: GraphLowering, slices: dict[int, tuple[int, int]]) -> bool:
-    """Whether the composed model's outputs are exactly the graph outputs, in order (then they pass through)."""
-    flat = [slices[node_index][0] + j for node_index, j in lowering.outputs]
-    return flat == list(range(len(flat)))
-
-
-@dataclass
-class Stage:
-    """One node of a node-by-node graph run: its plan, session and sources."""
-
-    node: Node
-    run: Callable[[dict[str, np.ndarray]], list[np.ndarray]]
-
-
-def staged_run(lowering: GraphLowering, stages: Sequence[Stage]) -> Callable[[Sequence[np.ndarray | None]], list[Any]]:
-    """Run the nodes one after another on the server: each node's prepare (its data checks), session and finish;
-    the graph outputs in order."""
-
-    def run(arrays: Sequence[np.ndarray | None]) -> list[Any]:
-        values: dict[tuple[int, int], np.ndarray | None] = {}
-        for stage in stages:
-            node = stage.node
-            node_arrays: list[np.ndarray | None] = []
-            for k, source in enumerate(node.sources):
-                if source is None:
-                    node_arrays.append(None)
-                elif source.kind == "graph":
-                    node_arrays.append(arrays[source.index])
-                elif source.kind == "constant":
-                    node_arrays.append(node.constants[k])
-                else:
-                    node_arrays.append(values[source.index, source.output])
-            results = node.plan.finish(stage.run(node.prepare(node_arrays)))
-            for j, result in enumerate(results):
-                values[node.index, j] = result
-        return [values[key] for key in lowering.outputs]
-
-    return run

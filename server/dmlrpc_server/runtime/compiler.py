@@ -85,12 +85,8 @@ class Compiled:
         return [[output[i] for output in outputs] for i in range(len(requests))]
 
 
-@dataclass
 class StagedCompiled(Compiled):
-    """A graph whose nodes run one session each, in order (``run`` drives them; ``session`` is the first's)."""
-
-    run_graph: Callable[[Sequence[np.ndarray | None]], list[np.ndarray]] | None = None
-    input_names: list[str] = field(default_factory=list)
+    """A graph whose nodes run one session each, in order: ``run`` drives them (``session`` is the first node's)."""
 
     def __init__(
         self,
@@ -102,12 +98,11 @@ class StagedCompiled(Compiled):
         names: list[str],
     ) -> None:
         super().__init__(plan, session, output_names)
-        self.run_graph = run
-        self.input_names = names
+        self._run_graph = run
+        self._input_names = names
 
     def run(self, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-        assert self.run_graph is not None
-        return self.run_graph([feeds.get(name) for name in self.input_names])
+        return self._run_graph([feeds.get(name) for name in self._input_names])
 
 
 def _session(model: onnx.ModelProto, provider: Provider) -> ort.InferenceSession:

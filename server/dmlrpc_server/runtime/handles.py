@@ -3,13 +3,15 @@ expiring."""
 
 from __future__ import annotations
 
+import functools
 import secrets
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from dmlrpc.v1 import tensor_pb2
+from dmlrpc.codec import TensorLayout
+from dmlrpc.v1 import service_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument, NotFound, ResourceExhausted
 from dmlrpc_server.executor import Buffer
 from dmlrpc_server.runtime.compiler import Compiled
@@ -31,6 +33,11 @@ class Handle:
     #: The metrics label of its dispatches: the operator's case, or "graph".
     label: str
     last_used: float = field(default_factory=time.monotonic)
+
+    @functools.cached_property
+    def output_desc_bytes(self) -> list[bytes]:
+        """The serialized output descs (what kept outputs' ResidentTensors carry), made once."""
+        return [desc.SerializeToString() for desc in self.output_descs]
 
     def bind(self, buffers: Sequence[Buffer | None]) -> list[Buffer | None]:
         """The dispatch's buffers with the owned ones put in place (their dispatch bindings must be unset)."""
@@ -132,3 +139,36 @@ class HandleStore:
     def held(self) -> int:
         with self._lock:
             return len(self._handles)
+
+
+def owned_buffers(
+    bindings: Sequence[service_pb2.BindingDesc], layouts: Sequence[TensorLayout | None], owned: set[int]
+) -> dict[int, Buffer]:
+    """The owned inputs' buffers from the initialisation bindings (a buffer exactly for each owned input)."""
+    if not owned and not any(binding.WhichOneof("binding") for binding in bindings):
+        return {}
+    if len(bindings) != len(layouts):
+        raise InvalidArgument(
+            "owned_inputs", f"{len(bindings)} bindings for {len(layouts)} inputs; bind each owned one in order"
+        )
+    bound: dict[int, Buffer] = {}
+    for index, (binding, layout) in enumerate(zip(bindings, layouts, strict=True)):
+        kind = binding.WhichOneof("binding")
+        if index not in owned:
+            if kind is not None:
+                raise InvalidArgument(
+                    f"owned_inputs[{index}]", "this input is not DML_TENSOR_FLAG_OWNED_BY_DML: leave it unset"
+                )
+            continue
+        if kind != "buffer":
+            raise InvalidArgument(
+                f"owned_inputs[{index}]", "this input is DML_TENSOR_FLAG_OWNED_BY_DML: bind its buffer here"
+            )
+        data = binding.buffer.data
+        if layout is not None and len(data) < layout.total_bytes:
+            raise InvalidArgument(
+                f"owned_inputs[{index}].buffer.data",
+                f"{len(data)} bytes is shorter than the tensor's total_tensor_size_in_bytes ({layout.total_bytes})",
+            )
+        bound[index] = data
+    return bound
