@@ -492,6 +492,8 @@ class Limits(_message.Message):
     COMPILED_BYTES_PER_CALLER_FIELD_NUMBER: _builtins.int
     COMPILED_IDLE_SECONDS_FIELD_NUMBER: _builtins.int
     MAX_GRAPH_NODES_FIELD_NUMBER: _builtins.int
+    MAX_STREAM_ITEMS_IN_FLIGHT_FIELD_NUMBER: _builtins.int
+    WORKERS_FIELD_NUMBER: _builtins.int
     max_message_bytes: _builtins.int
     """Largest gRPC message the server receives or sends, in bytes."""
     max_tensor_bytes: _builtins.int
@@ -523,6 +525,14 @@ class Limits(_message.Message):
     """Seconds a compiled operator may go unused before it is released."""
     max_graph_nodes: _builtins.int
     """Most nodes of one graph."""
+    max_stream_items_in_flight: _builtins.int
+    """Items of one ExecuteMany stream admitted at once (running or waiting); further messages are not read
+    until one is answered.
+    """
+    workers: _builtins.int
+    """Server processes sharing the port (`--workers`). Resident tensors and compiled handles live in the worker
+    that made them: a call that names one on a connection to another worker gets FAILED_PRECONDITION.
+    """
     def __init__(
         self,
         *,
@@ -542,10 +552,12 @@ class Limits(_message.Message):
         compiled_bytes_per_caller: _builtins.int = ...,
         compiled_idle_seconds: _builtins.float = ...,
         max_graph_nodes: _builtins.int = ...,
+        max_stream_items_in_flight: _builtins.int = ...,
+        workers: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["compiled_bytes_per_caller", b"compiled_bytes_per_caller", "compiled_idle_seconds", b"compiled_idle_seconds", "compiled_operators_per_caller", b"compiled_operators_per_caller", "max_batch_size", b"max_batch_size", "max_concurrent_requests", b"max_concurrent_requests", "max_graph_nodes", b"max_graph_nodes", "max_message_bytes", b"max_message_bytes", "max_queue_depth", b"max_queue_depth", "max_request_bytes", b"max_request_bytes", "max_request_elements", b"max_request_elements", "max_tensor_bytes", b"max_tensor_bytes", "max_tensor_elements", b"max_tensor_elements", "resident_bytes_per_caller", b"resident_bytes_per_caller", "resident_bytes_total", b"resident_bytes_total", "resident_idle_seconds", b"resident_idle_seconds", "resident_tensors_per_caller", b"resident_tensors_per_caller"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["compiled_bytes_per_caller", b"compiled_bytes_per_caller", "compiled_idle_seconds", b"compiled_idle_seconds", "compiled_operators_per_caller", b"compiled_operators_per_caller", "max_batch_size", b"max_batch_size", "max_concurrent_requests", b"max_concurrent_requests", "max_graph_nodes", b"max_graph_nodes", "max_message_bytes", b"max_message_bytes", "max_queue_depth", b"max_queue_depth", "max_request_bytes", b"max_request_bytes", "max_request_elements", b"max_request_elements", "max_stream_items_in_flight", b"max_stream_items_in_flight", "max_tensor_bytes", b"max_tensor_bytes", "max_tensor_elements", b"max_tensor_elements", "resident_bytes_per_caller", b"resident_bytes_per_caller", "resident_bytes_total", b"resident_bytes_total", "resident_idle_seconds", b"resident_idle_seconds", "resident_tensors_per_caller", b"resident_tensors_per_caller", "workers", b"workers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -935,3 +947,171 @@ class ReleaseCompiledOperatorResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReleaseCompiledOperatorResponse: _TypeAlias = ReleaseCompiledOperatorResponse  # noqa: Y015
+
+@_typing.final
+class ExecuteItem(_message.Message):
+    """One call of an ExecuteMany stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TAG_FIELD_NUMBER: _builtins.int
+    EXECUTE_FIELD_NUMBER: _builtins.int
+    DISPATCH_FIELD_NUMBER: _builtins.int
+    tag: _builtins.int
+    """The caller's tag, sent back with the item's result (any value; the server does not interpret it). Tags need
+    not be unique, but a client that reuses a tag before its result came cannot tell the results apart.
+    """
+    @_builtins.property
+    def execute(self) -> Global___ExecuteRequest:
+        """An Execute call, exactly as the unary RPC takes it."""
+
+    @_builtins.property
+    def dispatch(self) -> Global___DispatchRequest:
+        """A Dispatch call of a compiled operator or graph of the caller's, as the unary RPC takes it."""
+
+    def __init__(
+        self,
+        *,
+        tag: _builtins.int = ...,
+        execute: Global___ExecuteRequest | None = ...,
+        dispatch: Global___DispatchRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "dispatch", b"dispatch", "execute", b"execute"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "dispatch", b"dispatch", "execute", b"execute", "tag", b"tag"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_call: _TypeAlias = _typing.Literal["execute", "dispatch"]  # noqa: Y015
+    _WhichOneofArgType_call: _TypeAlias = _typing.Literal["call", b"call"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_call) -> _WhichOneofReturnType_call | None: ...
+
+Global___ExecuteItem: _TypeAlias = ExecuteItem  # noqa: Y015
+
+@_typing.final
+class ExecuteManyRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEMS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___ExecuteItem]:
+        """One or more items; sending several per message saves per-message cost."""
+
+    def __init__(
+        self,
+        *,
+        items: _abc.Iterable[Global___ExecuteItem] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["items", b"items"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExecuteManyRequest: _TypeAlias = ExecuteManyRequest  # noqa: Y015
+
+@_typing.final
+class FieldViolation(_message.Message):
+    """google.rpc.BadRequest.FieldViolation, repeated here so that clients need no googleapis protos."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FIELD_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    field: _builtins.str
+    """The field's path inside the item's call, as the unary RPC names it (`operator_desc.top_k1.k`, `inputs[1]`)."""
+    description: _builtins.str
+    def __init__(
+        self,
+        *,
+        field: _builtins.str = ...,
+        description: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "field", b"field"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FieldViolation: _TypeAlias = FieldViolation  # noqa: Y015
+
+@_typing.final
+class ItemStatus(_message.Message):
+    """The outcome of one item: google.rpc.Status's code and message, with BadRequest's field violations inline."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    FIELD_VIOLATIONS_FIELD_NUMBER: _builtins.int
+    code: _builtins.int
+    """A gRPC status code (google.rpc.Code): 0 = OK."""
+    message: _builtins.str
+    @_builtins.property
+    def field_violations(self) -> _containers.RepeatedCompositeFieldContainer[Global___FieldViolation]: ...
+    def __init__(
+        self,
+        *,
+        code: _builtins.int = ...,
+        message: _builtins.str = ...,
+        field_violations: _abc.Iterable[Global___FieldViolation] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "field_violations", b"field_violations", "message", b"message"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ItemStatus: _TypeAlias = ItemStatus  # noqa: Y015
+
+@_typing.final
+class ItemResult(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TAG_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    RESPONSE_FIELD_NUMBER: _builtins.int
+    tag: _builtins.int
+    """The item's tag."""
+    @_builtins.property
+    def status(self) -> Global___ItemStatus:
+        """OK, or the error the same call would get as a unary RPC."""
+
+    @_builtins.property
+    def response(self) -> Global___ExecuteResponse:
+        """The outputs when the status is OK: the ExecuteResponse the unary call would return."""
+
+    def __init__(
+        self,
+        *,
+        tag: _builtins.int = ...,
+        status: Global___ItemStatus | None = ...,
+        response: Global___ExecuteResponse | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["response", b"response", "status", b"status"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["response", b"response", "status", b"status", "tag", b"tag"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ItemResult: _TypeAlias = ItemResult  # noqa: Y015
+
+@_typing.final
+class ExecuteManyResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESULTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___ItemResult]:
+        """One or more results; the server sends the results that are ready together."""
+
+    def __init__(
+        self,
+        *,
+        results: _abc.Iterable[Global___ItemResult] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["results", b"results"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExecuteManyResponse: _TypeAlias = ExecuteManyResponse  # noqa: Y015

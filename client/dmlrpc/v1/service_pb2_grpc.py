@@ -84,6 +84,11 @@ class DirectMLServiceStub:
                 request_serializer=dmlrpc_dot_v1_dot_service__pb2.ReleaseCompiledOperatorRequest.SerializeToString,
                 response_deserializer=dmlrpc_dot_v1_dot_service__pb2.ReleaseCompiledOperatorResponse.FromString,
                 _registered_method=True)
+        self.ExecuteMany = channel.stream_stream(
+                '/dmlrpc.v1.DirectMLService/ExecuteMany',
+                request_serializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteManyRequest.SerializeToString,
+                response_deserializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteManyResponse.FromString,
+                _registered_method=True)
 
 
 class DirectMLServiceServicer:
@@ -172,6 +177,20 @@ class DirectMLServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ExecuteMany(self, request_iterator, context):
+        """Many independent Execute and Dispatch calls over one stream. Each request message carries one or more items,
+        each tagged by the caller; the server answers every item once, as it finishes (out of order), with its tag
+        and its own status: an item that fails (INVALID_ARGUMENT with its field paths, RESOURCE_EXHAUSTED, NOT_FOUND,
+        ...) fails alone and the stream goes on. Items of one desc that are in flight together run as one batch, as
+        do concurrent unary calls. Flow control is bounded: at most `Limits.max_stream_items_in_flight` items of one
+        stream are admitted at once (the server reads no further messages until one finishes), and a client that
+        does not read its results holds the server's writes, never its memory. The call's deadline applies to every
+        item; the stream ends after the client half-closes and every admitted item is answered.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DirectMLServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -224,6 +243,11 @@ def add_DirectMLServiceServicer_to_server(servicer, server):
                     servicer.ReleaseCompiledOperator,
                     request_deserializer=dmlrpc_dot_v1_dot_service__pb2.ReleaseCompiledOperatorRequest.FromString,
                     response_serializer=dmlrpc_dot_v1_dot_service__pb2.ReleaseCompiledOperatorResponse.SerializeToString,
+            ),
+            'ExecuteMany': grpc.stream_stream_rpc_method_handler(
+                    servicer.ExecuteMany,
+                    request_deserializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteManyRequest.FromString,
+                    response_serializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteManyResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -496,6 +520,33 @@ class DirectMLService:
             '/dmlrpc.v1.DirectMLService/ReleaseCompiledOperator',
             dmlrpc_dot_v1_dot_service__pb2.ReleaseCompiledOperatorRequest.SerializeToString,
             dmlrpc_dot_v1_dot_service__pb2.ReleaseCompiledOperatorResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExecuteMany(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/dmlrpc.v1.DirectMLService/ExecuteMany',
+            dmlrpc_dot_v1_dot_service__pb2.ExecuteManyRequest.SerializeToString,
+            dmlrpc_dot_v1_dot_service__pb2.ExecuteManyResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -77,6 +77,16 @@ class DirectMLServiceStub:
     """
     ReleaseCompiledOperator: _grpc.UnaryUnaryMultiCallable[_service_pb2.ReleaseCompiledOperatorRequest, _service_pb2.ReleaseCompiledOperatorResponse]
     """Frees a compiled operator. Its handle then answers NOT_FOUND, as do expired handles and other callers' ones."""
+    ExecuteMany: _grpc.StreamStreamMultiCallable[_service_pb2.ExecuteManyRequest, _service_pb2.ExecuteManyResponse]
+    """Many independent Execute and Dispatch calls over one stream. Each request message carries one or more items,
+    each tagged by the caller; the server answers every item once, as it finishes (out of order), with its tag
+    and its own status: an item that fails (INVALID_ARGUMENT with its field paths, RESOURCE_EXHAUSTED, NOT_FOUND,
+    ...) fails alone and the stream goes on. Items of one desc that are in flight together run as one batch, as
+    do concurrent unary calls. Flow control is bounded: at most `Limits.max_stream_items_in_flight` items of one
+    stream are admitted at once (the server reads no further messages until one finishes), and a client that
+    does not read its results holds the server's writes, never its memory. The call's deadline applies to every
+    item; the stream ends after the client half-closes and every admitted item is answered.
+    """
 
 @_typing.type_check_only
 class DirectMLServiceAsyncStub(DirectMLServiceStub):
@@ -119,6 +129,16 @@ class DirectMLServiceAsyncStub(DirectMLServiceStub):
     """
     ReleaseCompiledOperator: _aio.UnaryUnaryMultiCallable[_service_pb2.ReleaseCompiledOperatorRequest, _service_pb2.ReleaseCompiledOperatorResponse]  # type: ignore[assignment]
     """Frees a compiled operator. Its handle then answers NOT_FOUND, as do expired handles and other callers' ones."""
+    ExecuteMany: _aio.StreamStreamMultiCallable[_service_pb2.ExecuteManyRequest, _service_pb2.ExecuteManyResponse]  # type: ignore[assignment]
+    """Many independent Execute and Dispatch calls over one stream. Each request message carries one or more items,
+    each tagged by the caller; the server answers every item once, as it finishes (out of order), with its tag
+    and its own status: an item that fails (INVALID_ARGUMENT with its field paths, RESOURCE_EXHAUSTED, NOT_FOUND,
+    ...) fails alone and the stream goes on. Items of one desc that are in flight together run as one batch, as
+    do concurrent unary calls. Flow control is bounded: at most `Limits.max_stream_items_in_flight` items of one
+    stream are admitted at once (the server reads no further messages until one finishes), and a client that
+    does not read its results holds the server's writes, never its memory. The call's deadline applies to every
+    item; the stream ends after the client half-closes and every admitted item is answered.
+    """
 
 class DirectMLServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -218,5 +238,21 @@ class DirectMLServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.ReleaseCompiledOperatorResponse, _abc.Awaitable[_service_pb2.ReleaseCompiledOperatorResponse]]:
         """Frees a compiled operator. Its handle then answers NOT_FOUND, as do expired handles and other callers' ones."""
+
+    @_abc_1.abstractmethod
+    def ExecuteMany(
+        self,
+        request_iterator: _MaybeAsyncIterator[_service_pb2.ExecuteManyRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_service_pb2.ExecuteManyResponse], _abc.AsyncIterator[_service_pb2.ExecuteManyResponse]]:
+        """Many independent Execute and Dispatch calls over one stream. Each request message carries one or more items,
+        each tagged by the caller; the server answers every item once, as it finishes (out of order), with its tag
+        and its own status: an item that fails (INVALID_ARGUMENT with its field paths, RESOURCE_EXHAUSTED, NOT_FOUND,
+        ...) fails alone and the stream goes on. Items of one desc that are in flight together run as one batch, as
+        do concurrent unary calls. Flow control is bounded: at most `Limits.max_stream_items_in_flight` items of one
+        stream are admitted at once (the server reads no further messages until one finishes), and a client that
+        does not read its results holds the server's writes, never its memory. The call's deadline applies to every
+        item; the stream ends after the client half-closes and every admitted item is answered.
+        """
 
 def add_DirectMLServiceServicer_to_server(servicer: DirectMLServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
