@@ -136,6 +136,8 @@ class Supervisor:
                 await _first(*tasks, asyncio.ensure_future(self._stopping.wait()))
             else:
                 up.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await up
             failed = [task for task in tasks if task.done() and task.exception() is not None]
             if failed:
                 _log.error("%s; giving up", failed[0].exception())
