@@ -2,7 +2,9 @@
 
 Jobs:
 - ``grpc``: N calls in flight of one pre-serialized payload on the Execute method path (identity serializers, so
-  the client's cost is the same against the echo and the real server), for a duration or a call count.
+  the client's cost is the same against the echo and the real server), for a duration or a call count; with
+  ``channels`` > 1 the calls are spread over that many channels, each its own TCP connection (what spreads load
+  over ``--workers`` processes sharing a port: the kernel balances connections, not calls).
 - ``sequence``: calls one at a time over several payloads in a given order, every latency returned.
 - ``sdk``: the real SDK path for a tiny top-k (``dmlrpc.Client.top_k``), one in flight.
 - ``sdk_large``: ``dmlrpc.Client.scatter_nd`` of a large float32 input with a few updates (unary or streamed).
@@ -62,15 +64,19 @@ class Loadgen:
     def __init__(self) -> None:
         self._channels: dict[str, grpc.aio.Channel] = {}
 
-    def _call(self, target: str) -> Any:
-        channel = self._channels.get(target)
+    def _call(self, target: str, channel_index: int = 0) -> Any:
+        key = f"{target}#{channel_index}"
+        channel = self._channels.get(key)
         if channel is None:
-            channel = grpc.aio.insecure_channel(target, options=OPTIONS)
-            self._channels[target] = channel
+            # A subchannel pool of its own: channels to one target otherwise share one connection.
+            options = [*OPTIONS, ("grpc.use_local_subchannel_pool", 1)] if channel_index else OPTIONS
+            channel = grpc.aio.insecure_channel(target, options=options)
+            self._channels[key] = channel
         return channel.unary_unary(METHOD)  # no serializers: bytes in, bytes out
 
     async def grpc_job(self, job: dict[str, Any]) -> dict[str, Any]:
-        call = self._call(job["target"])
+        calls = [self._call(job["target"], index) for index in range(job.get("channels", 1))]
+        call = calls[0]
         payload = base64.b64decode(job["payload_b64"]) if "payload_b64" in job else bytes(job["payload_size"])
         inflight: int = job.get("inflight", 1)
         duration: float | None = job.get("duration")
@@ -87,12 +93,14 @@ class Loadgen:
             if expected is not None and len(response) != expected:
                 raise RuntimeError(f"unexpected response size {len(response)}, expected {expected}")
 
+        for other in calls[1:]:  # connect every channel before the clock starts
+            await other(payload)
         latencies: list[float] = []
         remaining = [count if count is not None else 1 << 62]
         start = time.perf_counter()
         stop = start + duration if duration is not None else float("inf")
 
-        async def worker() -> None:
+        async def worker(call: Any) -> None:
             nonlocal errors
             while remaining[0] > 0 and time.perf_counter() < stop:
                 remaining[0] -= 1
@@ -105,7 +113,7 @@ class Loadgen:
                 latencies.append(time.perf_counter() - t0)
 
         cpu0, server0 = time.process_time(), process_cpu(server_pid) if server_pid else 0.0
-        await asyncio.gather(*(worker() for _ in range(inflight)))
+        await asyncio.gather(*(worker(calls[index % len(calls)]) for index in range(inflight)))
         elapsed = time.perf_counter() - start
         cpu = {"client": time.process_time() - cpu0}
         if server_pid:

@@ -25,6 +25,7 @@ from dmlrpc_server.runtime.batching import Batcher
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import warm_up
 from dmlrpc_server.runtime.handles import HandleStore
+from dmlrpc_server.runtime.process import worker_count
 from dmlrpc_server.runtime.providers import choose_provider
 from dmlrpc_server.runtime.resident import ResidentStore
 from dmlrpc_server.security import TokenAuthInterceptor, server_credentials
@@ -122,7 +123,7 @@ class BuiltServer:
 
 def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
     """The gRPC server's channel arguments for ``settings``."""
-    shared_port = settings.worker_processes > 1 and settings.worker_ports == "shared"
+    shared_port = worker_count() > 1 and settings.worker_ports == "shared"
     options: list[tuple[str, int]] = [
         ("grpc.max_receive_message_length", settings.max_message_bytes),
         ("grpc.max_send_message_length", settings.max_message_bytes),
@@ -241,7 +242,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         compiled_bytes_per_caller=settings.compiled_bytes_per_caller,
         compiled_idle_seconds=settings.compiled_idle_seconds,
         max_graph_nodes=settings.max_graph_nodes,
-        workers=settings.worker_processes,
+        workers=worker_count(),
     )
     caps = capabilities(executor, server_version=version, limits=service_limits)
     server.add_generic_rpc_handlers((handlers(DirectMLServicer(dispatcher, caps, authenticated=bool(tokens))),))
