@@ -178,6 +178,10 @@ def test_a_worker_that_dies_is_restarted(workers: Workers) -> None:
     _serving(workers.port)
     with _one_client_per_worker(workers):  # both workers serve again
         pass
+    with urlopen(f"http://127.0.0.1:{workers.metrics_port}/metrics", timeout=10) as response:
+        families = {f.name: f for f in text_string_to_metric_families(response.read().decode())}
+    assert families["dmlrpc_worker_restarts"].samples[0].value == 1
+    assert families["dmlrpc_workers"].samples[0].value == 2
 
 
 @pytest.fixture
