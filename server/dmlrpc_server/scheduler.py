@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -106,24 +105,15 @@ class Scheduler:
             await asyncio.sleep(0.005)
         return True
 
-    @contextlib.asynccontextmanager
-    async def turn(self, deadline: float | None) -> AsyncIterator[float]:
-        """Hold a running slot for the body (waiting in the bounded queue if need be); yields the start time.
+    def turn(self, deadline: float | None) -> _Turn:
+        """``async with scheduler.turn(deadline) as started``: hold a running slot for the body (waiting in the
+        bounded queue if need be); ``started`` is when the body began.
 
         Raises:
             ResourceExhausted: the queue is full.
             DeadlineExceeded: the deadline passed before the call could start (it did not run).
         """
-        admission = self.admission
-        if not admission.try_acquire():
-            await admission.acquire(None if deadline is None else deadline - time.monotonic())
-        try:
-            started = time.monotonic()
-            if deadline is not None and started >= deadline:
-                raise DeadlineExceeded("the deadline passed while the call waited; it was not executed")
-            yield started
-        finally:
-            admission.release()
+        return _Turn(self.admission, deadline)
 
     # -- where work runs ----------------------------------------------------------------------------------------
 
@@ -306,6 +296,30 @@ class Scheduler:
         """Make ONNX Runtime itself fail the next batch of two or more requests (``RunOptions.terminate``): the
         reliability suite's fault point for "the runtime raised inside a batch". Call from the event loop thread."""
         self._terminate_next = True
+
+
+class _Turn:
+    """One call's admission slot, as an async context manager (a plain class: it is entered on every call)."""
+
+    __slots__ = ("admission", "deadline")
+
+    def __init__(self, admission: Admission, deadline: float | None) -> None:
+        self.admission = admission
+        self.deadline = deadline
+
+    async def __aenter__(self) -> float:
+        admission = self.admission
+        deadline = self.deadline
+        if not admission.try_acquire():
+            await admission.acquire(None if deadline is None else deadline - time.monotonic())
+        started = time.monotonic()
+        if deadline is not None and started >= deadline:
+            admission.release()
+            raise DeadlineExceeded("the deadline passed while the call waited; it was not executed")
+        return started
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.admission.release()
 
 
 def _settle(batch: list[_Member], results: list[Results] | None, error: BaseException | None) -> None:
