@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import threading
@@ -82,6 +83,24 @@ class Server:
     def pid(self) -> int:
         return self.proc.pid
 
+    def pids(self) -> list[int]:
+        """The server's process and its descendants (the workers of a ``--workers N`` server)."""
+        found, queue = [], [self.proc.pid]
+        while queue:
+            pid = queue.pop()
+            found.append(pid)
+            try:
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for task in tasks:
+                try:
+                    with open(f"/proc/{pid}/task/{task}/children") as children:
+                        queue.extend(int(child) for child in children.read().split())
+                except (OSError, ValueError):
+                    continue
+        return found
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -92,8 +111,8 @@ class Server:
                 self.proc.wait()
 
 
-def our_server(name: str, flags: list[str] | None = None, *, malloc: bool = False) -> Server:
-    argv = [sys.executable, "-m", "dmlrpc_server", "--port", "0", "--metrics-port", "0", "--provider", "cpu"]
+def our_server(name: str, flags: list[str] | None = None, *, malloc: bool = False, provider: str = "cpu") -> Server:
+    argv = [sys.executable, "-m", "dmlrpc_server", "--port", "0", "--metrics-port", "0", "--provider", provider]
     return Server(name, [*argv, *(flags or [])], malloc=malloc, ready=_WARMED)
 
 
@@ -120,9 +139,17 @@ class Loadgen:
         return self.proc.pid
 
     def run(self, job: dict[str, Any]) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        """Runs one job; a result with ``unimplemented`` means the server lacks the job's method."""
+        self.send(job)
+        return self.receive(job)
+
+    def send(self, job: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
+
+    def receive(self, job: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line:
             raise ChildError(f"the load generator exited (status {self.proc.wait()})")
@@ -139,6 +166,56 @@ class Loadgen:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+class LoadgenPool:
+    """``processes`` load generator processes running the same job at once; counts and req/s are summed.
+
+    One Python client process cannot saturate a server of several workers on a many-core host. Only the first
+    process measures the server's CPU; latency percentiles are the median of the processes' own.
+    """
+
+    def __init__(self, processes: int, *, malloc: bool = False) -> None:
+        self.loadgens = [Loadgen(malloc=malloc) for _ in range(max(1, processes))]
+
+    @property
+    def pid(self) -> int:
+        return self.loadgens[0].pid
+
+    def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        if len(self.loadgens) == 1:
+            return self.loadgens[0].run(job)
+        for index, loadgen in enumerate(self.loadgens):
+            loadgen.send(
+                job if index == 0 else {k: v for k, v in job.items() if k not in ("server_pid", "server_pids")}
+            )
+        results = [loadgen.receive(job) for loadgen in self.loadgens]
+        return combine(results)
+
+    def stop(self) -> None:
+        for loadgen in self.loadgens:
+            loadgen.stop()
+
+
+def combine(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """One result of several load generator processes' results of the same job."""
+    if any("unimplemented" in r for r in results):
+        return next(r for r in results if "unimplemented" in r)
+    count = sum(r["count"] for r in results)
+    combined = dict(results[0])
+    combined.update(
+        count=count,
+        errors=sum(r["errors"] for r in results),
+        rps=sum(r["rps"] for r in results),
+        processes=len(results),
+    )
+    for key in ("p50_us", "p99_us", "mean_us"):
+        combined[key] = float(statistics.median(r[key] for r in results))
+    combined["min_us"] = min(r["min_us"] for r in results)
+    client = sum(r["client_cpu_us_per_call"] * r["count"] for r in results)
+    combined["client_cpu_us_per_call"] = client / max(count, 1)
+    combined["server_cpu_us_per_call"] = results[0]["server_cpu_us_per_call"] * results[0]["count"] / max(count, 1)
+    return combined
 
 
 def wait_quiet(max_wait: float = 2.0, busy_limit: float = 0.10, window: float = 0.2) -> bool:
