@@ -218,12 +218,24 @@ class Loadgen:
                         if remaining[slot] == 0:
                             free.put_nowait(slot)
                 await writing
-            except grpc.aio.AioRpcError as error:
+            except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
                 writing.cancel()
-                if error.code() == grpc.StatusCode.UNIMPLEMENTED:
-                    raise Unimplemented(error.details()) from None
+                # A write into a call the server already ended fails on its own; the call's status says why.
+                if await call.code() == grpc.StatusCode.UNIMPLEMENTED:
+                    raise Unimplemented(await call.details()) from None
                 raise
 
+        # An empty stream first: a server without ExecuteMany answers UNIMPLEMENTED to it (while a large write into
+        # a call the server already ended may fail as INTERNAL instead).
+        probe = self._channel(job["target"]).stream_stream(MANY_METHOD)()
+        await probe.done_writing()
+        try:
+            while await probe.read() is not grpc.aio.EOF:
+                pass
+        except grpc.aio.AioRpcError as error:
+            if error.code() == grpc.StatusCode.UNIMPLEMENTED:
+                raise Unimplemented(error.details()) from None
+            raise
         tasks = [asyncio.ensure_future(stream(index)) for index in range(streams)]
         await _until(tasks, start)
         cpu0, server0 = time.process_time(), _cpu_of(server_pids)

@@ -189,6 +189,7 @@ class Suite:
         results: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
         with self.children(*servers.values(), loadgen):
             names = list(servers)
+            pids = {name: server.pids() for name, server in servers.items()}  # with the workers of --workers N
             for rep in range(self.config.reps):
                 for inflight in INFLIGHT:
                     for op in calls:
@@ -205,7 +206,7 @@ class Suite:
                                 job = {
                                     "kind": "grpc",
                                     "target": servers[name].target,
-                                    "server_pid": servers[name].pid,
+                                    "server_pids": pids[name],
                                     "payload_b64": payloads[op],
                                     "inflight": inflight,
                                     "duration": self.config.duration,
