@@ -42,9 +42,17 @@ class Server:
     """A server process; ``port`` (and ``metrics_port``) are parsed from the lines it writes to stderr."""
 
     def __init__(
-        self, name: str, argv: list[str], *, malloc: bool = False, ready: re.Pattern[str] | None = None
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        malloc: bool = False,
+        ready: re.Pattern[str] | None = None,
+        ready_count: int = 1,
     ) -> None:
         self.name = name
+        self._ready_count = ready_count  # lines matching ``ready`` to wait for (one per worker process)
+        self._ready_seen = 0
         self.tail: deque[str] = deque(maxlen=40)
         self.port = 0
         self.metrics_port = 0
@@ -64,9 +72,11 @@ class Server:
                 self.metrics_port = int(match.group(2))
             elif (match := _LISTENING.search(line)) is not None:
                 self.port = int(match.group(2))
-                if self._ready_pattern is None:
-                    self._ready.set()
             elif self._ready_pattern is not None and self._ready_pattern.search(line):
+                self._ready_seen += 1
+            # Ready once the port is known and (for our server) every worker has warmed up, in whatever order a
+            # --workers N supervisor and its workers log these lines.
+            if self.port and (self._ready_pattern is None or self._ready_seen >= self._ready_count):
                 self._ready.set()
         self._ready.set()
 
@@ -113,7 +123,21 @@ class Server:
 
 def our_server(name: str, flags: list[str] | None = None, *, malloc: bool = False, provider: str = "cpu") -> Server:
     argv = [sys.executable, "-m", "dmlrpc_server", "--port", "0", "--metrics-port", "0", "--provider", provider]
-    return Server(name, [*argv, *(flags or [])], malloc=malloc, ready=_WARMED)
+    flags = flags or []
+    count = worker_count(flags)
+    return Server(name, [*argv, *flags], malloc=malloc, ready=_WARMED, ready_count=count)
+
+
+def worker_count(flags: list[str]) -> int:
+    """The server processes a server started with ``flags`` runs (``--workers N``, else the build's default)."""
+    if "--workers" in flags:
+        return int(flags[flags.index("--workers") + 1])
+    try:
+        from dmlrpc_server import settings
+    except ImportError:
+        return 1
+    default = getattr(settings, "default_workers", None)
+    return int(default(os.cpu_count())) if callable(default) else 1
 
 
 def echo_server(mode: str, *, malloc: bool = False) -> Server:

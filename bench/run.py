@@ -59,11 +59,8 @@ def workers_available() -> bool:
 
 
 def default_workers() -> str:
-    """The server's default ``--workers`` as text (``?`` where it has none)."""
-    from dmlrpc_server.settings import ServerSettings
-
-    field = ServerSettings.model_fields.get("workers")
-    return "?" if field is None or field.default is None else str(field.default)
+    """The server processes a server without ``--workers`` runs on this host, as text."""
+    return str(procs.worker_count([]))
 
 
 def execute_many_available() -> bool:
