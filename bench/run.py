@@ -427,7 +427,9 @@ class Suite:
         call = heavy_call()
         print("\n== liveness: health checks on a second channel while a heavy, tiny-bytes request runs "
               "(GEMM [1024, 8192] x [8192, 1024] of zero-stride inputs) vs idle")  # fmt: skip
-        servers = {"ours": procs.our_server("ours")}
+        # One worker: each channel is one connection to one worker, so with several the health checks would land on
+        # the busy worker or on an idle one by chance.
+        servers = {"ours": procs.our_server("ours", ["--workers", "1"] if workers_available() else [])}
         loadgen = procs.Loadgen()
         duration = max(2 * self.config.duration, 1.0)
         job = {"kind": "liveness", "payload_b64": payload(call), "duration": duration, "interval": 0.01}
