@@ -236,6 +236,12 @@ def combine(results: list[dict[str, Any]]) -> dict[str, Any]:
     for key in ("p50_us", "p99_us", "mean_us"):
         combined[key] = float(statistics.median(r[key] for r in results))
     combined["min_us"] = min(r["min_us"] for r in results)
+    if "status_codes" in combined:  # ExecuteMany: per-item error codes
+        codes: dict[str, int] = {}
+        for r in results:
+            for code, n in r["status_codes"].items():
+                codes[code] = codes.get(code, 0) + n
+        combined["status_codes"] = codes
     client = sum(r["client_cpu_us_per_call"] * r["count"] for r in results)
     combined["client_cpu_us_per_call"] = client / max(count, 1)
     combined["server_cpu_us_per_call"] = results[0]["server_cpu_us_per_call"] * results[0]["count"] / max(count, 1)
