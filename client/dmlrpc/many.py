@@ -25,7 +25,7 @@ import grpc
 import numpy as np
 
 from dmlrpc._base import InputValue, decode_outputs, prepare_execute
-from dmlrpc._wire import _varint
+from dmlrpc._wire import varint
 from dmlrpc.codec import TensorLayout
 from dmlrpc.compiled import _Compiled
 from dmlrpc.errors import DmlRpcError, UnknownError, from_item_status, from_rpc_error
@@ -71,8 +71,8 @@ def encode_item(tag: int, operator: Operator, inputs: Sequence[InputValue]) -> t
     else:
         field, call = _DISPATCH_FIELD, operator.request(inputs, None).SerializeToString()
         layouts = tuple(operator._outputs)
-    head = (_TAG_FIELD + _varint(tag) if tag else b"") + field + _varint(len(call))
-    return b"".join((_ITEMS_FIELD, _varint(len(head) + len(call)), head, call)), layouts
+    head = (_TAG_FIELD + varint(tag) if tag else b"") + field + varint(len(call))
+    return b"".join((_ITEMS_FIELD, varint(len(head) + len(call)), head, call)), layouts
 
 
 def _outcome(result: service_pb2.ItemResult, layouts: _Layouts) -> Outputs | BaseException:
