@@ -18,7 +18,7 @@ from dmlrpc import ops
 from dmlrpc._base import InputValue, prepare_execute
 from dmlrpc.many import DEFAULT_WINDOW, MESSAGE_BYTES, MESSAGE_ITEMS, ExecuteManyStream, Operator, Outputs, encode_item
 from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
-from tests.conftest import ServerThread
+from tests.conftest import ServerThread, start_server
 from tests.strategies import shapes
 
 X = np.array([[0, 1, 10, 11], [3, 2, 9, 8], [4, 5, 6, 7]], np.float32)
@@ -211,6 +211,20 @@ def test_the_default_window_is_the_servers(client: dmlrpc.Client) -> None:
     limit = client.get_capabilities().limits.max_stream_items_in_flight
     with client.stream() as stream:
         assert stream.window == (limit or DEFAULT_WINDOW)
+
+
+def test_a_small_server_limit_sets_the_window_and_every_item_passes() -> None:
+    running = start_server(stream_items_in_flight=3)
+    try:
+        with dmlrpc.Client(running.address, timeout=60) as client:
+            call = ops.element_wise("add", X, X)
+            with client.stream() as stream:
+                assert stream.window == 3
+            outputs = list(client.map(call.operator_desc, ([X, X + i] for i in range(100))))
+            for i, (output,) in enumerate(outputs):
+                np.testing.assert_array_equal(output, X + X + i)
+    finally:
+        running.stop()
 
 
 # ---------------------------------------------------------------------------------------------------------------
