@@ -134,7 +134,8 @@ class Client(ClientCore):
 
         Items travel several per message, and the server batches items of one desc that are in flight together,
         so many small calls cost far less than one Execute each. The stream opens on the first ``next()``; closing
-        the iterator (or leaving a ``for`` loop early) cancels it.
+        the iterator (or leaving a ``for`` loop early) cancels it. Each item travels whole in one message, so
+        tensors beyond the server's message limit need ``execute`` (which streams them).
 
         Args:
             operator: an operator desc (Execute items) or a ``CompiledOperator`` (Dispatch items).
