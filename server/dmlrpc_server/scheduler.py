@@ -82,6 +82,8 @@ class Scheduler:
         self.max_delay = max_delay
         self.sizes_by_case = dict(sizes_by_case or {})
         self._observe_batch = observe_batch
+        #: The most work a batch run on the event loop may have: a few tiny runs' worth.
+        self._inline_batch = 4 * inline_work
         self._lanes: dict[int, _Lane] = {}
         self._terminate_next = False
         self.closing = False
@@ -125,7 +127,12 @@ class Scheduler:
         """How many requests of ``compiled`` may run as one batch (1: it runs alone)."""
         if compiled.batching is None or compiled.work > self.batch_work:
             return 1
-        return self.sizes_by_case.get(compiled.label, self.max_batch_size)
+        size = self.sizes_by_case.get(compiled.label, self.max_batch_size)
+        if not compiled.on_device:
+            # NOTE: on the host a batch saves only ONNX Runtime's per-run cost, which matters beside tiny work
+            # alone, while stacking copies every input: batches stay small enough to run inline.
+            size = min(size, self._inline_batch // max(compiled.work, 1))
+        return size
 
     async def run(self, compiled: Compiled, feeds: dict[str, np.ndarray], deadline: float | None) -> Results:
         """Run one request's feeds: inline, on a worker, or in a batch with others of its desc."""
@@ -239,7 +246,7 @@ class Scheduler:
         if self._terminate_next and len(batch) > 1:
             self._terminate_next = False
             options.terminate = True
-        if self.inline(compiled) and compiled.work * len(batch) <= self.inline_work * 4:
+        if self.inline(compiled) and compiled.work * len(batch) <= self._inline_batch:
             try:
                 _settle(batch, self._run_batch(compiled, batch, options), None)
             except Exception as error:
