@@ -5,29 +5,42 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
 
 from dmlrpc_server.logs import configure_logging
 from dmlrpc_server.runtime.memory import tune_malloc
+from dmlrpc_server.runtime.process import set_worker
 from dmlrpc_server.runtime.providers import ProviderUnavailableError
 from dmlrpc_server.server import build_server
 from dmlrpc_server.settings import ServerSettings, SettingsError, load_settings
+from dmlrpc_server.supervisor import WorkerLink, supervise
 
 _log = logging.getLogger("dmlrpc_server")
 
 
-async def serve(settings: ServerSettings) -> None:
-    """Run the server until SIGTERM or SIGINT, then drain and let in-flight calls finish within the grace period."""
+async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> None:
+    """Run the server until SIGTERM or SIGINT, then drain and let in-flight calls finish within the grace period.
+
+    As a ``worker`` of a supervisor it also stops when its supervisor asks or dies, and tells it where it listens.
+    """
     built = build_server(settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):  # Windows event loops have no signal handlers
             loop.add_signal_handler(sig, stop.set)
+    if worker is not None:
+        worker.watch(loop, stop.set)
     await built.start(ready=False)
-    _log.info("dmlrpc server listening on %s:%d", settings.host, built.port)
+    if worker is None:
+        _log.info("dmlrpc server listening on %s:%d", settings.host, built.port)
+    else:
+        # NOTE: not "listening on": the supervisor logs that line once for the whole server (tools parse it).
+        _log.info("worker %d serving on %s:%d (pid %d)", worker.index, settings.host, built.port, os.getpid())
+        worker.send("listening", port=built.port, metrics_port=built.metrics_port)
     starting = asyncio.ensure_future(built.ready())
     waiter = asyncio.ensure_future(built.server.wait_for_termination())
     stopper = asyncio.ensure_future(stop.wait())
@@ -51,12 +64,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"dmlrpc-server: {error}\n")  # logging is not configured yet
         return 2
     configure_logging(settings.log_level, settings.log_format)
+    worker = WorkerLink.from_environ()
+    if worker is None and settings.worker_processes > 1:
+        return supervise(settings, argv)
+    if worker is not None:
+        set_worker(worker.index, settings.worker_processes)
     if settings.tune_malloc:
         tune_malloc()
     try:
-        asyncio.run(serve(settings))
+        asyncio.run(serve(settings, worker))
     except (ProviderUnavailableError, OSError) as error:
         _log.error("%s", error)
+        if worker is not None:
+            worker.send("error", message=str(error))
         return 2
     except KeyboardInterrupt:  # pragma: no cover - signal handlers normally catch it
         pass

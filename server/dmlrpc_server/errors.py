@@ -4,6 +4,7 @@
     ├── InvalidArgument      INVALID_ARGUMENT, with google.rpc.BadRequest field violations
     ├── OperatorUnavailable  UNIMPLEMENTED, naming the operator type
     ├── NotFound             NOT_FOUND (a resident tensor handle that is unknown, released, expired or another's)
+    ├── FailedPrecondition   FAILED_PRECONDITION (a handle made by another worker process of the same server)
     ├── ResourceExhausted    RESOURCE_EXHAUSTED (size limits checked before allocation; the queue bound; quotas)
     ├── DeadlineExceeded     DEADLINE_EXCEEDED (the call's deadline passed before its work started)
     ├── Unauthenticated      UNAUTHENTICATED (no valid bearer token)
@@ -69,6 +70,12 @@ class NotFound(ServiceError):
     """A named entity (a resident tensor handle) does not exist for this caller."""
 
     code = grpc.StatusCode.NOT_FOUND
+
+
+class FailedPrecondition(ServiceError):
+    """The request is well formed but cannot run in this state (a handle that lives in another worker process)."""
+
+    code = grpc.StatusCode.FAILED_PRECONDITION
 
 
 class ResourceExhausted(ServiceError):

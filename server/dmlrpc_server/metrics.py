@@ -1,20 +1,24 @@
-"""Prometheus metrics of one server, in a registry of its own, served over HTTP on a separate port."""
+"""Prometheus metrics of one server, in a registry of its own, served over HTTP on a separate port (and, with
+--workers, the workers' metrics summed by their supervisor)."""
 
 from __future__ import annotations
 
 import bisect
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from urllib.request import urlopen
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Gauge, Info, start_http_server
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import CompileCache
+from dmlrpc_server.runtime.process import worker_index
 
 _log = logging.getLogger(__name__)
 
@@ -86,7 +90,40 @@ class _Series:
         return histogram
 
 
-class Metrics:
+class _Endpoint:
+    """A registry served over HTTP on a background thread."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self._http: WSGIServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def serve(self, host: str, port: int) -> int:
+        """Serve /metrics over HTTP on a background thread; returns the bound port."""
+        address = host.strip("[]")
+        try:
+            self._http, self._thread = start_http_server(port, addr=address, registry=self.registry)
+        except OSError as error:
+            raise OSError(f"could not bind the metrics endpoint {host}:{port}: {error}") from None
+        bound = int(self._http.server_port)
+        if worker_index() is None:
+            _log.info("metrics on http://%s:%d/metrics", host, bound)
+        else:
+            # NOTE: worded apart from "metrics on": tools parse that line for the endpoint, the supervisor's.
+            _log.info("worker metrics (summed by the supervisor) at http://%s:%d/metrics", host, bound)
+        return bound
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.shutdown()
+            self._http.server_close()
+            self._http = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+
+class Metrics(_Endpoint):
     """Every metric the server exports (names and meanings are listed in the README's Metrics section)."""
 
     def __init__(
@@ -98,7 +135,7 @@ class Metrics:
         pool: BufferPool,
         info: dict[str, str],
     ) -> None:
-        self.registry = CollectorRegistry()
+        super().__init__()
         registry = self.registry
         self.requests = _Series(
             "dmlrpc_requests",
@@ -140,28 +177,61 @@ class Metrics:
         Info("dmlrpc_build", "Server version, execution provider and device", registry=registry).info(info)
         registry.register(_CacheCollector(cache))
         registry.register(_PoolCollector(pool))
-        self._http: WSGIServer | None = None
-        self._thread: threading.Thread | None = None
 
-    def serve(self, host: str, port: int) -> int:
-        """Serve /metrics over HTTP on a background thread; returns the bound port."""
-        address = host.strip("[]")
-        try:
-            self._http, self._thread = start_http_server(port, addr=address, registry=self.registry)
-        except OSError as error:
-            raise OSError(f"could not bind the metrics endpoint {host}:{port}: {error}") from None
-        bound = int(self._http.server_port)
-        _log.info("metrics on http://%s:%d/metrics", host, bound)
-        return bound
 
-    def close(self) -> None:
-        if self._http is not None:
-            self._http.shutdown()
-            self._http.server_close()
-            self._http = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+class WorkerMetrics(_Endpoint):
+    """The supervisor's endpoint: every worker's metrics scraped at once and summed, plus ``dmlrpc_workers``.
+
+    Counters, histograms and gauges with equal labels are summed over the workers (a restarted worker starts its
+    counters again from zero, which Prometheus' rate() reads as a counter reset); ``*_info`` families are taken
+    from one worker, as every worker reports the same build.
+    """
+
+    def __init__(self, ports: Callable[[], list[int]], *, timeout: float = 5.0) -> None:
+        super().__init__()
+        self.registry.register(_WorkersCollector(ports, timeout))
+
+
+def _scrape(port: int, timeout: float) -> str | None:
+    try:
+        with urlopen(f"http://127.0.0.1:{port}/metrics", timeout=timeout) as response:
+            return str(response.read().decode())
+    except OSError as error:  # the worker is restarting or stopping: its share is missing from this scrape
+        _log.debug("metrics of the worker on port %d: %s", port, error)
+        return None
+
+
+def sum_families(texts: Iterable[str]) -> list[Metric]:
+    """Prometheus text expositions merged: samples of equal name and labels summed, ``*_info`` from the first."""
+    merged: dict[str, Metric] = {}
+    sums: dict[str, dict[tuple[str, tuple[tuple[str, str], ...]], float]] = {}
+    for text in texts:
+        for family in text_string_to_metric_families(text):
+            known = merged.get(family.name)
+            if known is None:
+                known = merged[family.name] = Metric(family.name, family.documentation, family.type)
+                sums[family.name] = {}
+            elif family.name.endswith("_info"):
+                continue
+            values = sums[family.name]
+            for sample in family.samples:
+                key = (sample.name, tuple(sorted(sample.labels.items())))
+                values[key] = values.get(key, 0.0) + sample.value
+    for name, family in merged.items():
+        for (sample_name, labels), value in sums[name].items():
+            family.add_sample(sample_name, dict(labels), value)
+    return list(merged.values())
+
+
+class _WorkersCollector(Collector):
+    def __init__(self, ports: Callable[[], list[int]], timeout: float) -> None:
+        self._ports = ports
+        self._timeout = timeout
+
+    def collect(self) -> Iterator[Metric]:
+        texts = [text for text in (_scrape(port, self._timeout) for port in self._ports()) if text is not None]
+        yield from sum_families(texts)
+        yield GaugeMetricFamily("dmlrpc_workers", "Worker processes whose metrics this scrape summed", len(texts))
 
 
 class _SeriesCollector(Collector):

@@ -121,6 +121,28 @@ class BuiltServer:
             self.metrics.close()
 
 
+def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
+    """The gRPC server's channel arguments for ``settings``."""
+    shared_port = settings.worker_processes > 1 and settings.worker_ports == "shared"
+    options: list[tuple[str, int]] = [
+        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        ("grpc.max_send_message_length", settings.max_message_bytes),
+        # gRPC enables SO_REUSEPORT by default, which lets a second server silently share a busy port; only the
+        # workers of one supervisor share theirs (the supervisor checked that nothing else holds it).
+        ("grpc.so_reuseport", 1 if shared_port else 0),
+        ("grpc.keepalive_time_ms", int(settings.keepalive_seconds * 1000)),
+        ("grpc.keepalive_timeout_ms", 20_000),
+        # Accept the SDK's keepalive pings (every 30 s by default), idle or not, instead of answering with GOAWAY.
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", int(settings.keepalive_min_ping_interval_seconds * 1000)),
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
+    if settings.max_connection_age_seconds is not None:
+        options.append(("grpc.max_connection_age_ms", int(settings.max_connection_age_seconds * 1000)))
+        options.append(("grpc.max_connection_age_grace_ms", int(settings.shutdown_grace_seconds * 1000)))
+    return options
+
+
 def build_server(settings: ServerSettings) -> BuiltServer:
     """Create the server for ``settings`` and bind its port; call inside a running event loop.
 
@@ -199,22 +221,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         if settings.auth_exempt_reflection:
             open_services.extend(_REFLECTION_NAMES)
         interceptors.append(TokenAuthInterceptor(tokens, open_services))
-    options: list[tuple[str, int]] = [
-        ("grpc.max_receive_message_length", settings.max_message_bytes),
-        ("grpc.max_send_message_length", settings.max_message_bytes),
-        # gRPC enables SO_REUSEPORT by default, which lets a second server silently share a busy port.
-        ("grpc.so_reuseport", 0),
-        ("grpc.keepalive_time_ms", int(settings.keepalive_seconds * 1000)),
-        ("grpc.keepalive_timeout_ms", 20_000),
-        # Accept the SDK's keepalive pings (every 30 s by default), idle or not, instead of answering with GOAWAY.
-        ("grpc.keepalive_permit_without_calls", 1),
-        ("grpc.http2.min_ping_interval_without_data_ms", int(settings.keepalive_min_ping_interval_seconds * 1000)),
-        ("grpc.http2.max_pings_without_data", 0),
-    ]
-    if settings.max_connection_age_seconds is not None:
-        options.append(("grpc.max_connection_age_ms", int(settings.max_connection_age_seconds * 1000)))
-        options.append(("grpc.max_connection_age_grace_ms", int(settings.shutdown_grace_seconds * 1000)))
-    server = grpc.aio.server(interceptors=interceptors, options=options)
+    server = grpc.aio.server(interceptors=interceptors, options=server_options(settings))
 
     service_limits = service_pb2.Limits(
         max_message_bytes=settings.max_message_bytes,
@@ -234,6 +241,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         compiled_idle_seconds=settings.compiled_idle_seconds,
         max_graph_nodes=settings.max_graph_nodes,
         max_stream_items_in_flight=settings.stream_items_in_flight,
+        workers=settings.worker_processes,
     )
     caps = capabilities(executor, server_version=version, limits=service_limits)
     server.add_generic_rpc_handlers((handlers(DirectMLServicer(service, caps, authenticated=bool(tokens))),))

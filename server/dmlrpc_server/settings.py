@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
@@ -39,6 +40,21 @@ def _feature_level(value: object) -> object:
     return parse_feature_level(value) if isinstance(value, str) else value
 
 
+def default_workers(cpu_count: int | None) -> int:
+    """The worker processes --workers defaults to on a host of ``cpu_count`` CPUs.
+
+    NOTE: measured (docs/architecture.md, "Worker processes"): on 2 CPUs a second process competes with the
+    clients and gRPC's own threads for the same cores, so one process is the better default there.
+    """
+    cpus = cpu_count or 1
+    return 1 if cpus <= 2 else min(cpus // 2, 8)
+
+
+# NOTE: only Linux balances new connections over sockets sharing a port; BSD and macOS SO_REUSEPORT hands them
+# all to one socket and Windows has no SO_REUSEPORT at all.
+DEFAULT_WORKER_PORTS: Literal["shared", "consecutive"] = "shared" if sys.platform.startswith("linux") else "consecutive"
+
+
 FeatureLevel = Annotated[int, BeforeValidator(_feature_level)]
 Port = Annotated[int, Field(ge=0, le=65535)]
 Positive = Annotated[int, Field(gt=0)]
@@ -67,6 +83,16 @@ class ServerSettings(BaseSettings):
     )
     host: str = Field("127.0.0.1", description="Address to listen on; 0.0.0.0 or [::] accepts other hosts.")
     port: Port = Field(50051, description="gRPC port; 0 picks a free one (logged at start).")
+    workers: Positive | None = Field(
+        None,
+        description="Server processes (each its own event loop, device session and handles); default: 1 on hosts "
+        "of up to 2 CPUs, else half the CPUs, at most 8.",
+    )
+    worker_ports: Literal["shared", "consecutive"] = Field(
+        DEFAULT_WORKER_PORTS,
+        description="With --workers over 1: shared = every worker on --port (SO_REUSEPORT; the Linux default); "
+        "consecutive = worker i on --port + i (the default elsewhere; clients list every address).",
+    )
     provider: Literal["auto", "directml", "cuda", "cpu"] = Field(
         "auto", description="Execution provider; auto = DirectML if present, else CUDA, else CPU."
     )
@@ -118,7 +144,9 @@ class ServerSettings(BaseSettings):
         1, description="ONNX Runtime threads per session (1 = run on the calling worker, no per-session pool)."
     )
     worker_threads: Positive | None = Field(
-        None, description="Threads that run operators whose work exceeds --inline-work (default: the CPU count)."
+        None,
+        description="Threads that run operators whose work exceeds --inline-work (default: the CPU count shared "
+        "among the worker processes).",
     )
     inline_work: Annotated[int, Field(ge=0)] = Field(
         1 << 16,
@@ -194,11 +222,25 @@ class ServerSettings(BaseSettings):
             raise ValueError("tls_cert_file and tls_key_file go together: set both or neither")
         if self.tls_client_ca_file is not None and self.tls_cert_file is None:
             raise ValueError("tls_client_ca_file (mutual TLS) needs tls_cert_file and tls_key_file")
+        if self.worker_processes > 1:
+            if self.worker_ports == "shared" and not hasattr(socket, "SO_REUSEPORT"):
+                raise ValueError(
+                    "worker_ports shared (several workers on one port) needs SO_REUSEPORT, which this platform "
+                    "lacks: use --worker-ports consecutive (worker i listens on --port + i) or --workers 1"
+                )
+            if self.worker_ports == "consecutive" and self.port and self.port + self.worker_processes - 1 > 65535:
+                raise ValueError(f"worker_ports consecutive: ports {self.port} + {self.worker_processes} pass 65535")
         return self
 
     @property
+    def worker_processes(self) -> int:
+        """The server processes to run (--workers, or the default for this host's CPU count)."""
+        return self.workers or default_workers(os.cpu_count())
+
+    @property
     def worker_count(self) -> int:
-        return self.worker_threads or os.cpu_count() or 2
+        """Operator threads of one server process: --worker-threads, or the CPUs shared among the processes."""
+        return self.worker_threads or max(1, (os.cpu_count() or 2) // self.worker_processes)
 
     def auth_tokens(self) -> tuple[bytes, ...]:
         """The accepted bearer tokens (read from the token file now, so a rotated file applies on restart)."""

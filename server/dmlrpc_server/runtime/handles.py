@@ -4,7 +4,6 @@ expiring."""
 from __future__ import annotations
 
 import functools
-import secrets
 import threading
 import time
 from collections.abc import Sequence
@@ -15,6 +14,7 @@ from dmlrpc.v1 import service_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument, NotFound, ResourceExhausted
 from dmlrpc_server.executor import Buffer
 from dmlrpc_server.runtime.compiler import Compiled
+from dmlrpc_server.runtime.process import check_worker, new_handle
 
 
 @dataclass
@@ -95,9 +95,7 @@ class HandleStore:
         nbytes: int,
         label: str,
     ) -> Handle:
-        entry = Handle(
-            secrets.token_urlsafe(16), owner, compiled, owned, input_descs, output_descs, nbytes, label
-        )  # 128 random bits
+        entry = Handle(new_handle(), owner, compiled, owned, input_descs, output_descs, nbytes, label)
         with self._lock:
             self._check_locked(owner, nbytes)  # again: another compile may have taken the room meanwhile
             self._handles[entry.handle] = entry
@@ -110,7 +108,7 @@ class HandleStore:
             self._sweep_locked(now)
             entry = self._handles.get(handle)
             if entry is None or entry.owner != owner:
-                raise NotFound(f"handle: no compiled operator {handle!r} (released, expired or never compiled)")
+                raise _not_found(handle)
             entry.last_used = now
             return entry
 
@@ -118,7 +116,7 @@ class HandleStore:
         with self._lock:
             entry = self._handles.get(handle)
             if entry is None or entry.owner != owner:
-                raise NotFound(f"handle: no compiled operator {handle!r} (released, expired or never compiled)")
+                raise _not_found(handle)
             del self._handles[handle]
 
     def sweep(self) -> int:
@@ -139,6 +137,12 @@ class HandleStore:
     def held(self) -> int:
         with self._lock:
             return len(self._handles)
+
+
+def _not_found(handle: str) -> NotFound:
+    """NOT_FOUND for a handle unknown here, or FAILED_PRECONDITION (raised) when another worker made it."""
+    check_worker(handle, "handle", "compiled operator")
+    return NotFound(f"handle: no compiled operator {handle!r} (released, expired or never compiled)")
 
 
 def owned_buffers(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import secrets
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ import onnxruntime as ort
 
 from dmlrpc.codec import TensorLayout
 from dmlrpc_server.errors import NotFound, ResourceExhausted
+from dmlrpc_server.runtime.process import check_worker, new_handle
 
 #: Metadata key of the client's self-chosen id, which scopes its resident tensors when the server has no auth.
 CLIENT_ID_KEY = "dmlrpc-client-id"
@@ -135,7 +135,7 @@ class ResidentStore:
     # -- tensors ------------------------------------------------------------------------------------------------
 
     def _add(self, owner: str, layout: TensorLayout, desc_bytes: bytes, value: np.ndarray | ort.OrtValue) -> Resident:
-        handle = secrets.token_urlsafe(16)  # 128 random bits
+        handle = new_handle()
         tensor = Resident(handle, owner, layout, desc_bytes, value)
         with self._lock:
             self._tensors[handle] = tensor
@@ -149,7 +149,7 @@ class ResidentStore:
             tensor = self._tensors.get(handle)
             if tensor is None or tensor.owner != owner:
                 # The same answer for another caller's handle: existence is not disclosed.
-                raise NotFound(f"{path}: no resident tensor {handle!r} (released, expired or never created)")
+                raise _not_found(handle, path)
             tensor.last_used = now
             return tensor
 
@@ -157,7 +157,7 @@ class ResidentStore:
         with self._lock:
             tensor = self._tensors.get(handle)
             if tensor is None or tensor.owner != owner:
-                raise NotFound(f"handle: no resident tensor {handle!r} (released, expired or never created)")
+                raise _not_found(handle, "handle")
             del self._tensors[handle]
 
     def sweep(self) -> int:
@@ -184,6 +184,12 @@ class ResidentStore:
     def __iter__(self) -> Iterator[Resident]:
         with self._lock:
             return iter(list(self._tensors.values()))
+
+
+def _not_found(handle: str, path: str) -> NotFound:
+    """NOT_FOUND for a handle unknown here, or FAILED_PRECONDITION (raised) when another worker made it."""
+    check_worker(handle, path, "resident tensor")
+    return NotFound(f"{path}: no resident tensor {handle!r} (released, expired or never created)")
 
 
 @dataclass

@@ -1,0 +1,328 @@
+"""--workers N: a supervisor process that runs N server processes on one port (or N consecutive ports)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dmlrpc_server.settings import ServerSettings
+
+_log = logging.getLogger("dmlrpc_server")
+
+#: Set (to the worker's index) in a worker's environment: the process serves as that worker of a supervisor.
+WORKER_ENV = "_DMLRPC_WORKER"
+#: A worker's control lines on its stdout start with this; anything else there is not ours and is ignored.
+_MARK = "dmlrpc-worker "
+#: A worker that exits within this long of its start counts as failing to start (it is not serving).
+_QUICK_EXIT_SECONDS = 10.0
+#: Quick exits in a row after which the supervisor gives up on a worker and stops the server.
+_MAX_QUICK_EXITS = 5
+_MAX_BACKOFF_SECONDS = 10.0
+#: What a worker gets beyond the drain and grace periods to exit after a stop before it is killed.
+_EXIT_MARGIN_SECONDS = 10.0
+
+
+# -- the worker's side ------------------------------------------------------------------------------------------
+
+
+class WorkerLink:
+    """A worker's line to its supervisor: events out as JSON lines on stdout, and stdin whose end means "stop".
+
+    NOTE: stdin and stdout work the same on every platform (no fd passing, no signals on Windows); stdin closes
+    when the supervisor asks the worker to stop and also when the supervisor dies, so workers never outlive it.
+    """
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    @classmethod
+    def from_environ(cls) -> WorkerLink | None:
+        value = os.environ.get(WORKER_ENV)
+        return cls(int(value)) if value else None
+
+    def send(self, event: str, **fields: Any) -> None:
+        line = _MARK + json.dumps({"event": event, **fields}) + "\n"
+        with contextlib.suppress(OSError):  # the supervisor is gone: stdin's end stops this worker anyway
+            sys.stdout.write(line)
+            sys.stdout.flush()
+
+    def watch(self, loop: asyncio.AbstractEventLoop, stop: Callable[[], None]) -> None:
+        """Call ``stop`` on ``loop`` once stdin ends (the supervisor asks for a stop, or died)."""
+
+        def wait_for_end() -> None:
+            with contextlib.suppress(OSError, ValueError):
+                while sys.stdin.buffer.read(4096):
+                    pass
+            with contextlib.suppress(RuntimeError):  # the loop has closed: the worker is exiting already
+                loop.call_soon_threadsafe(stop)
+
+        threading.Thread(target=wait_for_end, name="dmlrpc-supervisor-link", daemon=True).start()
+
+
+# -- the supervisor -----------------------------------------------------------------------------------------------
+
+
+class WorkerFailed(RuntimeError):
+    """A worker could not start (or kept dying at start); the message is the worker's own error where it sent one."""
+
+
+@dataclass
+class _Worker:
+    index: int
+    port: int
+    process: asyncio.subprocess.Process | None = None
+    metrics_port: int | None = None
+    listening: asyncio.Event = field(default_factory=asyncio.Event)
+    error: str | None = None
+    restarts: int = 0
+
+
+class Supervisor:
+    """Starts the workers, restarts the ones that die, forwards SIGTERM/SIGINT and serves their summed metrics."""
+
+    def __init__(self, settings: ServerSettings, argv: Sequence[str]) -> None:
+        self.settings = settings
+        self.argv = list(argv)
+        self.count = settings.worker_processes
+        self._stopping = asyncio.Event()
+        self._workers: list[_Worker] = []
+        self._holder: socket.socket | None = None
+        self._metrics: Any = None
+        #: Whether every worker has listened once (the server served); failures before it end the start.
+        self._served = False
+
+    # NOTE: workers are fresh interpreters started as `python -m dmlrpc_server` with the same flags (not forked,
+    # not multiprocessing): gRPC's core does not survive fork, settings need no pickling (secrets included), and
+    # a worker is exactly the single-process server, reading its flags, variables and config file as it does.
+    def _command(self, worker: _Worker) -> list[str]:
+        flags = ["--port", str(worker.port)]
+        if self.settings.metrics:
+            # Each worker's metrics stay private; the supervisor serves --metrics-port with their sum.
+            flags += ["--metrics-host", "127.0.0.1", "--metrics-port", "0"]
+        return [sys.executable, "-m", "dmlrpc_server", *self.argv, *flags]
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                loop.add_signal_handler(sig, self._stopping.set)
+            except NotImplementedError:  # Windows event loops have no signal handlers
+                signal.signal(sig, lambda *_: loop.call_soon_threadsafe(self._stopping.set))
+        ports = self._reserve_ports()
+        self._workers = [_Worker(index, port) for index, port in enumerate(ports)]
+        if self.settings.metrics:
+            self._serve_metrics()
+        tasks = [asyncio.create_task(self._keep(worker)) for worker in self._workers]
+        try:
+            up = asyncio.gather(*(worker.listening.wait() for worker in self._workers))
+            first = await _first(up, *tasks, asyncio.ensure_future(self._stopping.wait()))
+            if first is up:
+                self._served = True
+                _log.info("dmlrpc server listening on %s:%d", self.settings.host, ports[0])
+                if self.settings.worker_ports == "consecutive":
+                    _log.info("worker i listens on port %d + i (ports %d to %d)", ports[0], ports[0], ports[-1])
+                _log.info("%d workers serving", self.count)
+                await _first(*tasks, asyncio.ensure_future(self._stopping.wait()))
+            else:
+                up.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await up
+            failed = [task for task in tasks if task.done() and task.exception() is not None]
+            if failed:
+                _log.error("%s; giving up", failed[0].exception())
+        finally:
+            self._stopping.set()
+            codes = await asyncio.gather(*tasks, return_exceptions=True)
+            self._close()
+        if any(isinstance(code, BaseException) for code in codes):
+            return 2
+        _log.info("stopped")
+        return 0 if all(code == 0 for code in codes) else 1
+
+    def _reserve_ports(self) -> list[int]:
+        host, port = self.settings.host.strip("[]"), self.settings.port
+        if self.settings.worker_ports == "consecutive":
+            return _consecutive_ports(host, port, self.count)
+        self._holder = _hold_shared_port(host, port)
+        return [int(self._holder.getsockname()[1])] * self.count
+
+    async def _keep(self, worker: _Worker) -> int:
+        """Run one worker until the stop, restarting it after a backoff when it dies; returns its exit code."""
+        quick_exits = 0
+        while True:
+            started = time.monotonic()
+            code = await self._run_once(worker)
+            if self._stopping.is_set():
+                return code
+            quick = time.monotonic() - started < _QUICK_EXIT_SECONDS or not worker.listening.is_set()
+            quick_exits = quick_exits + 1 if quick else 0
+            reason = worker.error or f"exited with status {code}"
+            if not self._served and not worker.listening.is_set():
+                # NOTE: a worker that fails before the server ever served (the provider is missing, the port is
+                # busy) fails the same way again: stop now with its error instead of retrying.
+                raise WorkerFailed(f"worker {worker.index} could not start: {reason}")
+            if quick_exits >= _MAX_QUICK_EXITS:
+                raise WorkerFailed(f"worker {worker.index} keeps exiting ({quick_exits} times in a row): {reason}")
+            worker.listening.clear()
+            delay = min(_MAX_BACKOFF_SECONDS, 0.5 * 2 ** max(0, quick_exits - 1))
+            _log.warning("worker %d %s; restarting it in %.1f s", worker.index, reason, delay)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), delay)
+            if self._stopping.is_set():
+                return 0
+            worker.restarts += 1
+
+    async def _run_once(self, worker: _Worker) -> int:
+        worker.error = None
+        worker.metrics_port = None
+        process = await asyncio.create_subprocess_exec(
+            *self._command(worker),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env={**os.environ, WORKER_ENV: str(worker.index)},
+        )
+        worker.process = process
+        _log.debug("worker %d started (pid %d)", worker.index, process.pid)
+        stopper = asyncio.create_task(self._stop_on_request(process))
+        try:
+            assert process.stdout is not None
+            async for raw in process.stdout:
+                self._on_line(worker, raw.decode(errors="replace"))
+            return await process.wait()
+        finally:
+            stopper.cancel()
+            worker.process = None
+            worker.metrics_port = None
+
+    def _on_line(self, worker: _Worker, line: str) -> None:
+        if not line.startswith(_MARK):
+            return
+        try:
+            message = json.loads(line[len(_MARK) :])
+        except ValueError:
+            return
+        if message.get("event") == "listening":
+            worker.metrics_port = message.get("metrics_port")
+            worker.listening.set()
+        elif message.get("event") == "error":
+            worker.error = str(message.get("message"))
+
+    async def _stop_on_request(self, process: asyncio.subprocess.Process) -> None:
+        """On the stop: SIGTERM the worker (it drains as a lone server does), then kill it if it outstays."""
+        await self._stopping.wait()
+        if process.returncode is not None:
+            return
+        if sys.platform != "win32":
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(signal.SIGTERM)
+        if process.stdin is not None:  # on Windows the only way to ask; elsewhere it changes nothing
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+        limit = self.settings.shutdown_drain_seconds + self.settings.shutdown_grace_seconds + _EXIT_MARGIN_SECONDS
+        try:
+            await asyncio.wait_for(process.wait(), limit)
+        except asyncio.TimeoutError:
+            _log.warning("worker pid %d did not exit %.0f s after the stop; killing it", process.pid, limit)
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+
+    # -- metrics ----------------------------------------------------------------------------------------------
+
+    def _serve_metrics(self) -> None:
+        from dmlrpc_server.metrics import WorkerMetrics
+
+        self._metrics = WorkerMetrics(self._metrics_ports)
+        host = self.settings.metrics_host or self.settings.host
+        self._metrics.serve(host, self.settings.metrics_port)
+
+    def _metrics_ports(self) -> list[int]:
+        # NOTE: read from the metrics endpoint's thread; a list comprehension over the fixed list of workers
+        # reads each worker's current port once (a restarting worker's None is skipped).
+        return [port for port in (w.metrics_port for w in self._workers) if port]
+
+    def _close(self) -> None:
+        if self._metrics is not None:
+            self._metrics.close()
+        if self._holder is not None:
+            self._holder.close()
+
+
+async def _first(*waitables: asyncio.Future[Any]) -> asyncio.Future[Any]:
+    done, _ = await asyncio.wait(waitables, return_when=asyncio.FIRST_COMPLETED)
+    return next(iter(done))
+
+
+def _address(host: str, port: int) -> tuple[socket.AddressFamily, tuple[Any, ...]]:
+    found = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, _, _, _, address = found[0]
+    return family, address
+
+
+def _hold_shared_port(host: str, port: int) -> socket.socket:
+    """Bind (without listening) a SO_REUSEPORT socket on the port the workers will share, and return it.
+
+    It keeps the port ours while workers start and restart; it never listens, so no connection is queued on it.
+    """
+    family, address = _address(host, port)
+    # NOTE: a plain bind first fails if anything holds the port, SO_REUSEPORT or not; the SO_REUSEPORT bind alone
+    # would silently join another server of the same user on it (what --workers 1 refuses with grpc.so_reuseport 0).
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(address)
+        except OSError as error:
+            raise OSError(f"could not bind {host}:{port}: {error.strerror or error}") from None
+        chosen = probe.getsockname()[1]
+    holder = socket.socket(family, socket.SOCK_STREAM)
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        holder.bind((address[0], chosen, *address[2:]))
+    except OSError as error:
+        holder.close()
+        raise OSError(f"could not bind {host}:{chosen}: {error.strerror or error}") from None
+    return holder
+
+
+def _consecutive_ports(host: str, port: int, count: int) -> list[int]:
+    """``count`` ports from ``port``; with port 0, a free run of them (free now: a worker's bind may still race)."""
+    if port:
+        return list(range(port, port + count))
+    family, address = _address(host, 0)
+    for _ in range(50):
+        with socket.socket(family, socket.SOCK_STREAM) as first:
+            first.bind(address)
+            start = int(first.getsockname()[1])
+            if start + count - 1 > 65535:
+                continue
+            if all(_free(family, (address[0], start + offset, *address[2:])) for offset in range(1, count)):
+                return list(range(start, start + count))
+    raise OSError(f"could not find {count} consecutive free ports on {host}")
+
+
+def _free(family: socket.AddressFamily, address: tuple[Any, ...]) -> bool:
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(address)
+        except OSError:
+            return False
+    return True
+
+
+def supervise(settings: ServerSettings, argv: Sequence[str] | None) -> int:
+    """Run ``settings.worker_processes`` workers until SIGTERM/SIGINT; the exit code of the server."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return asyncio.run(Supervisor(settings, args).run())
+    except OSError as error:
+        _log.error("%s", error)
+        return 2
