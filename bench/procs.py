@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import threading
@@ -41,9 +42,17 @@ class Server:
     """A server process; ``port`` (and ``metrics_port``) are parsed from the lines it writes to stderr."""
 
     def __init__(
-        self, name: str, argv: list[str], *, malloc: bool = False, ready: re.Pattern[str] | None = None
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        malloc: bool = False,
+        ready: re.Pattern[str] | None = None,
+        ready_count: int = 1,
     ) -> None:
         self.name = name
+        self._ready_count = ready_count  # lines matching ``ready`` to wait for (one per worker process)
+        self._ready_seen = 0
         self.tail: deque[str] = deque(maxlen=40)
         self.port = 0
         self.metrics_port = 0
@@ -57,19 +66,18 @@ class Server:
 
     def _read(self) -> None:
         assert self.proc.stderr is not None
-        warmed = False
         for line in self.proc.stderr:
             self.tail.append(line.rstrip())
             if (match := _METRICS.search(line)) is not None:
                 self.metrics_port = int(match.group(2))
             elif (match := _LISTENING.search(line)) is not None:
                 self.port = int(match.group(2))
-                if self._ready_pattern is None or warmed:
-                    self._ready.set()
             elif self._ready_pattern is not None and self._ready_pattern.search(line):
-                warmed = True  # with --workers a worker may warm up before the server logs where it listens
-                if self.port:
-                    self._ready.set()
+                self._ready_seen += 1
+            # Ready once the port is known and (for our server) every worker has warmed up, in whatever order a
+            # --workers N supervisor and its workers log these lines.
+            if self.port and (self._ready_pattern is None or self._ready_seen >= self._ready_count):
+                self._ready.set()
         self._ready.set()
 
     def wait_ready(self, timeout: float = 60.0) -> Server:
@@ -85,6 +93,24 @@ class Server:
     def pid(self) -> int:
         return self.proc.pid
 
+    def pids(self) -> list[int]:
+        """The server's process and its descendants (the workers of a ``--workers N`` server)."""
+        found, queue = [], [self.proc.pid]
+        while queue:
+            pid = queue.pop()
+            found.append(pid)
+            try:
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for task in tasks:
+                try:
+                    with open(f"/proc/{pid}/task/{task}/children") as children:
+                        queue.extend(int(child) for child in children.read().split())
+                except (OSError, ValueError):
+                    continue
+        return found
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -95,18 +121,24 @@ class Server:
                 self.proc.wait()
 
 
-def our_server(name: str, flags: list[str] | None = None, *, malloc: bool = False) -> Server:
-    argv = [sys.executable, "-m", "dmlrpc_server", "--port", "0", "--metrics-port", "0", "--provider", "cpu"]
-    if _has_workers() and not any(flag == "--workers" for flag in flags or ()):
-        # One process, as the baselines are: its CPU is read from its pid (bench/workers.py measures --workers).
-        argv += ["--workers", "1"]
-    return Server(name, [*argv, *(flags or [])], malloc=malloc, ready=_WARMED)
+def our_server(name: str, flags: list[str] | None = None, *, malloc: bool = False, provider: str = "cpu") -> Server:
+    argv = [sys.executable, "-m", "dmlrpc_server", "--port", "0", "--metrics-port", "0", "--provider", provider]
+    flags = flags or []
+    count = worker_count([*flags, "--provider", provider])
+    return Server(name, [*argv, *flags], malloc=malloc, ready=_WARMED, ready_count=count)
 
 
-def _has_workers() -> bool:
-    from dmlrpc_server.settings import ServerSettings
-
-    return "workers" in ServerSettings.model_fields
+def worker_count(flags: list[str]) -> int:
+    """The server processes a server started with ``flags`` runs (``--workers N``, else the build's default)."""
+    if "--workers" in flags:
+        return int(flags[flags.index("--workers") + 1])
+    try:
+        from dmlrpc_server.settings import load_settings
+    except ImportError:
+        return 1
+    # NOTE: the build's own settings resolve the default (it depends on the CPUs, the provider and the platform);
+    # builds without --workers have no worker_processes.
+    return int(getattr(load_settings(flags, environ={}), "worker_processes", 1))
 
 
 def echo_server(mode: str, *, malloc: bool = False) -> Server:
@@ -132,9 +164,17 @@ class Loadgen:
         return self.proc.pid
 
     def run(self, job: dict[str, Any]) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        """Runs one job; a result with ``unimplemented`` means the server lacks the job's method."""
+        self.send(job)
+        return self.receive(job)
+
+    def send(self, job: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
+
+    def receive(self, job: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line:
             raise ChildError(f"the load generator exited (status {self.proc.wait()})")
@@ -151,6 +191,62 @@ class Loadgen:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+class LoadgenPool:
+    """``processes`` load generator processes running the same job at once; counts and req/s are summed.
+
+    One Python client process cannot saturate a server of several workers on a many-core host. Only the first
+    process measures the server's CPU; latency percentiles are the median of the processes' own.
+    """
+
+    def __init__(self, processes: int, *, malloc: bool = False) -> None:
+        self.loadgens = [Loadgen(malloc=malloc) for _ in range(max(1, processes))]
+
+    @property
+    def pid(self) -> int:
+        return self.loadgens[0].pid
+
+    def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        if len(self.loadgens) == 1:
+            return self.loadgens[0].run(job)
+        for index, loadgen in enumerate(self.loadgens):
+            loadgen.send(
+                job if index == 0 else {k: v for k, v in job.items() if k not in ("server_pid", "server_pids")}
+            )
+        results = [loadgen.receive(job) for loadgen in self.loadgens]
+        return combine(results)
+
+    def stop(self) -> None:
+        for loadgen in self.loadgens:
+            loadgen.stop()
+
+
+def combine(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """One result of several load generator processes' results of the same job."""
+    if any("unimplemented" in r for r in results):
+        return next(r for r in results if "unimplemented" in r)
+    count = sum(r["count"] for r in results)
+    combined = dict(results[0])
+    combined.update(
+        count=count,
+        errors=sum(r["errors"] for r in results),
+        rps=sum(r["rps"] for r in results),
+        processes=len(results),
+    )
+    for key in ("p50_us", "p99_us", "mean_us"):
+        combined[key] = float(statistics.median(r[key] for r in results))
+    combined["min_us"] = min(r["min_us"] for r in results)
+    if "status_codes" in combined:  # ExecuteMany: per-item error codes
+        codes: dict[str, int] = {}
+        for r in results:
+            for code, n in r["status_codes"].items():
+                codes[code] = codes.get(code, 0) + n
+        combined["status_codes"] = codes
+    client = sum(r["client_cpu_us_per_call"] * r["count"] for r in results)
+    combined["client_cpu_us_per_call"] = client / max(count, 1)
+    combined["server_cpu_us_per_call"] = results[0]["server_cpu_us_per_call"] * results[0]["count"] / max(count, 1)
+    return combined
 
 
 def wait_quiet(max_wait: float = 2.0, busy_limit: float = 0.10, window: float = 0.2) -> bool:

@@ -53,6 +53,8 @@ class Row:
         op, bound = self.goal
         if met:
             return "met"
+        if ratio == 0:
+            return "MISSED (no result)"
         # How far off: the factor the figure must improve by to meet the goal.
         factor = ratio / bound if op == "<=" else bound / ratio
         return f"MISSED by {factor:.2f}x"

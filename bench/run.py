@@ -31,18 +31,42 @@ from dmlrpc import ops
 from dmlrpc._base import prepare_execute
 
 MiB = 1 << 20
-SCENARIOS = ("tiny", "large", "inproc", "cache", "huge")
+SCENARIOS = ("tiny", "stream", "add", "workers", "heavy", "large", "inproc", "cache", "huge")
 INFLIGHT = (1, 8, 64)
 #: Server flags of the batching variants (only used when the build has dynamic batching).
 BATCH_OFF = ["--max-batch-size", "1"]
 BATCH_ON = ["--max-batch-size", "64"]
 STREAM_CHUNK = 4 * MiB
+#: ExecuteMany load: items per request message and items outstanding per stream.
+STREAM_ITEMS_PER_MESSAGE = 64
+STREAM_WINDOW = 512
+#: Channels (TCP connections) of the workers scenario, so that a --workers N server sees several.
+WORKER_CHANNELS = 8
+#: Health checks beside a heavy request must answer within this many seconds.
+LIVENESS_LIMIT_S = 0.2
 
 
 def batching_available() -> bool:
     from dmlrpc_server.settings import ServerSettings
 
     return "max_batch_size" in ServerSettings.model_fields
+
+
+def workers_available() -> bool:
+    from dmlrpc_server.settings import ServerSettings
+
+    return "workers" in ServerSettings.model_fields
+
+
+def default_workers() -> str:
+    """The server processes a server without ``--workers`` runs on this host, as text."""
+    return str(procs.worker_count([]))
+
+
+def execute_many_available() -> bool:
+    from dmlrpc_server.servicer import DirectMLServicer
+
+    return "ExecuteMany" in vars(DirectMLServicer)
 
 
 def streaming_available() -> bool:
@@ -75,6 +99,32 @@ def tiny_calls() -> dict[str, ops.Call]:
     }
 
 
+def add_call(rows: int = 256, columns: int = 1024) -> ops.Call:
+    """ELEMENT_WISE_ADD of two [rows, columns] FLOAT32 (2 MiB in, 1 MiB out at the default size)."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((rows, columns), dtype=np.float32)
+    b = rng.standard_normal((rows, columns), dtype=np.float32)
+    return ops.element_wise("add", a, b)
+
+
+def heavy_call(m: int = 1024, k: int = 8192) -> ops.Call:
+    """Much work in few request bytes: GEMM of [m, k] x [k, m] FLOAT32 whose inputs are one element each,
+    broadcast by zero strides (a ~100-byte request, 2 m k m flops, an [m, m] output)."""
+    from dmlrpc.codec import tensor_desc
+    from dmlrpc.v1 import operators_pb2
+
+    gemm = operators_pb2.GemmOperatorDesc(
+        a_tensor=tensor_desc((np.float32, [1, 1, m, k]), [0, 0, 0, 0]),
+        b_tensor=tensor_desc((np.float32, [1, 1, k, m]), [0, 0, 0, 0]),
+        output_tensor=tensor_desc((np.float32, [1, 1, m, m])),
+        alpha=1.0,
+        beta=0.0,
+    )
+    one = np.ones((1, 1, 1, 1), np.float32)
+    inputs = (np.broadcast_to(one, (1, 1, m, k)), np.broadcast_to(one, (1, 1, k, m)), None)
+    return ops.Call(operators_pb2.OperatorDesc(gemm=gemm), inputs)
+
+
 def payload(call: ops.Call) -> str:
     """The serialized ExecuteRequest, base64 for the load generator's job line."""
     request = prepare_execute(call.operator_desc, call.inputs).request
@@ -86,14 +136,14 @@ def median(values: list[float]) -> float:
 
 
 class Suite:
-    def __init__(self, config: Config, *, quiet_wait: float) -> None:
+    def __init__(self, config: Config, *, quiet_wait: float, processes: int = 1) -> None:
         self.config = config
+        self.processes = processes
         self.quiet_wait = quiet_wait
         self.rows: list[Row] = []
         self.raw: dict[str, Any] = {}
         self.noisy_runs = 0
         self.runs = 0
-        self._children: list[procs.Server | procs.Loadgen] = []
         self.tiny_p50: dict[str, float] = {}
 
     # -- plumbing -------------------------------------------------------------------------------------------------
@@ -108,7 +158,7 @@ class Suite:
             self.noisy_runs += 1
 
     @contextmanager
-    def children(self, *started: procs.Server | procs.Loadgen) -> Iterator[None]:
+    def children(self, *started: procs.Server | procs.Loadgen | procs.LoadgenPool) -> Iterator[None]:
         try:
             for child in started:
                 if isinstance(child, procs.Server):
@@ -136,6 +186,7 @@ class Suite:
         results: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
         with self.children(*servers.values(), loadgen):
             names = list(servers)
+            pids = {name: server.pids() for name, server in servers.items()}  # with the workers of --workers N
             for rep in range(self.config.reps):
                 for inflight in INFLIGHT:
                     for op in calls:
@@ -152,7 +203,7 @@ class Suite:
                                 job = {
                                     "kind": "grpc",
                                     "target": servers[name].target,
-                                    "server_pid": servers[name].pid,
+                                    "server_pids": pids[name],
                                     "payload_b64": payloads[op],
                                     "inflight": inflight,
                                     "duration": self.config.duration,
@@ -226,6 +277,184 @@ class Suite:
             Row("top-k @1, SDK Client.top_k", "p50 latency vs echo", sdk, figure("top-k", 1, "echo-aio", "p50_us"),
                 "aio echo", "µs")
         )  # fmt: skip
+
+    def interleaved(
+        self, servers: dict[str, procs.Server], loadgen: procs.Loadgen | procs.LoadgenPool,
+        variants: dict[str, tuple[str, dict[str, Any]]],
+    ) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
+        """Runs each variant (server name, job) ``reps`` times, the order rotating every repetition.
+
+        A variant whose server lacks the job's method (UNIMPLEMENTED) is not run again and has no results.
+        """
+        results: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        missing: set[str] = set()
+        names = list(variants)
+        pids = {name: server.pids() for name, server in servers.items()}
+        for rep in range(self.config.reps):
+            for name in names[rep % len(names) :] + names[: rep % len(names)]:
+                if name in missing:
+                    continue
+                server, job = variants[name]
+                job = {"target": servers[server].target, "server_pids": pids[server], **job}
+                self.quiet()
+                result = loadgen.run(job)
+                if "unimplemented" in result:
+                    missing.add(name)
+                    continue
+                results[name].append(result)
+        return results
+
+    # -- ExecuteMany ------------------------------------------------------------------------------------------------
+
+    def stream(self) -> None:
+        per_message, window = STREAM_ITEMS_PER_MESSAGE, STREAM_WINDOW
+        print(f"\n== ExecuteMany: tiny top-k, {per_message} items a message, {window} items in flight a stream; "
+              "vs the bare echo's unary calls at 64 in flight")  # fmt: skip
+        servers = {"ours": procs.our_server("ours"), "echo-aio": procs.echo_server("aio")}
+        loadgen = procs.LoadgenPool(self.processes)
+        top_k = payload(tiny_calls()["top-k"])
+        duration = self.config.duration
+        unary = {"kind": "grpc", "payload_b64": top_k, "inflight": 64, "duration": duration}
+        many = {"kind": "execute_many", "payload_b64": top_k, "duration": duration}
+        many.update(items_per_message=per_message, inflight=window, streams=1)
+        variants = {"stream": ("ours", many), "unary": ("ours", unary), "echo": ("echo-aio", unary)}
+        with self.children(*servers.values(), loadgen):
+            results = self.interleaved(servers, loadgen, variants)
+        self.raw["stream"] = dict(results)
+
+        def figure(name: str, key: str) -> float | None:
+            runs = results.get(name)
+            return median([r[key] for r in runs]) if runs else None
+
+        scenario = f"top-k, ExecuteMany ({per_message}/msg, window {window})"
+        stream_rps = figure("stream", "rps")
+        if stream_rps is None:
+            self.add(Row(scenario, "items/s vs echo unary @64", None, goal=(">=", 3.0), note=report.NA))
+            return
+        errors = sum(r["errors"] for r in results["stream"])
+        note = f"{errors} item errors" if errors else ""
+        self.add(
+            Row(scenario, "items/s vs echo unary @64", stream_rps, figure("echo", "rps"), "aio echo, unary @64",
+                "req/s", (">=", 3.0), note)
+        )  # fmt: skip
+        self.add(
+            Row(scenario, "items/s vs our unary @64", stream_rps, figure("unary", "rps"), "ours, unary @64", "req/s")
+        )  # fmt: skip
+        self.add(
+            Row(scenario, "p50 item latency", figure("stream", "p50_us"), figure("echo", "p50_us"),
+                "aio echo, unary @64", "µs", note="message sent -> result received")
+        )  # fmt: skip
+        self.add(
+            Row(scenario, "server CPU per item", figure("stream", "server_cpu_us_per_call"),
+                figure("echo", "server_cpu_us_per_call"), "aio echo, unary @64", "µs")
+        )  # fmt: skip
+
+    # -- medium element-wise add ------------------------------------------------------------------------------------
+
+    def add_scenario(self) -> None:
+        print("\n== ELEMENT_WISE_ADD of two [256, 1024] float32 (2 MiB in, 1 MiB out): 64 in flight vs 1 in flight")
+        servers = {"ours": procs.our_server("ours"), "echo-aio": procs.echo_server("aio")}
+        loadgen = procs.Loadgen()
+        body = payload(add_call())
+        duration = self.config.duration
+        variants = {
+            f"@{n}": ("ours", {"kind": "grpc", "payload_b64": body, "inflight": n, "duration": duration})
+            for n in (1, 64)
+        }
+        variants["echo@64"] = ("echo-aio", {**variants["@64"][1]})
+        with self.children(*servers.values(), loadgen):
+            results = self.interleaved(servers, loadgen, variants)
+        self.raw["add"] = dict(results)
+
+        def figure(name: str, key: str) -> float | None:
+            runs = results.get(name)
+            return median([r[key] for r in runs]) if runs else None
+
+        scenario = "add [256, 1024] float32"
+        self.add(
+            Row(scenario, "req/s @64 vs @1 in flight", figure("@64", "rps"), figure("@1", "rps"), "ours @1",
+                "req/s", (">=", 1.0))
+        )  # fmt: skip
+        self.add(Row(scenario, "p50 latency @1", figure("@1", "p50_us"), None, unit="µs"))
+        self.add(
+            Row(scenario, "req/s @64 vs echo", figure("@64", "rps"), figure("echo@64", "rps"), "aio echo @64",
+                "req/s", note="echo of the 2 MiB request")
+        )  # fmt: skip
+        self.add(
+            Row(scenario, "server CPU per call @64", figure("@64", "server_cpu_us_per_call"),
+                figure("@1", "server_cpu_us_per_call"), "ours @1", "µs")
+        )  # fmt: skip
+
+    # -- server workers ---------------------------------------------------------------------------------------------
+
+    def workers(self) -> None:
+        channels = WORKER_CHANNELS
+        print(f"\n== server workers: tiny top-k at 64 in flight over {channels} channels, vs the single-process echo")
+        available = workers_available()
+        servers = {"ours": procs.our_server("ours"), "echo-aio": procs.echo_server("aio")}
+        if available:
+            for n in (1, 2):
+                servers[f"ours-w{n}"] = procs.our_server(f"ours-w{n}", ["--workers", str(n)])
+        loadgen = procs.LoadgenPool(self.processes)
+        job = {"kind": "grpc", "payload_b64": payload(tiny_calls()["top-k"]), "inflight": 64}
+        job.update(duration=self.config.duration, channels=channels)
+        variants = {name: (name, job) for name in servers}
+        with self.children(*servers.values(), loadgen):
+            results = self.interleaved(servers, loadgen, variants)
+        self.raw["workers"] = dict(results)
+
+        def rps(name: str) -> float | None:
+            runs = results.get(name)
+            return median([r["rps"] for r in runs]) if runs else None
+
+        scenario = f"top-k @64 in flight, {channels} channels"
+        echo = rps("echo-aio")
+        label = f"default workers ({default_workers()})" if available else "one process"
+        self.add(Row(scenario, f"req/s, {label}", rps("ours"), echo, "aio echo", "req/s", (">=", 1.0)))
+        for n in (1, 2):
+            if not available:
+                self.add(Row(scenario, f"req/s, --workers {n}", None, note=report.NA))
+                continue
+            self.add(Row(scenario, f"req/s, --workers {n}", rps(f"ours-w{n}"), echo, "aio echo", "req/s"))
+        if available:
+            self.add(
+                Row(scenario, "--workers 2 vs --workers 1", rps("ours-w2"), rps("ours-w1"), "--workers 1", "req/s")
+            )  # fmt: skip
+
+    # -- liveness under a heavy request -----------------------------------------------------------------------------
+
+    def heavy(self) -> None:
+        call = heavy_call()
+        print("\n== liveness: health checks on a second channel while a heavy, tiny-bytes request runs "
+              "(GEMM [1024, 8192] x [8192, 1024] of zero-stride inputs) vs idle")  # fmt: skip
+        # One worker: each channel is one connection to one worker, so with several the health checks would land on
+        # the busy worker or on an idle one by chance.
+        servers = {"ours": procs.our_server("ours", ["--workers", "1"] if workers_available() else [])}
+        loadgen = procs.Loadgen()
+        duration = max(2 * self.config.duration, 1.0)
+        job = {"kind": "liveness", "payload_b64": payload(call), "duration": duration, "interval": 0.01}
+        variants = {"idle": ("ours", job), "busy": ("ours", {**job, "heavy": True})}
+        with self.children(*servers.values(), loadgen):
+            results = self.interleaved(servers, loadgen, variants)
+        self.raw["heavy"] = dict(results)
+        idle, busy = results["idle"], results["busy"]
+        scenario = "health check beside a heavy request"
+        worst = max(r["max_ms"] for r in busy)
+        heavy_calls = sum(r["heavy_calls"] for r in busy)
+        heavy_errors = sum(r["heavy_errors"] for r in busy)
+        note = f"{heavy_calls} heavy calls" + (f", {heavy_errors} failed" if heavy_errors else "")
+        self.add(
+            Row(scenario, "max latency, busy", worst, LIVENESS_LIMIT_S * 1e3, "limit", "ms", ("<=", 1.0), note)
+        )  # fmt: skip
+        self.add(
+            Row(scenario, "max latency, busy vs idle", worst, max(r["max_ms"] for r in idle), "idle", "ms")
+        )  # fmt: skip
+        self.add(
+            Row(scenario, "p50 latency, busy vs idle", median([r["p50_ms"] for r in busy]),
+                median([r["p50_ms"] for r in idle]), "idle", "ms")
+        )  # fmt: skip
+        heavy_p50 = [r["heavy_p50_ms"] for r in busy if r["heavy_p50_ms"] is not None]
+        self.add(Row(scenario, "heavy call p50", median(heavy_p50) if heavy_p50 else None, None, unit="ms"))
 
     # -- 64 MiB scatter-ND ----------------------------------------------------------------------------------------
 
@@ -432,6 +661,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, help="seconds of each tiny-op load run (overrides the preset)")
     parser.add_argument("--reps", type=int, help="interleaved repetitions (overrides the preset)")
     parser.add_argument("--quiet-wait", type=float, default=2.0, help="max seconds to wait for a quiet CPU per run")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="load generator processes of the stream and workers scenarios (req/s summed)")  # fmt: skip
     args = parser.parse_args(argv)
     config = QUICK if args.quick else FULL
     overrides = {"duration": args.duration, "reps": args.reps}
@@ -442,11 +673,17 @@ def main(argv: list[str] | None = None) -> int:
     print(report.conditions_text(info))
     print(
         f"dynamic batching: {'yes' if batching_available() else report.NA}; "
-        f"streaming: {'yes' if streaming_available() else report.NA}"
+        f"streaming: {'yes' if streaming_available() else report.NA}; "
+        f"ExecuteMany: {'yes' if execute_many_available() else report.NA}; "
+        f"--workers: {default_workers() + ' by default' if workers_available() else report.NA}"
     )
-    suite = Suite(config, quiet_wait=args.quiet_wait)
+    suite = Suite(config, quiet_wait=args.quiet_wait, processes=args.processes)
     steps: dict[str, Callable[[], None]] = {
         "tiny": suite.tiny,
+        "stream": suite.stream,
+        "add": suite.add_scenario,
+        "workers": suite.workers,
+        "heavy": suite.heavy,
         "large": suite.large,
         "inproc": suite.inproc,
         "cache": suite.cache,

@@ -44,3 +44,15 @@ def test_compiled_bench_quick_prints_ratios() -> None:
     assert re.search(rf"add\[16\] @16 in flight, pre-serialized\s+throughput .*\(Execute\)\s+{ratio}", done.stdout)
     assert re.search(rf"5-op chain \[64, 64\]\s+p50, 1 graph Dispatch .*\(5 Execute, arrays\)\s+{ratio}", done.stdout)
     assert re.search(rf"5-op chain \[64, 64\]\s+p50, 1 graph Dispatch .*\(5 Execute, resident\)\s+{ratio}", done.stdout)
+
+
+@pytest.mark.timeout(30)
+def test_bench_quick_stream_and_heavy_print_goal_rows() -> None:
+    # ExecuteMany items/s vs the echo's unary req/s ("n/a" where the build lacks it), and health-check liveness.
+    command = [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--only", "stream", "--only", "heavy"]
+    command += ["--duration", "0.05", "--reps", "1", "--quiet-wait", "0"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=28, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    verdict = r"goal (>=|<=) \d+(\.\d+)?x\s+(met|MISSED by \d+\.\d+x|pending)"
+    assert re.search(rf"top-k, ExecuteMany .*items/s vs echo unary @64 .*{verdict}", done.stdout), done.stdout
+    assert re.search(rf"health check beside a heavy request\s+max latency, busy .* ms .*{verdict}", done.stdout)

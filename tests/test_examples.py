@@ -37,7 +37,12 @@ EXPECTED_CLIENT_LINES = [
     "PASS top_k1 example 4: values [1 2 2 3 4 5 6 6 6] indices [0 1 2 0 1 2 0 1 2]",
     "PASS scatter_nd example: output [1 11 3 10 9 6 7 12]",
     "PASS invalid_argument: INVALID_ARGUMENT operator_desc.top_k1.k",
-    "RESULT passed=7 failed=0",
+    # ExecuteMany: four tagged items over one stream, the bad one failing alone.
+    "PASS execute_many tag 1: values [11 10 9 8 7 6] indices [3 2 2 3 3 2]",
+    "PASS execute_many tag 2: INVALID_ARGUMENT operator_desc.top_k1.k",
+    "PASS execute_many tag 3: values [1 2 2 3 4 5 6 6 6] indices [0 1 2 0 1 2 0 1 2]",
+    "PASS execute_many tag 4: output [1 11 3 10 9 6 7 12]",
+    "RESULT passed=11 failed=0",
 ]
 
 
@@ -72,7 +77,7 @@ def assert_client_failed(result: subprocess.CompletedProcess[str]) -> None:
     output = f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
     assert result.returncode == 1, output
     lines = result.stdout.splitlines()
-    assert lines[-1] == "RESULT passed=0 failed=7", output
+    assert lines[-1] == "RESULT passed=0 failed=11", output
     assert all(line.startswith("FAIL ") for line in lines[:-1]), output
 
 

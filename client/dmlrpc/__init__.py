@@ -19,17 +19,20 @@ from dmlrpc.errors import (
     UnimplementedError,
 )
 from dmlrpc.graph import Graph, GraphTensor
+from dmlrpc.many import AsyncExecuteManyStream, ExecuteManyStream
 from dmlrpc.resident import AsyncResidentTensor, ResidentTensor
 
 __all__ = [
     "TLS",
     "AsyncClient",
     "AsyncCompiledOperator",
+    "AsyncExecuteManyStream",
     "AsyncResidentTensor",
     "Client",
     "CompiledOperator",
     "DeadlineExceededError",
     "DmlRpcError",
+    "ExecuteManyStream",
     "FieldViolation",
     "Graph",
     "GraphTensor",

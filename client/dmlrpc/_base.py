@@ -31,6 +31,8 @@ READ_TENSOR = "/dmlrpc.v1.DirectMLService/ReadTensor"
 
 #: The ExecuteStream method path.
 EXECUTE_STREAM = "/dmlrpc.v1.DirectMLService/ExecuteStream"
+#: The ExecuteMany method path (requests moved as wire bytes: ``dmlrpc.many.encode_item``).
+EXECUTE_MANY = "/dmlrpc.v1.DirectMLService/ExecuteMany"
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,15 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from dmlrpc._base import CREATE_TENSOR, EXECUTE_STREAM, READ_TENSOR, InputValue, PreparedCall, prepare_execute
+from dmlrpc._base import (
+    CREATE_TENSOR,
+    EXECUTE_MANY,
+    EXECUTE_STREAM,
+    READ_TENSOR,
+    InputValue,
+    PreparedCall,
+    prepare_execute,
+)
 from dmlrpc._channel import (
     STREAM_THRESHOLD_BYTES,
     TLS,
@@ -81,6 +89,11 @@ class ClientCore:
         self._read_tensor: Any = channel.unary_stream(
             READ_TENSOR, request_serializer=service_pb2.ReadTensorRequest.SerializeToString
         )
+        self._execute_many: Any = channel.stream_stream(
+            EXECUTE_MANY, response_deserializer=service_pb2.ExecuteManyResponse.FromString
+        )
+        #: ExecuteMany's default window: the server's Limits.max_stream_items_in_flight, asked for once.
+        self._window: int | None = None
         self.timeout = timeout
         # The random client id scopes this client's resident tensors on a server without auth (see the protocol).
         self.client_id = uuid.uuid4().hex

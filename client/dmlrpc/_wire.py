@@ -17,7 +17,13 @@ _BINDING_TAG = 0x08  # TensorChunk.binding: field 1, varint
 _DATA_TAG = 0x12  # TensorChunk.data: field 2, length-delimited
 
 
-def _varint(value: int) -> bytes:
+_SMALL = [bytes((value,)) for value in range(128)]
+
+
+def varint(value: int) -> bytes:
+    """A non-negative integer as a protobuf varint."""
+    if value < 128:
+        return _SMALL[value]
     out = bytearray()
     while True:
         byte = value & 0x7F
@@ -31,8 +37,8 @@ def _varint(value: int) -> bytes:
 
 def encode_chunk(binding: int, data: bytes | memoryview) -> bytes:
     """The wire bytes of a stream message carrying ``TensorChunk(binding, data)``."""
-    inner_head = bytes((_BINDING_TAG,)) + _varint(binding) + bytes((_DATA_TAG,)) + _varint(len(data))
-    return b"".join((_CHUNK_FIELD, _varint(len(inner_head) + len(data)), inner_head, data))
+    inner_head = bytes((_BINDING_TAG,)) + varint(binding) + bytes((_DATA_TAG,)) + varint(len(data))
+    return b"".join((_CHUNK_FIELD, varint(len(inner_head) + len(data)), inner_head, data))
 
 
 def _read_varint(buffer: memoryview, offset: int) -> tuple[int, int]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, Iterable, Iterator, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal, overload
 
 import grpc
 import numpy as np
@@ -23,8 +23,9 @@ from dmlrpc._base import (
 from dmlrpc._core import ClientCore
 from dmlrpc.codec import tensor_desc
 from dmlrpc.compiled import AsyncCompiledOperator, compile_graph_request, compile_operator_request
-from dmlrpc.errors import from_rpc_error
+from dmlrpc.errors import DmlRpcError, from_rpc_error
 from dmlrpc.graph import Graph
+from dmlrpc.many import DEFAULT_WINDOW, AsyncExecuteManyStream, Operator, Outputs, amap_ordered, amap_unordered
 from dmlrpc.resident import AsyncResidentTensor
 from dmlrpc.v1 import graph_pb2, operators_pb2, service_pb2, tensor_pb2
 
@@ -100,6 +101,58 @@ class AsyncClient(ClientCore):
             else output
             for binding, output in zip(flat_bindings(response.outputs), decoded, strict=False)
         ]
+
+    @overload
+    def map(
+        self,
+        operator: Operator,
+        batches: Iterable[Sequence[InputValue]] | AsyncIterable[Sequence[InputValue]],
+        *,
+        ordered: Literal[True] = True,
+        window: int | None = None,
+        timeout: float | None = None,
+    ) -> AsyncGenerator[Outputs, None]: ...
+
+    @overload
+    def map(
+        self,
+        operator: Operator,
+        batches: Iterable[Sequence[InputValue]] | AsyncIterable[Sequence[InputValue]],
+        *,
+        ordered: Literal[False],
+        window: int | None = None,
+        timeout: float | None = None,
+    ) -> AsyncGenerator[tuple[int, Outputs], None]: ...
+
+    def map(
+        self,
+        operator: Operator,
+        batches: Iterable[Sequence[InputValue]] | AsyncIterable[Sequence[InputValue]],
+        *,
+        ordered: bool = True,
+        window: int | None = None,
+        timeout: float | None = None,
+    ) -> AsyncGenerator[Outputs, None] | AsyncGenerator[tuple[int, Outputs], None]:
+        """``Client.map`` as an async generator: ``async for outputs in client.map(op, batches)``; ``batches`` may be
+        an async iterable too. ``aclose()`` (or leaving the loop early) cancels the stream."""
+        stream = self.stream(window=window, timeout=timeout)
+        if ordered:
+            return amap_ordered(stream, operator, batches)
+        return amap_unordered(stream, operator, batches)
+
+    def stream(self, *, window: int | None = None, timeout: float | None = None) -> AsyncExecuteManyStream:
+        """Open an ExecuteMany stream: ``async with client.stream() as s: future = await s.submit(op, inputs)``
+        (see ``Client.stream``); nothing is sent before ``async with`` or the first ``submit``."""
+        return AsyncExecuteManyStream(self, window=window, timeout=self._timeout(timeout))
+
+    async def _stream_window(self) -> int:
+        if self._window is None:
+            try:
+                limits = (await self.get_capabilities()).limits
+            except DmlRpcError:
+                return DEFAULT_WINDOW
+            self._window = limits.max_stream_items_in_flight or DEFAULT_WINDOW
+        return self._window
 
     async def upload(
         self, array: npt.ArrayLike, *, strides: Sequence[int] | None = None, timeout: float | None = None

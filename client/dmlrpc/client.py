@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal, overload
 
 import grpc
 import numpy as np
@@ -23,8 +23,9 @@ from dmlrpc._base import (
 from dmlrpc._core import ClientCore
 from dmlrpc.codec import tensor_desc
 from dmlrpc.compiled import CompiledOperator, compile_graph_request, compile_operator_request
-from dmlrpc.errors import from_rpc_error
+from dmlrpc.errors import DmlRpcError, from_rpc_error
 from dmlrpc.graph import Graph
+from dmlrpc.many import DEFAULT_WINDOW, ExecuteManyStream, Operator, Outputs, map_ordered, map_unordered
 from dmlrpc.resident import ResidentTensor
 from dmlrpc.v1 import graph_pb2, operators_pb2, service_pb2, tensor_pb2
 
@@ -97,6 +98,85 @@ class Client(ClientCore):
             else output
             for binding, output in zip(flat_bindings(response.outputs), decoded, strict=False)
         ]
+
+    @overload
+    def map(
+        self,
+        operator: Operator,
+        batches: Iterable[Sequence[InputValue]],
+        *,
+        ordered: Literal[True] = True,
+        window: int | None = None,
+        timeout: float | None = None,
+    ) -> Generator[Outputs, None, None]: ...
+
+    @overload
+    def map(
+        self,
+        operator: Operator,
+        batches: Iterable[Sequence[InputValue]],
+        *,
+        ordered: Literal[False],
+        window: int | None = None,
+        timeout: float | None = None,
+    ) -> Generator[tuple[int, Outputs], None, None]: ...
+
+    def map(
+        self,
+        operator: Operator,
+        batches: Iterable[Sequence[InputValue]],
+        *,
+        ordered: bool = True,
+        window: int | None = None,
+        timeout: float | None = None,
+    ) -> Generator[Outputs, None, None] | Iterator[tuple[int, Outputs]]:
+        """Run ``operator`` on every input list of ``batches`` over one ExecuteMany stream.
+
+        Items travel several per message, and the server batches items of one desc that are in flight together,
+        so many small calls cost far less than one Execute each. The stream opens on the first ``next()``; closing
+        the iterator (or leaving a ``for`` loop early) cancels it. Each item travels whole in one message, so
+        tensors beyond the server's message limit need ``execute`` (which streams them).
+
+        Args:
+            operator: an operator desc (Execute items) or a ``CompiledOperator`` (Dispatch items).
+            batches: one input list per item, each as ``execute`` (or the compiled operator's call) takes it; read
+                lazily, never more than ``window`` lists ahead of the results taken.
+            ordered: yield each item's outputs in input order (``True``), or ``(index, outputs)`` as items finish.
+            window: most items unanswered at once (defaults to the server's ``max_stream_items_in_flight``).
+            timeout: deadline in seconds for the whole stream (defaults to the client's).
+
+        Yields:
+            Each item's outputs, as ``execute`` returns them.
+
+        Raises:
+            DmlRpcError: an item failed (the error its unary call raises, with the same field paths): with
+                ``ordered=True`` at that item's position, after the outputs of every item before it. The stream is
+                then cancelled; use ``stream()`` to go on past failed items.
+        """
+        if ordered:
+            return map_ordered(lambda: self.stream(window=window, timeout=timeout), operator, batches)
+        return map_unordered(lambda: self.stream(window=window, timeout=timeout), operator, batches)
+
+    def stream(self, *, window: int | None = None, timeout: float | None = None) -> ExecuteManyStream:
+        """Open an ExecuteMany stream: ``with client.stream() as s: future = s.submit(operator, inputs)``.
+
+        Args:
+            window: most items unanswered at once; ``submit`` blocks for room (defaults to the server's
+                ``max_stream_items_in_flight``).
+            timeout: deadline in seconds for the whole stream (defaults to the client's).
+        """
+        return ExecuteManyStream(
+            self, window=self._stream_window() if window is None else window, timeout=self._timeout(timeout)
+        )
+
+    def _stream_window(self) -> int:
+        if self._window is None:
+            try:
+                limits = self.get_capabilities().limits
+            except DmlRpcError:
+                return DEFAULT_WINDOW
+            self._window = limits.max_stream_items_in_flight or DEFAULT_WINDOW
+        return self._window
 
     def upload(
         self, array: npt.ArrayLike, *, strides: Sequence[int] | None = None, timeout: float | None = None

@@ -9,7 +9,8 @@
     │   UnauthenticatedError, FailedPreconditionError, AbortedError, OutOfRangeError, DataLossError
     └── InternalError, UnknownError a server fault (request_id names it in the server log)
 
-``from_rpc_error`` is the only place a ``grpc.RpcError`` becomes one of these.
+``from_rpc_error`` is the only place a ``grpc.RpcError`` becomes one of these, and ``from_item_status`` the only
+place an ExecuteMany item's status does.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Any, ClassVar
 import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
+
+from dmlrpc.v1 import service_pb2
 
 __all__ = [
     "AbortedError",
@@ -41,6 +44,7 @@ __all__ = [
     "UnavailableError",
     "UnimplementedError",
     "UnknownError",
+    "from_item_status",
     "from_rpc_error",
 ]
 
@@ -250,3 +254,15 @@ def from_rpc_error(error: grpc.RpcError) -> DmlRpcError:
     result = cls(message, code=code, field_violations=_field_violations(metadata), request_id=request_id)
     result.__cause__ = error
     return result
+
+
+_CODES = {code.value[0]: code for code in grpc.StatusCode}
+
+
+def from_item_status(status: service_pb2.ItemStatus) -> DmlRpcError:
+    """Turn a failed ExecuteMany item into the DmlRpcError subclass the same unary call raises: its status code,
+    message and field violations (the paths inside the item's call, as the unary call names them)."""
+    code = _CODES.get(status.code, grpc.StatusCode.UNKNOWN)
+    cls = DmlRpcError._by_code.get(code, DmlRpcError)
+    violations = tuple(FieldViolation(v.field, v.description) for v in status.field_violations)
+    return cls(status.message or code.name, code=code, field_violations=violations)

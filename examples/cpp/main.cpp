@@ -1,5 +1,6 @@
 // A C++ client of dmlrpc.v1.DirectMLService that uses nothing but code generated from protos/: it runs the
-// examples of DirectML's DML_TOP_K1_OPERATOR_DESC and DML_SCATTER_ND_OPERATOR_DESC pages and checks the results.
+// examples of DirectML's DML_TOP_K1_OPERATOR_DESC and DML_SCATTER_ND_OPERATOR_DESC pages and checks the results,
+// then runs some of them again as tagged items of one ExecuteMany stream.
 //
 // Usage: dmlrpc_example HOST:PORT
 // Prints one "PASS name: ..." or "FAIL name: ..." line per check and a final "RESULT passed=N failed=M" line;
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -129,6 +131,63 @@ std::string Join(const std::vector<T>& values) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// The requests.
+
+// DML_TOP_K1_OPERATOR_DESC on a {1,1,3,4} FLOAT32 input, UINT32 indices.
+v1::ExecuteRequest TopK1Request(const std::vector<float>& input, uint32_t axis, uint32_t k,
+                                v1::AxisDirection direction) {
+    const std::vector<uint32_t> inputSizes{1, 1, 3, 4};
+    std::vector<uint32_t> outputSizes = inputSizes;
+    outputSizes[axis] = k;
+
+    v1::ExecuteRequest request;
+    v1::TopK1OperatorDesc& topKDesc = *request.mutable_operator_desc()->mutable_top_k1();  // DML_OPERATOR_TOP_K1
+    *topKDesc.mutable_input_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_FLOAT32, inputSizes);
+    *topKDesc.mutable_output_value_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_FLOAT32, outputSizes);
+    *topKDesc.mutable_output_index_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_UINT32, outputSizes);
+    topKDesc.set_axis(axis);
+    topKDesc.set_k(k);
+    topKDesc.set_axis_direction(direction);
+    *request.add_inputs() = BufferBinding(ToLittleEndian(input));  // InputTensor
+    return request;
+}
+
+// DML_SCATTER_ND_OPERATOR_DESC, the page's example in its valid form (every tensor 2-D).
+v1::ExecuteRequest ScatterNdRequest() {
+    const std::vector<float> input{1, 2, 3, 4, 5, 6, 7, 8};
+    const std::vector<uint32_t> indices{4, 3, 1, 7};
+    const std::vector<float> updates{9, 10, 11, 12};
+
+    v1::ExecuteRequest request;
+    v1::ScatterNdOperatorDesc& scatterDesc = *request.mutable_operator_desc()->mutable_scatter_nd();
+    *scatterDesc.mutable_input_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_FLOAT32, {1, 8});
+    *scatterDesc.mutable_indices_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_UINT32, {4, 1});
+    *scatterDesc.mutable_updates_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_FLOAT32, {1, 4});
+    *scatterDesc.mutable_output_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_FLOAT32, {1, 8});
+    scatterDesc.set_input_dimension_count(1);
+    scatterDesc.set_indices_dimension_count(2);
+    // Bindings in the desc's input order: InputTensor, IndicesTensor, UpdatesTensor.
+    *request.add_inputs() = BufferBinding(ToLittleEndian(input));
+    *request.add_inputs() = BufferBinding(ToLittleEndian(indices));
+    *request.add_inputs() = BufferBinding(ToLittleEndian(updates));
+    return request;
+}
+
+// DML_TOP_K1_OPERATOR_DESC with K larger than the axis (the server answers INVALID_ARGUMENT).
+v1::ExecuteRequest InvalidTopK1Request() {
+    v1::ExecuteRequest request;
+    v1::TopK1OperatorDesc& topKDesc = *request.mutable_operator_desc()->mutable_top_k1();
+    *topKDesc.mutable_input_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_FLOAT32, {1, 1, 3, 4});
+    *topKDesc.mutable_output_value_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_FLOAT32, {1, 1, 3, 9});
+    *topKDesc.mutable_output_index_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_UINT32, {1, 1, 3, 9});
+    topKDesc.set_axis(3);
+    topKDesc.set_k(9);
+    topKDesc.set_axis_direction(v1::AXIS_DIRECTION_DECREASING);
+    *request.add_inputs() = BufferBinding(std::string(48, '\0'));
+    return request;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // google.rpc.Status in the `grpc-status-details-bin` trailer, read with protobuf's wire-format reader (no
 // googleapis code generation): Status.details = 3 (Any), Any.type_url = 1, Any.value = 2,
 // BadRequest.field_violations = 1, FieldViolation.field = 1, FieldViolation.description = 2.
@@ -222,23 +281,98 @@ class Checks {
     void TopK1(const std::string& name, const std::vector<float>& input, uint32_t axis, uint32_t k,
                v1::AxisDirection direction, const std::vector<float>& expectedValues,
                const std::vector<uint32_t>& expectedIndices) {
-        const std::vector<uint32_t> inputSizes{1, 1, 3, 4};
-        std::vector<uint32_t> outputSizes = inputSizes;
-        outputSizes[axis] = k;
-
-        v1::ExecuteRequest request;
-        v1::TopK1OperatorDesc& topKDesc = *request.mutable_operator_desc()->mutable_top_k1();  // DML_OPERATOR_TOP_K1
-        *topKDesc.mutable_input_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_FLOAT32, inputSizes);
-        *topKDesc.mutable_output_value_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_FLOAT32, outputSizes);
-        *topKDesc.mutable_output_index_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_UINT32, outputSizes);
-        topKDesc.set_axis(axis);
-        topKDesc.set_k(k);
-        topKDesc.set_axis_direction(direction);
-        *request.add_inputs() = BufferBinding(ToLittleEndian(input));  // InputTensor
-
         v1::ExecuteResponse response;
-        const grpc::Status status = Execute(request, &response);
+        const grpc::Status status = Execute(TopK1Request(input, axis, k, direction), &response);
         if (!status.ok()) return RpcFailed(name, status);
+        CheckTopK1(name, response, expectedValues, expectedIndices);
+    }
+
+    // DML_SCATTER_ND_OPERATOR_DESC, the page's example in its valid form (every tensor 2-D).
+    void ScatterNd() {
+        v1::ExecuteResponse response;
+        const grpc::Status status = Execute(ScatterNdRequest(), &response);
+        if (!status.ok()) return RpcFailed("scatter_nd example", status);
+        CheckScatterNd("scatter_nd example", response);
+    }
+
+    // K larger than the axis: INVALID_ARGUMENT with a BadRequest naming the field.
+    void InvalidArgument() {
+        v1::ExecuteResponse response;
+        const grpc::Status status = Execute(InvalidTopK1Request(), &response);
+        const std::vector<std::string> fields = BadRequestFields(status);
+        const bool ok = status.error_code() == grpc::StatusCode::INVALID_ARGUMENT && fields.size() == 1 &&
+                        fields[0] == "operator_desc.top_k1.k";
+        Report("invalid_argument", ok, "INVALID_ARGUMENT " + (fields.empty() ? std::string("-") : fields[0]));
+    }
+
+    // ExecuteMany: four items over one stream, two per message, each answered with its tag (out of order) and
+    // its own status; the bad one (K larger than the axis) fails alone. A few small items: write them all, then
+    // read; a long stream would read on another thread while it writes.
+    void ExecuteMany() {
+        const std::vector<float> a{0, 1, 10, 11, 3, 2, 9, 8, 4, 5, 6, 7};
+        const std::vector<float> b{1, 2, 2, 3, 3, 4, 5, 5, 6, 6, 6, 6};
+        v1::ExecuteManyRequest first, second;
+        AddItem(&first, 1, TopK1Request(a, 3, 2, v1::AXIS_DIRECTION_DECREASING));
+        AddItem(&first, 2, InvalidTopK1Request());
+        AddItem(&second, 3, TopK1Request(b, 3, 3, v1::AXIS_DIRECTION_INCREASING));
+        AddItem(&second, 4, ScatterNdRequest());
+
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+        auto stream = stub_->ExecuteMany(&context);
+        for (const v1::ExecuteManyRequest* request : {&first, &second}) {
+            if (!stream->Write(*request)) break;  // the call ended: Finish() says why
+        }
+        stream->WritesDone();
+        std::map<uint64_t, v1::ItemResult> results;
+        v1::ExecuteManyResponse response;
+        while (stream->Read(&response)) {
+            for (const v1::ItemResult& result : response.results()) results[result.tag()] = result;
+        }
+        const grpc::Status status = stream->Finish();
+
+        for (uint64_t tag = 1; tag <= 4; ++tag) {
+            const std::string name = "execute_many tag " + std::to_string(tag);
+            const auto found = results.find(tag);
+            if (found == results.end()) {
+                RpcFailed(name, status.ok() ? grpc::Status(grpc::StatusCode::UNKNOWN, "no result") : status);
+                continue;
+            }
+            const v1::ItemResult& result = found->second;
+            if (tag == 2) {
+                const bool ok = result.status().code() == grpc::StatusCode::INVALID_ARGUMENT &&
+                                result.status().field_violations_size() == 1 &&
+                                result.status().field_violations(0).field() == "operator_desc.top_k1.k";
+                const std::string field =
+                    result.status().field_violations_size() ? result.status().field_violations(0).field() : "-";
+                Report(name, ok, "INVALID_ARGUMENT " + field);
+            } else if (result.status().code() != grpc::StatusCode::OK) {
+                RpcFailed(name, grpc::Status(static_cast<grpc::StatusCode>(result.status().code()),
+                                             result.status().message()));
+            } else if (tag == 1) {
+                CheckTopK1(name, result.response(), {11, 10, 9, 8, 7, 6}, {3, 2, 2, 3, 3, 2});
+            } else if (tag == 3) {
+                CheckTopK1(name, result.response(), {1, 2, 2, 3, 4, 5, 6, 6, 6}, {0, 1, 2, 0, 1, 2, 0, 1, 2});
+            } else {
+                CheckScatterNd(name, result.response());
+            }
+        }
+    }
+
+    int Finish() const {
+        std::cout << "RESULT passed=" << passed_ << " failed=" << failed_ << '\n';
+        return failed_ == 0 ? 0 : 1;
+    }
+
+  private:
+    static void AddItem(v1::ExecuteManyRequest* request, uint64_t tag, v1::ExecuteRequest call) {
+        v1::ExecuteItem& item = *request->add_items();
+        item.set_tag(tag);
+        *item.mutable_execute() = std::move(call);
+    }
+
+    void CheckTopK1(const std::string& name, const v1::ExecuteResponse& response,
+                    const std::vector<float>& expectedValues, const std::vector<uint32_t>& expectedIndices) {
         if (response.outputs_size() != 2) return Report(name, false, "expected 2 outputs");
         const size_t count = expectedValues.size();
         // Outputs in the desc's output order: OutputValueTensor, OutputIndexTensor.
@@ -248,60 +382,13 @@ class Checks {
                "values " + Join(values) + " indices " + Join(indices));
     }
 
-    // DML_SCATTER_ND_OPERATOR_DESC, the page's example in its valid form (every tensor 2-D).
-    void ScatterNd() {
-        const std::vector<float> input{1, 2, 3, 4, 5, 6, 7, 8};
-        const std::vector<uint32_t> indices{4, 3, 1, 7};
-        const std::vector<float> updates{9, 10, 11, 12};
+    void CheckScatterNd(const std::string& name, const v1::ExecuteResponse& response) {
         const std::vector<float> expected{1, 11, 3, 10, 9, 6, 7, 12};
-
-        v1::ExecuteRequest request;
-        v1::ScatterNdOperatorDesc& scatterDesc = *request.mutable_operator_desc()->mutable_scatter_nd();
-        *scatterDesc.mutable_input_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_FLOAT32, {1, 8});
-        *scatterDesc.mutable_indices_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_UINT32, {4, 1});
-        *scatterDesc.mutable_updates_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_FLOAT32, {1, 4});
-        *scatterDesc.mutable_output_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_FLOAT32, {1, 8});
-        scatterDesc.set_input_dimension_count(1);
-        scatterDesc.set_indices_dimension_count(2);
-        // Bindings in the desc's input order: InputTensor, IndicesTensor, UpdatesTensor.
-        *request.add_inputs() = BufferBinding(ToLittleEndian(input));
-        *request.add_inputs() = BufferBinding(ToLittleEndian(indices));
-        *request.add_inputs() = BufferBinding(ToLittleEndian(updates));
-
-        v1::ExecuteResponse response;
-        const grpc::Status status = Execute(request, &response);
-        if (!status.ok()) return RpcFailed("scatter_nd example", status);
-        if (response.outputs_size() != 1) return Report("scatter_nd example", false, "expected 1 output");
+        if (response.outputs_size() != 1) return Report(name, false, "expected 1 output");
         const auto output = FromLittleEndian<float>(response.outputs(0).buffer().data(), expected.size());
-        Report("scatter_nd example", output == expected, "output " + Join(output));
+        Report(name, output == expected, "output " + Join(output));
     }
 
-    // K larger than the axis: INVALID_ARGUMENT with a BadRequest naming the field.
-    void InvalidArgument() {
-        v1::ExecuteRequest request;
-        v1::TopK1OperatorDesc& topKDesc = *request.mutable_operator_desc()->mutable_top_k1();
-        *topKDesc.mutable_input_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_FLOAT32, {1, 1, 3, 4});
-        *topKDesc.mutable_output_value_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_FLOAT32, {1, 1, 3, 9});
-        *topKDesc.mutable_output_index_tensor() = BufferTensorDesc(v1::TENSOR_DATA_TYPE_UINT32, {1, 1, 3, 9});
-        topKDesc.set_axis(3);
-        topKDesc.set_k(9);
-        topKDesc.set_axis_direction(v1::AXIS_DIRECTION_DECREASING);
-        *request.add_inputs() = BufferBinding(std::string(48, '\0'));
-
-        v1::ExecuteResponse response;
-        const grpc::Status status = Execute(request, &response);
-        const std::vector<std::string> fields = BadRequestFields(status);
-        const bool ok = status.error_code() == grpc::StatusCode::INVALID_ARGUMENT && fields.size() == 1 &&
-                        fields[0] == "operator_desc.top_k1.k";
-        Report("invalid_argument", ok, "INVALID_ARGUMENT " + (fields.empty() ? std::string("-") : fields[0]));
-    }
-
-    int Finish() const {
-        std::cout << "RESULT passed=" << passed_ << " failed=" << failed_ << '\n';
-        return failed_ == 0 ? 0 : 1;
-    }
-
-  private:
     void Report(const std::string& name, bool ok, const std::string& detail) {
         ++(ok ? passed_ : failed_);
         std::cout << (ok ? "PASS " : "FAIL ") << name << ": " << detail << '\n';
@@ -341,5 +428,6 @@ int main(int argc, char** argv) {
 
     checks.ScatterNd();
     checks.InvalidArgument();
+    checks.ExecuteMany();
     return checks.Finish();
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // A Node.js client of dmlrpc.v1.DirectMLService that uses nothing but the .proto files (loaded at run time by
 // @grpc/proto-loader): it runs the examples of DirectML's DML_TOP_K1_OPERATOR_DESC and
-// DML_SCATTER_ND_OPERATOR_DESC pages and checks the results.
+// DML_SCATTER_ND_OPERATOR_DESC pages and checks the results, then runs some of them again as tagged items of one
+// ExecuteMany stream.
 //
 // Usage: node client.js HOST:PORT [PROTO_DIR]   (PROTO_DIR defaults to the repository's protos/)
 // Prints one "PASS name: ..." or "FAIL name: ..." line per check and a final "RESULT passed=N failed=M" line;
@@ -187,10 +188,10 @@ async function capabilities() {
 }
 
 // DML_TOP_K1_OPERATOR_DESC on a {1,1,3,4} FLOAT32 input, UINT32 indices.
-async function topK1(name, input, axis, k, direction, expectedValues, expectedIndices) {
+function topK1Request(input, axis, k, direction) {
   const inputSizes = [1, 1, 3, 4];
   const outputSizes = inputSizes.map((size, i) => (i === axis ? k : size));
-  const request = {
+  return {
     operator_desc: {
       // DML_OPERATOR_TOP_K1
       top_k1: {
@@ -204,12 +205,9 @@ async function topK1(name, input, axis, k, direction, expectedValues, expectedIn
     },
     inputs: [bufferBinding(float32Bytes(input))], // InputTensor
   };
-  let response;
-  try {
-    response = await call('Execute', request);
-  } catch (error) {
-    return rpcFailed(name, error);
-  }
+}
+
+function checkTopK1(name, response, expectedValues, expectedIndices) {
   if (response.outputs.length !== 2) return report(name, false, 'expected 2 outputs');
   const values = readFloat32(response.outputs[0].buffer.data, expectedValues.length); // OutputValueTensor
   const indices = readUint32(response.outputs[1].buffer.data, expectedIndices.length); // OutputIndexTensor
@@ -220,11 +218,19 @@ async function topK1(name, input, axis, k, direction, expectedValues, expectedIn
   );
 }
 
+async function topK1(name, input, axis, k, direction, expectedValues, expectedIndices) {
+  let response;
+  try {
+    response = await call('Execute', topK1Request(input, axis, k, direction));
+  } catch (error) {
+    return rpcFailed(name, error);
+  }
+  checkTopK1(name, response, expectedValues, expectedIndices);
+}
+
 // DML_SCATTER_ND_OPERATOR_DESC, the page's example in its valid form (every tensor 2-D).
-async function scatterNd() {
-  const name = 'scatter_nd example';
-  const expected = [1, 11, 3, 10, 9, 6, 7, 12];
-  const request = {
+function scatterNdRequest() {
+  return {
     operator_desc: {
       // DML_OPERATOR_SCATTER_ND
       scatter_nd: {
@@ -243,20 +249,29 @@ async function scatterNd() {
       bufferBinding(float32Bytes([9, 10, 11, 12])),
     ],
   };
-  let response;
-  try {
-    response = await call('Execute', request);
-  } catch (error) {
-    return rpcFailed(name, error);
-  }
+}
+
+function checkScatterNd(name, response) {
+  const expected = [1, 11, 3, 10, 9, 6, 7, 12];
   if (response.outputs.length !== 1) return report(name, false, 'expected 1 output');
   const output = readFloat32(response.outputs[0].buffer.data, expected.length);
   report(name, equal(output, expected), `output ${join(output)}`);
 }
 
-// K larger than the axis: INVALID_ARGUMENT with a BadRequest naming the field.
-async function invalidArgument() {
-  const request = {
+async function scatterNd() {
+  const name = 'scatter_nd example';
+  let response;
+  try {
+    response = await call('Execute', scatterNdRequest());
+  } catch (error) {
+    return rpcFailed(name, error);
+  }
+  checkScatterNd(name, response);
+}
+
+// DML_TOP_K1_OPERATOR_DESC with K larger than the axis (the server answers INVALID_ARGUMENT).
+function invalidTopK1Request() {
+  return {
     operator_desc: {
       top_k1: {
         input_tensor: bufferTensorDesc('TENSOR_DATA_TYPE_FLOAT32', [1, 1, 3, 4]),
@@ -269,14 +284,76 @@ async function invalidArgument() {
     },
     inputs: [bufferBinding(Buffer.alloc(48))],
   };
+}
+
+// K larger than the axis: INVALID_ARGUMENT with a BadRequest naming the field.
+async function invalidArgument() {
   try {
-    await call('Execute', request);
+    await call('Execute', invalidTopK1Request());
     report('invalid_argument', false, 'the call succeeded');
   } catch (error) {
     const fields = badRequestFields(error);
     const ok =
       error.code === grpc.status.INVALID_ARGUMENT && fields.length === 1 && fields[0] === 'operator_desc.top_k1.k';
     report('invalid_argument', ok, `${grpc.status[error.code]} ${fields[0] ?? '-'}`);
+  }
+}
+
+// ExecuteMany: four items over one stream, two per message, each answered with its tag (out of order) and its own
+// status; the bad one (K larger than the axis) fails alone.
+function executeManyResults(messages) {
+  return new Promise((resolve) => {
+    const results = new Map();
+    const stream = client.ExecuteMany({ deadline: Date.now() + 30_000 });
+    // 64-bit tags arrive as strings (longs: String).
+    stream.on('data', (response) => response.results.forEach((result) => results.set(String(result.tag), result)));
+    stream.on('error', (error) => resolve({ results, error }));
+    stream.on('end', () => resolve({ results, error: null }));
+    messages.forEach((message) => stream.write(message));
+    stream.end();
+  });
+}
+
+async function executeMany() {
+  const a = [0, 1, 10, 11, 3, 2, 9, 8, 4, 5, 6, 7];
+  const b = [1, 2, 2, 3, 3, 4, 5, 5, 6, 6, 6, 6];
+  const { results, error } = await executeManyResults([
+    {
+      items: [
+        { tag: 1, execute: topK1Request(a, 3, 2, 'AXIS_DIRECTION_DECREASING') },
+        { tag: 2, execute: invalidTopK1Request() },
+      ],
+    },
+    {
+      items: [
+        { tag: 3, execute: topK1Request(b, 3, 3, 'AXIS_DIRECTION_INCREASING') },
+        { tag: 4, execute: scatterNdRequest() },
+      ],
+    },
+  ]);
+  for (const tag of ['1', '2', '3', '4']) {
+    const name = `execute_many tag ${tag}`;
+    const result = results.get(tag);
+    // An OK status may be left out of the message (all defaults): then it reads as null.
+    const status = result?.status ?? { code: grpc.status.OK, message: '', field_violations: [] };
+    if (!result) {
+      rpcFailed(name, error ?? { code: grpc.status.UNKNOWN, details: 'no result' });
+    } else if (tag === '2') {
+      const fields = status.field_violations.map((violation) => violation.field);
+      const ok =
+        status.code === grpc.status.INVALID_ARGUMENT &&
+        fields.length === 1 &&
+        fields[0] === 'operator_desc.top_k1.k';
+      report(name, ok, `${grpc.status[status.code]} ${fields[0] ?? '-'}`);
+    } else if (status.code !== grpc.status.OK) {
+      rpcFailed(name, { code: status.code, details: status.message });
+    } else if (tag === '1') {
+      checkTopK1(name, result.response, [11, 10, 9, 8, 7, 6], [3, 2, 2, 3, 3, 2]);
+    } else if (tag === '3') {
+      checkTopK1(name, result.response, [1, 2, 2, 3, 4, 5, 6, 6, 6], [0, 1, 2, 0, 1, 2, 0, 1, 2]);
+    } else {
+      checkScatterNd(name, result.response);
+    }
   }
 }
 
@@ -295,6 +372,7 @@ async function main() {
 
   await scatterNd();
   await invalidArgument();
+  await executeMany();
 
   console.log(`RESULT passed=${passed} failed=${failed}`);
   client.close();

@@ -8,7 +8,9 @@
     ├── ResourceExhausted    RESOURCE_EXHAUSTED (size limits checked before allocation; the queue bound; quotas)
     ├── DeadlineExceeded     DEADLINE_EXCEEDED (the call's deadline passed before its work started)
     ├── Unauthenticated      UNAUTHENTICATED (no valid bearer token)
-    └── Unavailable          UNAVAILABLE (the device or runtime cannot serve now)
+    ├── Unavailable          UNAVAILABLE (the device or runtime cannot serve now)
+    ├── Cancelled            CANCELLED (the caller went away; its work was stopped)
+    └── Internal             INTERNAL (an ExecuteMany item that hit a server fault; unary calls raise as they are)
 
 Anything else raised while handling a request is a server fault: INTERNAL with a generic message.
 """
@@ -98,3 +100,15 @@ class Unavailable(ServiceError):
     """The server cannot serve the request now (for example while it shuts down)."""
 
     code = grpc.StatusCode.UNAVAILABLE
+
+
+class Cancelled(ServiceError):
+    """The call's work was stopped because its caller went away."""
+
+    code = grpc.StatusCode.CANCELLED
+
+
+class Internal(ServiceError):
+    """A server fault reported for one ExecuteMany item (unary calls let the fault reach the interceptor)."""
+
+    code = grpc.StatusCode.INTERNAL

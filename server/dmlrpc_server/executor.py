@@ -85,6 +85,10 @@ class Executor:
             )
         return operator, getattr(operator_desc, case)
 
+    def cached(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled | None:
+        """The compiled desc when the cache holds it (one lookup by its bytes), else ``None``: nothing is built."""
+        return self.cache.peek(operator_desc.SerializeToString(deterministic=True))
+
     def compiled(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled:
         """Validate and compile a desc, or take it from the cache (keyed by its canonical bytes)."""
         key = operator_desc.SerializeToString(deterministic=True)
@@ -94,7 +98,7 @@ class Executor:
             plan = operator.plan(
                 desc, feature_level=self.feature_level, limits=self.limits, provider=self.provider.name
             )
-            return compile_plan(plan, self.provider, operator.batching)
+            return compile_plan(plan, self.provider, operator.batching, operator.case)
 
         return self.cache.get(key, build)
 
@@ -122,7 +126,8 @@ class Executor:
         )
         if lowering.composable():
             # A graph of operators that all batch on a new leading axis batches the same way as a whole.
-            return compile_plan(composed_plan(lowering), self.provider, graph_batching(lowering)), lowering
+            plan = composed_plan(lowering)
+            return compile_plan(plan, self.provider, graph_batching(lowering), "graph"), lowering
         sessions = [compile_plan(node.plan, self.provider) for node in lowering.nodes]
         run = staged_run(lowering, [Stage(node, c.run) for node, c in zip(lowering.nodes, sessions, strict=True)])
         names = [f"input{i}" for i in range(len(lowering.input_layouts))]
@@ -137,7 +142,8 @@ class Executor:
             tuple(lowering.input_layouts), tuple(lowering.output_layouts), make_model([], [], []), prepare, finish
         )
         first = sessions[0]
-        return StagedCompiled(plan, first.session, first.output_names, run=run, names=names), lowering
+        work = sum(stage.work for stage in sessions)
+        return StagedCompiled(plan, first.session, first.output_names, run=run, names=names, work=work), lowering
 
     def unary_compiled(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled:
         """``compiled``, for a unary call: its outputs must also fit in one response message."""

@@ -146,14 +146,17 @@ class Stage:
     """One node of a node-by-node graph run: its plan, session and sources."""
 
     node: Node
-    run: Callable[[dict[str, np.ndarray]], list[np.ndarray]]
+    run: Callable[[dict[str, np.ndarray], Any], list[np.ndarray]]
 
 
-def staged_run(lowering: GraphLowering, stages: Sequence[Stage]) -> Callable[[Sequence[np.ndarray | None]], list[Any]]:
+def staged_run(
+    lowering: GraphLowering, stages: Sequence[Stage]
+) -> Callable[[Sequence[np.ndarray | None], Any], list[Any]]:
     """Run the nodes one after another on the server: each node's prepare (its data checks), session and finish;
-    the graph outputs in order."""
+    the graph outputs in order. The run options (``RunOptions``, or ``None``) go to every node's session, so a
+    terminated run stops at the next node."""
 
-    def run(arrays: Sequence[np.ndarray | None]) -> list[Any]:
+    def run(arrays: Sequence[np.ndarray | None], options: Any) -> list[Any]:
         values: dict[tuple[int, int], np.ndarray | None] = {}
         for stage in stages:
             node = stage.node
@@ -167,7 +170,7 @@ def staged_run(lowering: GraphLowering, stages: Sequence[Stage]) -> Callable[[Se
                     node_arrays.append(node.constants[k])
                 else:
                     node_arrays.append(values[source.index, source.output])
-            results = node.plan.finish(stage.run(node.prepare(node_arrays)))
+            results = node.plan.finish(stage.run(node.prepare(node_arrays), options))
             for j, result in enumerate(results):
                 values[node.index, j] = result
         return [values[key] for key in lowering.outputs]

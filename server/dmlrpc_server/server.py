@@ -13,22 +13,23 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from dmlrpc._wire import CHUNK_BYTES
 from dmlrpc.v1 import service_pb2
-from dmlrpc_server.dispatch import Dispatcher
 from dmlrpc_server.executor import Executor, capabilities, device_of
 from dmlrpc_server.feature_levels import feature_level_name
 from dmlrpc_server.interceptors import ErrorInterceptor
 from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.operators.base import Limits
 from dmlrpc_server.runtime.admission import Admission
-from dmlrpc_server.runtime.batching import Batcher
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import warm_up
 from dmlrpc_server.runtime.handles import HandleStore
 from dmlrpc_server.runtime.process import worker_count
 from dmlrpc_server.runtime.providers import choose_provider
 from dmlrpc_server.runtime.resident import ResidentStore
+from dmlrpc_server.scheduler import Scheduler
 from dmlrpc_server.security import TokenAuthInterceptor, server_credentials
+from dmlrpc_server.service import Service, StreamLimits
 from dmlrpc_server.servicer import DirectMLServicer, handlers
 from dmlrpc_server.settings import ServerSettings
 
@@ -56,7 +57,7 @@ class BuiltServer:
     server: grpc.aio.Server
     port: int
     settings: ServerSettings
-    dispatcher: Dispatcher
+    service: Service
     health: health.aio.HealthServicer
     metrics: Metrics | None
     workers: ThreadPoolExecutor
@@ -65,7 +66,7 @@ class BuiltServer:
 
     @property
     def executor(self) -> Executor:
-        return self.dispatcher.executor
+        return self.service.executor
 
     async def start(self, *, ready: bool = True) -> None:
         """Listen (health NOT_SERVING), then, with ``ready``, warm the provider up and report SERVING."""
@@ -82,7 +83,7 @@ class BuiltServer:
     async def _sweep_resident(self) -> None:
         """Release idle resident tensors now and then, so that memory comes back without further calls."""
         store = self.executor.resident
-        handles = self.dispatcher.handles
+        handles = self.service.handles
         while True:
             await asyncio.sleep(min(30.0, store.idle_seconds / 2, handles.idle_seconds / 2))
             if expired := store.sweep():
@@ -104,7 +105,7 @@ class BuiltServer:
         if drain > 0:
             await asyncio.sleep(drain)
         started = time.monotonic()
-        if not await self.dispatcher.drain(grace):
+        if not await self.service.scheduler.drain(grace):
             _log.warning("in-flight calls did not finish within the %.1f s grace period", grace or 0.0)
         remaining = None if grace is None else max(0.0, grace - (time.monotonic() - started))
         if remaining:
@@ -189,30 +190,28 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         else None
     )
     workers = ThreadPoolExecutor(max_workers=settings.worker_count, thread_name_prefix="dmlrpc-op")
-    batching = settings.max_batch_size > 1 or any(size > 1 for size in settings.max_batch_size_by_operator.values())
-    batcher = (
-        Batcher(
-            pool,
-            max_batch_size=settings.max_batch_size,
-            max_delay=settings.max_batch_delay_us / 1e6,
-            sizes_by_case=settings.max_batch_size_by_operator,
-            observe=metrics.batch_size.observe if metrics is not None else None,
-        )
-        if batching
-        else None
-    )
-    dispatcher = Dispatcher(
-        executor,
+    scheduler = Scheduler(
         admission,
         workers,
-        inline_bytes=settings.inline_bytes,
-        batcher=batcher,
-        metrics=metrics,
-        handles=HandleStore(
+        pool,
+        inline_work=settings.inline_work,
+        batch_work=settings.batch_work,
+        max_batch_size=settings.max_batch_size,
+        max_delay=settings.max_batch_delay_us / 1e6,
+        sizes_by_case=settings.max_batch_size_by_operator,
+        observe_batch=metrics.batch_size.observe if metrics is not None else None,
+    )
+    service = Service(
+        executor,
+        scheduler,
+        HandleStore(
             handles_per_owner=settings.compiled_operators_per_caller,
             bytes_per_owner=settings.compiled_bytes_per_caller,
             idle_seconds=settings.compiled_idle_seconds,
         ),
+        metrics=metrics,
+        stream_chunk_bytes=CHUNK_BYTES,
+        stream_limits=StreamLimits(settings.stream_items_in_flight, settings.stream_bytes_in_flight),
         max_graph_nodes=settings.max_graph_nodes,
     )
 
@@ -242,10 +241,11 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         compiled_bytes_per_caller=settings.compiled_bytes_per_caller,
         compiled_idle_seconds=settings.compiled_idle_seconds,
         max_graph_nodes=settings.max_graph_nodes,
+        max_stream_items_in_flight=settings.stream_items_in_flight,
         workers=worker_count(),
     )
     caps = capabilities(executor, server_version=version, limits=service_limits)
-    server.add_generic_rpc_handlers((handlers(DirectMLServicer(dispatcher, caps, authenticated=bool(tokens))),))
+    server.add_generic_rpc_handlers((handlers(DirectMLServicer(service, caps, authenticated=bool(tokens))),))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if settings.reflection:
@@ -269,4 +269,4 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         ", TLS" + (" with client certificates" if settings.tls_client_ca_file else "") if credentials else "",
         f", {len(tokens)} bearer token(s)" if tokens else "",
     )
-    return BuiltServer(server, port, settings, dispatcher, health_servicer, metrics, workers)
+    return BuiltServer(server, port, settings, service, health_servicer, metrics, workers)

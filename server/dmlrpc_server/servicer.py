@@ -10,10 +10,10 @@ import grpc
 from google.protobuf.message import DecodeError, Message
 
 from dmlrpc.v1 import service_pb2, tensor_pb2
-from dmlrpc_server.dispatch import Dispatcher
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.runtime.handles import Handle
 from dmlrpc_server.runtime.resident import Resident, caller_identity
+from dmlrpc_server.service import Service
 
 M = TypeVar("M", bound=Message)
 
@@ -21,16 +21,16 @@ SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"].full_n
 
 
 class DirectMLServicer:
-    """Execute, ExecuteStream and GetCapabilities over a Dispatcher."""
+    """The DirectMLService methods over a Service."""
 
     def __init__(
         self,
-        dispatcher: Dispatcher,
+        service: Service,
         capabilities: service_pb2.GetCapabilitiesResponse,
         *,
         authenticated: bool = False,
     ) -> None:
-        self._dispatcher = dispatcher
+        self._service = service
         self._capabilities = capabilities
         self._authenticated = authenticated
 
@@ -39,60 +39,67 @@ class DirectMLServicer:
 
     async def Execute(  # noqa: N802 - gRPC method names are PascalCase
         self, request: service_pb2.ExecuteRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> service_pb2.ExecuteResponse:
+    ) -> bytes:
+        # Registered with a raw response serializer (see `handlers`): the service writes the response's bytes.
         decoded = _decoded(request)
-        if decoded.keep_outputs or any(b.WhichOneof("binding") == "resident" for b in decoded.inputs):
-            items = await self._dispatcher.execute_resident(decoded, self._owner(context), context.time_remaining())
-            return service_pb2.ExecuteResponse(outputs=[_binding(item) for item in items])
-        outputs = await self._dispatcher.execute(decoded, context.time_remaining())
-        return service_pb2.ExecuteResponse(outputs=[_binding(data) for data in outputs])
+        owner = self._owner(context) if decoded.keep_outputs or _binds_resident(decoded) else ""
+        return await self._service.execute(decoded, owner, context.time_remaining())
+
+    async def ExecuteMany(  # noqa: N802
+        self,
+        request_iterator: AsyncIterator[service_pb2.ExecuteManyRequest | Corrupt],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> AsyncIterator[bytes]:
+        async for part in self._service.execute_many(
+            _each_decoded(request_iterator), self._owner(context), context.time_remaining()
+        ):
+            yield part
 
     async def ExecuteStream(  # noqa: N802
         self, request_iterator: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[bytes]:
         # Registered with raw (de)serializers (see `handlers`): chunks are read and written as wire bytes.
-        async for part in self._dispatcher.execute_stream(request_iterator, context.time_remaining()):
+        async for part in self._service.execute_stream(request_iterator, context.time_remaining()):
             yield part
 
     async def CreateTensor(  # noqa: N802
         self, request_iterator: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
     ) -> service_pb2.ResidentTensor:
-        return _resident(await self._dispatcher.create_tensor(request_iterator, self._owner(context)))
+        return _resident(await self._service.create_tensor(request_iterator, self._owner(context)))
 
     async def ReadTensor(  # noqa: N802
         self, request: service_pb2.ReadTensorRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[bytes]:
-        async for part in self._dispatcher.read_tensor(_decoded(request).handle, self._owner(context)):
+        async for part in self._service.read_tensor(_decoded(request).handle, self._owner(context)):
             yield part
 
     async def ReleaseTensor(  # noqa: N802
         self, request: service_pb2.ReleaseTensorRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
     ) -> service_pb2.ReleaseTensorResponse:
-        self._dispatcher.release_tensor(_decoded(request).handle, self._owner(context))
+        self._service.release_tensor(_decoded(request).handle, self._owner(context))
         return service_pb2.ReleaseTensorResponse()
 
     async def CompileOperator(  # noqa: N802
         self, request: service_pb2.CompileOperatorRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
     ) -> service_pb2.CompiledOperator:
-        return _compiled(await self._dispatcher.compile_operator(_decoded(request), self._owner(context)))
+        return _compiled(await self._service.compile_operator(_decoded(request), self._owner(context)))
 
     async def CompileGraph(  # noqa: N802
         self, request: service_pb2.CompileGraphRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
     ) -> service_pb2.CompiledOperator:
-        return _compiled(await self._dispatcher.compile_graph(_decoded(request), self._owner(context)))
+        return _compiled(await self._service.compile_graph(_decoded(request), self._owner(context)))
 
     async def Dispatch(  # noqa: N802
         self, request: service_pb2.DispatchRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> service_pb2.ExecuteResponse:
-        items = await self._dispatcher.dispatch(_decoded(request), self._owner(context), context.time_remaining())
-        return service_pb2.ExecuteResponse(outputs=[_binding(item) for item in items])
+    ) -> bytes:
+        return await self._service.dispatch(_decoded(request), self._owner(context), context.time_remaining())
 
     async def ReleaseCompiledOperator(  # noqa: N802
         self,
         request: service_pb2.ReleaseCompiledOperatorRequest | Corrupt,
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> service_pb2.ReleaseCompiledOperatorResponse:
-        self._dispatcher.release_compiled(_decoded(request).handle, self._owner(context))
+        self._service.release_compiled(_decoded(request).handle, self._owner(context))
         return service_pb2.ReleaseCompiledOperatorResponse()
 
     async def GetCapabilities(  # noqa: N802
@@ -136,30 +143,26 @@ def _compiled(entry: Handle) -> service_pb2.CompiledOperator:
     )
 
 
-def _binding(item: bytes | list[bytes | None] | Resident | None) -> service_pb2.BindingDesc:
-    if item is None:
-        return service_pb2.BindingDesc()
-    if isinstance(item, Resident):
-        return service_pb2.BindingDesc(resident=_resident(item))
-    if isinstance(item, list):
-        buffers = [service_pb2.BufferBinding(data=data or b"") for data in item]
-        return service_pb2.BindingDesc(
-            buffer_array=service_pb2.BufferArrayBinding(binding_count=len(buffers), bindings=buffers)
-        )
-    return service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=item))
+def _binds_resident(request: service_pb2.ExecuteRequest) -> bool:
+    return any(binding.WhichOneof("binding") == "resident" for binding in request.inputs)
+
+
+async def _each_decoded(messages: AsyncIterator[M | Corrupt]) -> AsyncIterator[M]:
+    async for message in messages:
+        yield _decoded(message)
 
 
 def handlers(servicer: DirectMLServicer) -> grpc.GenericRpcHandler:
-    """The service's method handlers: protobuf messages for the unary methods, wire bytes for ExecuteStream."""
-    request, response = service_pb2.ExecuteRequest, service_pb2.ExecuteResponse
+    """The service's method handlers: protobuf requests, and wire bytes for responses the service writes itself
+    (Execute, Dispatch, ExecuteMany) and for the chunked streams."""
+    request = service_pb2.ExecuteRequest
     capabilities_request, capabilities = service_pb2.GetCapabilitiesRequest, service_pb2.GetCapabilitiesResponse
     return grpc.method_handlers_generic_handler(
         SERVICE_NAME,
         {
-            "Execute": grpc.unary_unary_rpc_method_handler(
-                servicer.Execute,
-                request_deserializer=_tolerant(request),
-                response_serializer=response.SerializeToString,
+            "Execute": grpc.unary_unary_rpc_method_handler(servicer.Execute, request_deserializer=_tolerant(request)),
+            "ExecuteMany": grpc.stream_stream_rpc_method_handler(
+                servicer.ExecuteMany, request_deserializer=_tolerant(service_pb2.ExecuteManyRequest)
             ),
             "GetCapabilities": grpc.unary_unary_rpc_method_handler(
                 servicer.GetCapabilities,
@@ -184,9 +187,7 @@ def handlers(servicer: DirectMLServicer) -> grpc.GenericRpcHandler:
                 response_serializer=service_pb2.CompiledOperator.SerializeToString,
             ),
             "Dispatch": grpc.unary_unary_rpc_method_handler(
-                servicer.Dispatch,
-                request_deserializer=_tolerant(service_pb2.DispatchRequest),
-                response_serializer=response.SerializeToString,
+                servicer.Dispatch, request_deserializer=_tolerant(service_pb2.DispatchRequest)
             ),
             "ReleaseCompiledOperator": grpc.unary_unary_rpc_method_handler(
                 servicer.ReleaseCompiledOperator,

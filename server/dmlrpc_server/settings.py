@@ -138,7 +138,7 @@ class ServerSettings(BaseSettings):
         256, description="Execute calls waiting for a slot; beyond it calls get RESOURCE_EXHAUSTED."
     )
     max_batch_size: Positive = Field(
-        64, description="Most requests of one desc run as one batch (1 = batching off); tiny requests only."
+        64, description="Most requests of one desc run as one batch (1 = batching off); small requests only."
     )
     max_batch_size_by_operator: dict[str, Positive] = Field(
         default_factory=dict,
@@ -146,7 +146,12 @@ class ServerSettings(BaseSettings):
     )
     max_batch_delay_us: Annotated[int, Field(ge=0)] = Field(
         0,
-        description="How long a batch waits for more requests (0 = only those that arrived together: no added wait).",
+        description="How long a lone request waits for company (0 = none: batches form from requests that arrive "
+        "while a run of their desc is under way).",
+    )
+    batch_work: Positive = Field(
+        1 << 18,
+        description="Largest work (element-operations of one run, estimated from the desc) of a request that batches.",
     )
     buffer_pool_bytes: Annotated[int, Field(ge=0)] = Field(
         256 * MiB, description="Bytes of free staging and stream buffers kept for reuse (0 = no pooling)."
@@ -160,11 +165,19 @@ class ServerSettings(BaseSettings):
     )
     worker_threads: Positive | None = Field(
         None,
-        description="Threads that run operators larger than --inline-bytes (default: the CPU count shared among "
-        "the worker processes).",
+        description="Threads that run operators whose work exceeds --inline-work (default: the CPU count shared "
+        "among the worker processes).",
     )
-    inline_bytes: Annotated[int, Field(ge=0)] = Field(
-        64 * 1024, description="Requests up to this size run on the event loop (a thread hop costs more)."
+    inline_work: Annotated[int, Field(ge=0)] = Field(
+        1 << 16,
+        description="Requests whose work (element-operations: elements every node reads and writes, estimated from "
+        "the desc) is at most this run on the event loop, where a thread hop costs more; CPU provider only.",
+    )
+    stream_items_in_flight: Positive = Field(
+        256, description="ExecuteMany items of one stream admitted at once (running, waiting or being written)."
+    )
+    stream_bytes_in_flight: Positive = Field(
+        64 * MiB, description="Request bytes of one ExecuteMany stream's admitted items (one item is always admitted)."
     )
     resident_tensors_per_caller: Annotated[int, Field(ge=0)] = Field(
         1024, description="Resident tensors one caller may hold (CreateTensor and kept outputs); 0 disables them."

@@ -27,7 +27,7 @@ Y = RNG.standard_normal((4, 8)).astype(np.float32)
 
 
 def compiled_kind(server: ServerThread, op: CompiledOperator) -> str:
-    return type(server.built.dispatcher.handles._handles[op.handle].compiled).__name__
+    return type(server.built.service.handles._handles[op.handle].compiled).__name__
 
 
 def one(client: dmlrpc.Client, desc: operators_pb2.OperatorDesc, inputs: Sequence[Any]) -> np.ndarray:
@@ -112,7 +112,7 @@ def test_a_pass_through_chain_is_one_session(client: dmlrpc.Client, server: Serv
     desc = g.desc()
     with client.compile(g) as op:
         got_values, got_indices = arrays(op(X))
-        compiled = server.built.dispatcher.handles._handles[op.handle].compiled
+        compiled = server.built.service.handles._handles[op.handle].compiled
         assert type(compiled).__name__ == "Compiled"
         planned = 0
         for node in desc.nodes:
@@ -418,7 +418,7 @@ def test_async_client_compiles_and_dispatches(server: ServerThread) -> None:
             for k, result in enumerate(results):
                 (value,) = arrays(result)
                 np.testing.assert_allclose(value, 1 / (1 + np.exp(-2 * k * X)), rtol=1e-5, atol=1e-6)
-            assert handle not in server.built.dispatcher.handles._handles
+            assert handle not in server.built.service.handles._handles
 
     asyncio.run(run())
 

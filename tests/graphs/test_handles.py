@@ -42,9 +42,9 @@ def test_release_then_not_found(client: dmlrpc.Client, server: ServerThread) -> 
     op = client.compile(negate_desc())
     (result,) = op(X)
     np.testing.assert_array_equal(result, -X)
-    held = server.built.dispatcher.handles.held
+    held = server.built.service.handles.held
     op.release()
-    assert server.built.dispatcher.handles.held == held - 1
+    assert server.built.service.handles.held == held - 1
     with pytest.raises(dmlrpc.NotFoundError) as caught:
         op(X)
     assert op.handle in str(caught.value)
@@ -96,7 +96,7 @@ def test_a_token_owns_its_handles_across_connections() -> None:
             (result,) = again(X)
             np.testing.assert_array_equal(result, -X)
             again.release()
-        assert running.built.dispatcher.handles.held == 0
+        assert running.built.service.handles.held == 0
     finally:
         running.stop()
 
@@ -112,9 +112,9 @@ def test_idle_handles_expire() -> None:
                 used(X)  # dispatching keeps it
             with pytest.raises(dmlrpc.NotFoundError):
                 idle(np.zeros(4, np.float32))
-            assert running.built.dispatcher.handles.held == 1
+            assert running.built.service.handles.held == 1
             used.release()
-            assert running.built.dispatcher.handles.held == 0
+            assert running.built.service.handles.held == 0
             with pytest.raises(dmlrpc.NotFoundError):
                 idle.release()
     finally:
@@ -137,7 +137,7 @@ def test_count_quota(quota_server: ServerThread) -> None:
         np.testing.assert_array_equal(second(np.zeros(4, np.float32))[0], np.ones(4, np.float32))
         third.release()
         second.release()
-        assert quota_server.built.dispatcher.handles.held == 0
+        assert quota_server.built.service.handles.held == 0
 
 
 def test_byte_quota_counts_constants_and_owned_data(quota_server: ServerThread) -> None:
@@ -158,7 +158,7 @@ def test_byte_quota_counts_constants_and_owned_data(quota_server: ServerThread) 
         with client.compile(desc, owned=[weights, None]) as owned:  # room again
             np.testing.assert_array_equal(owned(weights)[0], weights * 2)
         small.release()
-        assert quota_server.built.dispatcher.handles.held == 0
+        assert quota_server.built.service.handles.held == 0
 
 
 def test_handles_are_unguessable(client: dmlrpc.Client) -> None:

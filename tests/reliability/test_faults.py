@@ -172,7 +172,7 @@ def test_onnx_runtime_failing_inside_a_batch_fails_each_member_cleanly() -> None
     try:
         x = np.arange(8, dtype=np.float32) - 4
         call = ops.activation("relu", x)
-        batcher = running.built.dispatcher.batcher
+        batcher = running.built.service.scheduler
         assert batcher is not None
         with dmlrpc.Client(running.address, timeout=30) as client:
             # No call before the burst: the first one probes for company (waiting the batch delay), so the

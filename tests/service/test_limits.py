@@ -76,7 +76,7 @@ def _compute_count(server: ServerThread) -> float:
 
 def test_full_queue_answers_resource_exhausted_at_once(one_slot: Callable[..., ServerThread]) -> None:
     running = one_slot(queue=0)
-    admission = running.built.dispatcher.admission
+    admission = running.built.service.scheduler.admission
     slow = SlowCall(running.address)
     _wait_until(lambda: admission.running == 1)
     started = time.monotonic()
@@ -93,7 +93,7 @@ def test_full_queue_answers_resource_exhausted_at_once(one_slot: Callable[..., S
 
 def test_queued_calls_run_in_turn(one_slot: Callable[..., ServerThread]) -> None:
     running = one_slot(queue=4)
-    admission = running.built.dispatcher.admission
+    admission = running.built.service.scheduler.admission
     slow = SlowCall(running.address)
     _wait_until(lambda: admission.running == 1)
     results: list[np.ndarray] = []
@@ -115,7 +115,7 @@ def test_queued_calls_run_in_turn(one_slot: Callable[..., ServerThread]) -> None
 
 def test_expired_deadline_skips_the_work(one_slot: Callable[..., ServerThread]) -> None:
     running = one_slot(queue=4)
-    admission = running.built.dispatcher.admission
+    admission = running.built.service.scheduler.admission
     with dmlrpc.Client(running.address, timeout=30) as client:
         client.top_k(np.arange(8, dtype=np.float32), 2)  # compile the small desc first
         slow = SlowCall(running.address)
@@ -132,7 +132,7 @@ def test_expired_deadline_skips_the_work(one_slot: Callable[..., ServerThread]) 
 
 def test_cancelled_waiting_call_leaves_the_queue(one_slot: Callable[..., ServerThread]) -> None:
     running = one_slot(queue=4)
-    admission = running.built.dispatcher.admission
+    admission = running.built.service.scheduler.admission
     slow = SlowCall(running.address)
     _wait_until(lambda: admission.running == 1)
     call = top_k_call(k=1, shape=(4,))

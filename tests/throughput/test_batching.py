@@ -191,12 +191,3 @@ def test_pool_reuses_by_size_class_within_its_bound() -> None:
     pool.release(big)
     pool.release(again)
     assert pool.stats.held_bytes == 8192 and pool.stats.lent_bytes == 0
-
-
-def test_idle_requests_run_at_once_and_probe_for_company() -> None:
-    from dmlrpc_server.runtime.batching import PROBE_EVERY, Batcher
-
-    batcher = Batcher(BufferPool(0), max_batch_size=8, max_delay=0)
-    decisions = [batcher.wanted(busy=False) for _ in range(4 * PROBE_EVERY)]
-    assert decisions.count(True) == 4  # one probe in PROBE_EVERY while no batch had company
-    assert batcher.wanted(busy=True)  # other calls running: batch

@@ -17,6 +17,7 @@ import onnxruntime as ort
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators.base import Plan
 from dmlrpc_server.runtime.buffers import BufferPool
+from dmlrpc_server.runtime.cost import model_work
 from dmlrpc_server.runtime.providers import PROVIDERS, Provider
 from dmlrpc_server.runtime.resident import Device
 
@@ -37,11 +38,17 @@ class Compiled:
     #: Whether the session runs on the provider's device (False on the CPU provider and after a host fallback):
     #: only then can device-resident tensors be bound as they are.
     on_device: bool = False
+    #: The work one run causes, in element-operations (``runtime.cost.model_work``): the scheduler's measure.
+    work: int = 0
+    #: The metrics label and batch-size key: the operator's case ("graph" for a graph).
+    label: str = ""
     _batched: ort.InferenceSession | None = field(default=None, repr=False)
 
-    def run(self, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    def run(self, feeds: dict[str, np.ndarray], options: ort.RunOptions | None = None) -> list[np.ndarray]:
+        # NOTE: the session's own wrapper re-validates the feeds in Python on every call; the binding it calls
+        # does the same checks in C++.
         with self.run_lock:
-            return self.session.run(self.output_names, feeds)  # type: ignore[no-any-return]
+            return self.session._sess.run(self.output_names, feeds, options)  # type: ignore[no-any-return]
 
     def run_bound(
         self, feeds: dict[str, np.ndarray], device_inputs: dict[str, ort.OrtValue], keep: set[int], device: Device
@@ -94,15 +101,16 @@ class StagedCompiled(Compiled):
         session: ort.InferenceSession,
         output_names: list[str],
         *,
-        run: Callable[[Sequence[np.ndarray | None]], list[np.ndarray]],
+        run: Callable[[Sequence[np.ndarray | None], ort.RunOptions | None], list[np.ndarray]],
         names: list[str],
+        work: int,
     ) -> None:
-        super().__init__(plan, session, output_names)
+        super().__init__(plan, session, output_names, work=work, label="graph")
         self._run_graph = run
         self._input_names = names
 
-    def run(self, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-        return self._run_graph([feeds.get(name) for name in self._input_names])
+    def run(self, feeds: dict[str, np.ndarray], options: ort.RunOptions | None = None) -> list[np.ndarray]:
+        return self._run_graph([feeds.get(name) for name in self._input_names], options)
 
 
 def _session(model: onnx.ModelProto, provider: Provider) -> ort.InferenceSession:
@@ -132,14 +140,15 @@ def _session_on(model: onnx.ModelProto, provider: Provider) -> tuple[ort.Inferen
         return ort.InferenceSession(serialized, sess_options=fallback.session_options(), providers=[CPU]), False
 
 
-def compile_plan(plan: Plan, provider: Provider, batching: BatchRule | None = None) -> Compiled:
-    """Create the ONNX Runtime session for a plan's model."""
+def compile_plan(plan: Plan, provider: Provider, batching: BatchRule | None = None, label: str = "") -> Compiled:
+    """Create the ONNX Runtime session for a plan's model, and estimate the work one run causes."""
     session, on_device = _session_on(plan.model, provider)
     names = [output.name for output in session.get_outputs()]
     lock: contextlib.AbstractContextManager[object] = (
         threading.Lock() if provider.serialize_runs else contextlib.nullcontext()
     )
-    return Compiled(plan, session, names, lock, provider, batching, on_device=on_device)
+    work = model_work(plan.model)
+    return Compiled(plan, session, names, lock, provider, batching, on_device=on_device, work=work, label=label)
 
 
 @dataclass
@@ -168,6 +177,11 @@ class CompileCache:
     @property
     def capacity(self) -> int:
         return self._capacity
+
+    def peek(self, key: bytes) -> Compiled | None:
+        """The entry for ``key`` if it is compiled already (a hit), else ``None``; builds nothing."""
+        with self._lock:
+            return self._lookup(key)
 
     def get(self, key: bytes, build: Callable[[], Compiled]) -> Compiled:
         """Return the entry for ``key``, building it with ``build`` on a miss (errors are not cached)."""

@@ -1,0 +1,352 @@
+"""Serving on a many-core GPU host: dynamic batching, ExecuteMany and server workers, beside a bare echo (same run).
+
+In one run (``--provider cuda`` on an NVIDIA host; ``--provider cpu`` runs it anywhere as a smoke test):
+
+(a) TOP_K1 of a [1, 32000] FLOAT32 input, K = 8: unary calls at 64 in flight, batching on (the server's defaults)
+    vs off (``--max-batch-size 1``), and the same items through ExecuteMany; goal: on / off >= 2x for both. Beside
+    them, in-process ONNX Runtime ``session.run`` of that top-k (the server's own lowering) for 1 row and for 64
+    rows: the compute floor.
+(b) tiny unary ops (TOP_K1 of [1,1,3,4]) at 64 in flight from each of ``--processes`` load generator processes, over
+    ``--channels`` channels each, against ``--workers N`` servers for N in ``--workers`` (one server at a time):
+    scaling = req/s(N) / req/s(1); goal >= 0.7 x N.
+(c) the bare gRPC echo at 64 in flight (one process, and ``--processes`` processes) for reference.
+
+Prints every row as it is measured, then a Markdown table; ``--json FILE`` keeps rows and raw results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import shlex
+import statistics
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling bench modules
+
+import procs
+import report
+from inproc import per_call_us
+from report import Row
+from run import (
+    STREAM_ITEMS_PER_MESSAGE,
+    STREAM_WINDOW,
+    execute_many_available,
+    payload,
+    tiny_calls,
+    workers_available,
+)
+
+from dmlrpc import ops
+from dmlrpc._base import prepare_execute
+from dmlrpc.codec import decode
+
+MiB = 1 << 20
+BATCH_OFF = ["--max-batch-size", "1"]
+
+
+@dataclass(frozen=True)
+class Options:
+    provider: str
+    duration: float
+    reps: int
+    workers: list[int]
+    processes: int
+    channels: int
+    columns: int
+    k: int
+    rows: int
+    quiet_wait: float
+    server_flags: list[str]
+    inproc_number: int
+
+
+def median(values: list[float]) -> float:
+    return float(statistics.median(values))
+
+
+class Run:
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.rows: list[Row] = []
+        self.raw: dict[str, Any] = {}
+        self.runs = 0
+        self.noisy_runs = 0
+
+    def add(self, row: Row) -> None:
+        self.rows.append(row)
+        report.print_row(row)
+
+    def quiet(self) -> None:
+        self.runs += 1
+        if self.options.quiet_wait > 0 and not procs.wait_quiet(self.options.quiet_wait):
+            self.noisy_runs += 1
+
+    def server(self, name: str, flags: list[str]) -> procs.Server:
+        """Our server on the chosen provider (``--workers 1`` unless the flags say otherwise, where it has workers)."""
+        extra = list(self.options.server_flags)
+        if workers_available() and "--workers" not in flags:
+            extra += ["--workers", "1"]
+        return procs.our_server(name, [*flags, *extra], provider=self.options.provider)
+
+    def measure(
+        self,
+        servers: dict[str, procs.Server],
+        loadgen: procs.Loadgen | procs.LoadgenPool,
+        variants: dict[str, tuple[str, dict[str, Any]]],
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Each variant (server name, job) ``reps`` times, the order rotating every repetition; a variant whose
+        server answers UNIMPLEMENTED is dropped."""
+        results: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        missing: set[str] = set()
+        names = list(variants)
+        pids = {name: server.pids() for name, server in servers.items()}
+        for rep in range(self.options.reps):
+            for name in names[rep % len(names) :] + names[: rep % len(names)]:
+                if name in missing:
+                    continue
+                server, job = variants[name]
+                self.quiet()
+                result = loadgen.run({"target": servers[server].target, "server_pids": pids[server], **job})
+                if "unimplemented" in result:
+                    missing.add(name)
+                else:
+                    results[name].append(result)
+        return results
+
+    # -- (a) batching of a [1, 32000] top-k ------------------------------------------------------------------------
+
+    def batching(self) -> None:
+        o = self.options
+        shape = f"[1, {o.columns}]"
+        print(f"\n== (a) top-k of {shape} float32, K={o.k}: batching on vs off, unary @64 and ExecuteMany")
+        rng = np.random.default_rng(0)
+        call = ops.top_k(rng.standard_normal((1, o.columns), dtype=np.float32), o.k)
+        body = payload(call)
+        servers = {
+            "on": self.server("batch-on", []),
+            "off": self.server("batch-off", BATCH_OFF),
+            "echo": procs.echo_server("aio"),
+        }
+        loadgen = procs.Loadgen()
+        unary = {"kind": "grpc", "payload_b64": body, "inflight": 64, "duration": o.duration}
+        many = {"kind": "execute_many", "payload_b64": body, "duration": o.duration, "streams": 1}
+        many.update(items_per_message=STREAM_ITEMS_PER_MESSAGE, inflight=STREAM_WINDOW)
+        variants = {
+            "unary-on": ("on", unary),
+            "unary-off": ("off", unary),
+            "many-on": ("on", many),
+            "many-off": ("off", many),
+            "echo": ("echo", unary),
+        }
+        try:
+            for server in servers.values():
+                server.wait_ready(180)
+            results = self.measure(servers, loadgen, variants)
+        finally:
+            loadgen.stop()
+            for server in servers.values():
+                server.stop()
+        self.raw["batching"] = dict(results)
+
+        def figure(name: str, key: str = "rps") -> float | None:
+            runs = results.get(name)
+            return median([r[key] for r in runs]) if runs else None
+
+        scenario = f"top-k {shape} K={o.k}, unary @64"
+        self.add(
+            Row(scenario, "req/s, batching on vs off", figure("unary-on"), figure("unary-off"), "batching off",
+                "req/s", (">=", 2.0))
+        )  # fmt: skip
+        self.add(Row(scenario, "req/s, batching on vs echo", figure("unary-on"), figure("echo"), "aio echo", "req/s"))
+        self.add(
+            Row(scenario, "p50 latency, batching on vs off", figure("unary-on", "p50_us"),
+                figure("unary-off", "p50_us"), "batching off", "µs")
+        )  # fmt: skip
+        many_scenario = f"top-k {shape} K={o.k}, ExecuteMany ({STREAM_ITEMS_PER_MESSAGE}/msg, window {STREAM_WINDOW})"
+        if figure("many-on") is None:
+            self.add(Row(many_scenario, "items/s, batching on vs off", None, goal=(">=", 2.0), note=report.NA))
+        else:
+            self.add(
+                Row(many_scenario, "items/s, batching on vs off", figure("many-on"), figure("many-off"),
+                    "batching off", "req/s", (">=", 2.0))
+            )  # fmt: skip
+            self.add(
+                Row(many_scenario, "items/s, batching on vs echo", figure("many-on"), figure("echo"),
+                    "aio echo, unary @64", "req/s")
+            )  # fmt: skip
+        self.inprocess(call)
+
+    def inprocess(self, call: ops.Call) -> None:
+        """ORT session.run of the server's lowering of the top-k, for 1 row and for ``rows`` rows."""
+        from dmlrpc_server.executor import Executor
+        from dmlrpc_server.feature_levels import LATEST
+        from dmlrpc_server.operators.base import Limits
+        from dmlrpc_server.runtime.providers import choose_provider
+
+        o = self.options
+        limits = Limits(max_tensor_bytes=512 * MiB, max_request_bytes=1024 * MiB, max_message_bytes=512 * MiB)
+        executor = Executor(choose_provider(o.provider), feature_level=LATEST, limits=limits, cache_capacity=16)
+        figures: dict[int, float] = {}
+        data = call.inputs[0]
+        assert data is not None
+        for rows in (1, o.rows):
+            batch = ops.top_k(np.repeat(data, rows, axis=0), o.k)
+            request = prepare_execute(batch.operator_desc, batch.inputs).request
+            compiled = executor.compiled(request.operator_desc)
+            arrays = [
+                None if layout is None else decode(binding.buffer.data, layout)
+                for binding, layout in zip(request.inputs, compiled.plan.inputs, strict=True)
+            ]
+            feeds = compiled.plan.prepare(arrays)
+            self.quiet()
+            number = max(10, o.inproc_number // rows)
+            run = functools.partial(compiled.session.run, compiled.output_names, feeds)
+            figures[rows] = per_call_us(run, number=number, repeats=5)
+        self.raw["inprocess_us"] = figures
+        scenario = f"top-k [rows, {o.columns}] K={o.k}, in-process"
+        self.add(Row(scenario, "session.run, 1 row", figures[1], None, unit="µs", note="compute floor"))
+        self.add(Row(scenario, f"session.run, {o.rows} rows", figures[o.rows], figures[1], "1 row", "µs"))
+        self.add(
+            Row(scenario, f"rows/s, {o.rows} rows vs 1 row", o.rows * 1e6 / figures[o.rows], 1e6 / figures[1],
+                "1 row a run", "rows/s", note="the ceiling batching can reach")
+        )  # fmt: skip
+
+    # -- (b) worker scaling ---------------------------------------------------------------------------------------
+
+    def scaling(self) -> None:
+        o = self.options
+        load = f"@64 x {o.processes} processes, {o.channels} channels each"
+        print(f"\n== (b) tiny top-k {load}: --workers N, one server at a time")
+        body = payload(tiny_calls()["top-k"])
+        job = {"kind": "grpc", "payload_b64": body, "inflight": 64, "duration": o.duration, "channels": o.channels}
+        available = workers_available()
+        counts = o.workers if available else [1]
+        rps: dict[int, float] = {}
+        raw: dict[int, list[dict[str, Any]]] = {}
+        for n in counts:
+            flags = ["--workers", str(n)] if available else []
+            server = self.server(f"workers-{n}", flags)
+            loadgen = procs.LoadgenPool(o.processes)
+            try:
+                server.wait_ready(180)
+                time.sleep(1.0 if n > 1 else 0.0)  # let every worker come up and warm up
+                raw[n] = self.measure({"ours": server}, loadgen, {"ours": ("ours", job)})["ours"]
+            finally:
+                loadgen.stop()
+                server.stop()
+            rps[n] = median([r["rps"] for r in raw[n]])
+        self.raw["workers"] = raw
+        scenario = f"tiny top-k {load}"
+        echo = self.raw.get("echo_pool_rps")
+        for n in o.workers:
+            if n not in rps:
+                self.add(Row(scenario, f"scaling, --workers {n}", None, goal=(">=", 0.7 * n), note=report.NA))
+                continue
+            if n == 1:
+                self.add(Row(scenario, "req/s, --workers 1", rps[1], echo, "aio echo, same load", "req/s"))
+                continue
+            self.add(
+                Row(scenario, f"scaling, --workers {n}", rps[n], rps.get(1), "--workers 1", "req/s", (">=", 0.7 * n))
+            )  # fmt: skip
+
+    # -- (c) the echo ---------------------------------------------------------------------------------------------
+
+    def echo(self) -> None:
+        o = self.options
+        print("\n== (c) the bare gRPC echo, tiny top-k bytes @64 in flight")
+        body = payload(tiny_calls()["top-k"])
+        echo = procs.echo_server("aio")
+        one, pool = procs.Loadgen(), procs.LoadgenPool(o.processes)
+        job = {"kind": "grpc", "payload_b64": body, "inflight": 64, "duration": o.duration}
+        spread = f"{o.processes} load processes x {o.channels} channels"
+        try:
+            echo.wait_ready()
+            servers = {"echo": echo}
+            single = self.measure(servers, one, {"one": ("echo", job)})["one"]
+            several = self.measure(servers, pool, {"pool": ("echo", {**job, "channels": o.channels})})["pool"]
+        finally:
+            one.stop()
+            pool.stop()
+            echo.stop()
+        self.raw["echo"] = {"one": single, "pool": several}
+        self.raw["echo_pool_rps"] = median([r["rps"] for r in several])
+        scenario = "aio echo, tiny top-k bytes @64"
+        self.add(Row(scenario, "req/s, 1 load process, 1 channel", median([r["rps"] for r in single]), unit="req/s"))
+        self.add(
+            Row(scenario, f"req/s, {spread}", self.raw["echo_pool_rps"], median([r["rps"] for r in single]),
+                "1 process, 1 channel", "req/s", note="the load of (b)")
+        )  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--provider", default="cuda", choices=["cuda", "directml", "cpu"])
+    parser.add_argument("--quick", action="store_true", help="a ~1 minute smoke run (short runs, 1 repetition)")
+    parser.add_argument("--duration", type=float, help="seconds of each load run (default 4, --quick 0.5)")
+    parser.add_argument("--reps", type=int, help="interleaved repetitions (default 2, --quick 1)")
+    parser.add_argument("--workers", help="server worker counts of (b), comma-separated (default 1,2,4,8; --quick 1,2)")
+    parser.add_argument("--processes", type=int, default=max(1, (os.cpu_count() or 1) // 4),
+                        help="load generator processes of (b) and (c) (default: a quarter of the CPUs)")  # fmt: skip
+    parser.add_argument("--channels", type=int, default=8, help="channels (connections) per load process in (b)")
+    parser.add_argument("--columns", type=int, default=32000, help="top-k row length of (a)")
+    parser.add_argument("--k", type=int, default=8, help="K of (a)'s top-k")
+    parser.add_argument("--rows", type=int, default=64, help="rows of (a)'s batched in-process run")
+    parser.add_argument("--quiet-wait", type=float, default=2.0, help="max seconds to wait for a quiet CPU per run")
+    parser.add_argument("--server-flags", default="", help="extra dmlrpc-server flags")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="save rows, raw results and conditions")
+    parser.add_argument("--markdown", type=Path, metavar="FILE", help="also write the Markdown table to FILE")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    options = Options(
+        provider=args.provider,
+        duration=args.duration if args.duration is not None else (0.5 if quick else 4.0),
+        reps=args.reps if args.reps is not None else (1 if quick else 2),
+        workers=[int(n) for n in (args.workers or ("1,2" if quick else "1,2,4,8")).split(",")],
+        processes=args.processes,
+        channels=args.channels,
+        columns=args.columns,
+        k=args.k,
+        rows=args.rows,
+        quiet_wait=0.0 if quick else args.quiet_wait,
+        server_flags=shlex.split(args.server_flags),
+        inproc_number=200 if quick else 2000,
+    )
+    command = "python bench/gpu_serving.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    info = report.conditions(command.strip())
+    info["provider"] = args.provider
+    print(report.conditions_text(info))
+    print(
+        f"provider: {args.provider}; load processes: {options.processes}; "
+        f"ExecuteMany: {'yes' if execute_many_available() else report.NA}; "
+        f"--workers: {'yes' if workers_available() else report.NA}"
+    )
+    run = Run(options)
+    started = time.perf_counter()
+    run.batching()
+    run.echo()
+    run.scaling()
+    minutes = (time.perf_counter() - started) / 60
+    print(f"\n{run.runs} measured runs in {minutes:.1f} min; {run.runs - run.noisy_runs} started on a quiet CPU\n")
+    table = report.markdown_table(run.rows)
+    print(table)
+    if args.json:
+        data = {"conditions": info, "options": options.__dict__, "rows": [r.as_dict() for r in run.rows]}
+        data["raw"] = run.raw
+        args.json.write_text(json.dumps(data, indent=1, default=str))
+    if args.markdown:
+        args.markdown.write_text(f"Conditions: {report.conditions_text(info)}\n\n{table}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

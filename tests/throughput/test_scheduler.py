@@ -1,0 +1,220 @@
+"""The scheduler over the real server: work placed by its cost, health that stays prompt, deadlines that stop
+running work, and ExecuteMany items answered one by one."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import grpc
+import numpy as np
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+import dmlrpc
+from dmlrpc import ops
+from dmlrpc._base import prepare_execute
+from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
+from tests.conftest import ServerThread, scrape, start_server
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerThread]:
+    running = start_server()
+    yield running
+    running.stop()
+
+
+def _broadcast_top_k(rows: int, columns: int) -> service_pb2.ExecuteRequest:
+    """TOP_K1 (K=1) over a [rows, columns] FLOAT32 input that is one element broadcast (strides 0): a 4-byte
+    buffer whose work is rows x columns elements."""
+    call = ops.top_k(np.zeros((1, 2), np.float32), 1, 1)
+    desc = operators_pb2.OperatorDesc()
+    desc.CopyFrom(call.operator_desc)
+    top_k = desc.top_k1
+    buffer = top_k.input_tensor.buffer
+    del buffer.sizes[:]
+    buffer.sizes.extend([rows, columns])
+    buffer.strides.extend([0, 0])
+    buffer.total_tensor_size_in_bytes = 4
+    for output in (top_k.output_value_tensor, top_k.output_index_tensor):
+        del output.buffer.sizes[:]
+        output.buffer.sizes.extend([rows, 1])
+        output.buffer.total_tensor_size_in_bytes = rows * 4
+    binding = service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=np.float32(3).tobytes()))
+    return service_pb2.ExecuteRequest(operator_desc=desc, inputs=[binding])
+
+
+def _heavy_graph(columns: int, nodes: int) -> dmlrpc.Graph:
+    """A chain of ``nodes`` element-wise inverse hyperbolic sines over [1024, columns] FLOAT32 (a slow function
+    on ONNX Runtime's CPU provider, about 100 ms a node): nodes of real work, with RunOptions.terminate seen
+    between them."""
+    graph = dmlrpc.Graph()
+    x = graph.input(np.float32, (1024, columns))
+    y = x
+    for _ in range(nodes):
+        y = graph.element_wise("asinh", y)
+    graph.output(y)
+    return graph
+
+
+def test_health_answers_promptly_while_requests_with_large_work_and_tiny_bytes_run(server: ServerThread) -> None:
+    # Each request is 4 bytes of data whose work is 32 M elements (a few hundred ms of ONNX Runtime): before the
+    # scheduler judged requests by their work, these ran on the event loop and every call waited.
+    request = _broadcast_top_k(8, 1 << 22)
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def load() -> None:
+        with grpc.insecure_channel(server.address) as channel:
+            stub = service_pb2_grpc.DirectMLServiceStub(channel)
+            while not stop.is_set():
+                try:
+                    response = stub.Execute(request, timeout=60)
+                    values = np.frombuffer(response.outputs[0].buffer.data, np.float32)
+                    assert values.tolist() == [3.0] * 8
+                except BaseException as error:  # surfaced below
+                    errors.append(error)
+                    return
+
+    threads = [threading.Thread(target=load) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    latencies: list[float] = []
+    try:
+        with grpc.insecure_channel(server.address) as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            health.Check(health_pb2.HealthCheckRequest(), timeout=5)
+            time.sleep(0.3)  # the heavy calls are running
+            deadline = time.monotonic() + 2.5
+            while time.monotonic() < deadline:
+                started = time.perf_counter()
+                answer = health.Check(health_pb2.HealthCheckRequest(), timeout=5)
+                latencies.append(time.perf_counter() - started)
+                assert answer.status == health_pb2.HealthCheckResponse.SERVING
+                time.sleep(0.02)
+            assert server.built.service.scheduler.admission.running >= 1  # heavy work was in flight throughout
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=60)
+    assert not errors, errors
+    assert max(latencies) < 0.2, f"health took up to {max(latencies) * 1e3:.0f} ms"
+
+
+def test_a_deadline_stops_running_work_and_frees_its_slot(server: ServerThread) -> None:
+    graph = _heavy_graph(4096, 24)  # seconds of work in all
+    x = np.random.default_rng(1).standard_normal((1024, 4096)).astype(np.float32)
+    with dmlrpc.Client(server.address, timeout=120, retry=None) as client, client.compile(graph) as op:
+        started = time.perf_counter()
+        op(x)  # the full run, for scale
+        full = time.perf_counter() - started
+        assert full > 1.0, f"the graph ran in {full:.2f} s: too little work to tell a stopped run"
+        started = time.perf_counter()
+        with pytest.raises(dmlrpc.DeadlineExceededError):
+            op(x, timeout=full / 5)
+        answered = time.perf_counter() - started
+        admission = server.built.service.scheduler.admission
+        freed_deadline = time.monotonic() + full / 2
+        while admission.running and time.monotonic() < freed_deadline:
+            time.sleep(0.005)
+        freed = time.perf_counter() - started
+    assert answered < full / 5 + 0.3
+    assert admission.running == 0, "the stopped run still holds its slot"
+    assert freed < full / 2, f"the slot came back {freed:.2f} s after the call (a full run takes {full:.2f} s)"
+
+
+def test_execute_many_answers_every_item_with_its_own_status(server: ServerThread) -> None:
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    good = prepare_execute(*_call(ops.top_k(x, 2, 1))).request
+    bad_call = ops.top_k(x, 2, 1)
+    bad_call.operator_desc.top_k1.k = 9  # larger than the axis: INVALID_ARGUMENT with its path
+    bad = prepare_execute(*_call(bad_call)).request
+    other = prepare_execute(*_call(ops.element_wise("add", x, x))).request
+    items = [
+        service_pb2.ExecuteItem(tag=tag, execute=request)
+        for tag, request in [(7, good), (3, bad), (7, good), (99, other), (0, good), (12, bad)]
+    ]
+    messages = [
+        service_pb2.ExecuteManyRequest(items=items[:2]),
+        service_pb2.ExecuteManyRequest(items=items[2:5]),
+        service_pb2.ExecuteManyRequest(items=items[5:]),
+    ]
+    with grpc.insecure_channel(server.address) as channel:
+        stub = service_pb2_grpc.DirectMLServiceStub(channel)
+        results = [result for response in stub.ExecuteMany(iter(messages), timeout=30) for result in response.results]
+    assert sorted(result.tag for result in results) == sorted(item.tag for item in items)
+    for result in results:
+        if result.tag == 3 or result.tag == 12:
+            assert result.status.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+            assert [v.field for v in result.status.field_violations] == ["operator_desc.top_k1.k"]
+        elif result.tag == 99:
+            assert result.status.code == 0
+            np.testing.assert_array_equal(
+                np.frombuffer(result.response.outputs[0].buffer.data, np.float32), 2 * x.ravel()
+            )
+        else:
+            assert result.status.code == 0
+            values = np.frombuffer(result.response.outputs[0].buffer.data, np.float32).reshape(3, 2)
+            np.testing.assert_array_equal(values, [[3, 2], [7, 6], [11, 10]])
+
+
+def test_execute_many_batches_items_of_one_desc_and_equals_unary_results(server: ServerThread) -> None:
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal((4, 16)).astype(np.float32) for _ in range(48)]
+    requests = [prepare_execute(*_call(ops.top_k(a, 3, 1))).request for a in arrays]
+    before = scrape(server)
+    with grpc.insecure_channel(server.address) as channel:
+        stub = service_pb2_grpc.DirectMLServiceStub(channel)
+        unary = [stub.Execute(request, timeout=30) for request in requests]
+        counted = scrape(server)
+        message = service_pb2.ExecuteManyRequest(
+            items=[service_pb2.ExecuteItem(tag=i, execute=r) for i, r in enumerate(requests)]
+        )
+        results = {r.tag: r for response in stub.ExecuteMany(iter([message]), timeout=30) for r in response.results}
+    after = scrape(server)
+    assert sorted(results) == list(range(len(requests)))
+    for index, response in enumerate(unary):
+        assert results[index].status.code == 0
+        assert results[index].response == response
+    runs = after[("dmlrpc_batch_size_count", ())] - counted[("dmlrpc_batch_size_count", ())]
+    batched = after[("dmlrpc_batch_size_sum", ())] - counted[("dmlrpc_batch_size_sum", ())]
+    assert batched == len(requests) and runs < len(requests) / 4, (runs, batched)
+    assert counted[("dmlrpc_batch_size_sum", ())] - before[("dmlrpc_batch_size_sum", ())] == len(requests)
+
+
+def test_execute_many_bounds_items_in_flight() -> None:
+    # A client that sends many 1 MiB items and reads nothing: the server stops reading at its window (and gRPC's
+    # flow control stops the client), so neither side's memory grows; every item is answered once it reads.
+    running = start_server(stream_items_in_flight=4)
+    try:
+        x = np.arange(1 << 17, dtype=np.float32)
+        request = prepare_execute(*_call(ops.element_wise("add", x, x))).request
+        sent: list[int] = []
+
+        def messages() -> Iterator[service_pb2.ExecuteManyRequest]:
+            for tag in range(40):
+                sent.append(tag)
+                yield service_pb2.ExecuteManyRequest(items=[service_pb2.ExecuteItem(tag=tag, execute=request)])
+
+        with grpc.insecure_channel(running.address) as channel:
+            stub = service_pb2_grpc.DirectMLServiceStub(channel)
+            responses = stub.ExecuteMany(messages(), timeout=30)
+            time.sleep(1.0)  # the server admits 4 items, answers them, and waits for the reader
+            assert len(sent) < 40
+            tags: list[int] = []
+            for response in responses:
+                for result in response.results:
+                    assert result.status.code == 0
+                    np.testing.assert_array_equal(
+                        np.frombuffer(result.response.outputs[0].buffer.data, np.float32), 2 * x
+                    )
+                    tags.append(result.tag)
+        assert sorted(tags) == list(range(40))
+    finally:
+        running.stop()
+
+
+def _call(call: ops.Call) -> tuple[operators_pb2.OperatorDesc, list[np.ndarray | None]]:
+    return call.operator_desc, list(call.inputs)
