@@ -124,7 +124,7 @@ class Server:
 def our_server(name: str, flags: list[str] | None = None, *, malloc: bool = False, provider: str = "cpu") -> Server:
     argv = [sys.executable, "-m", "dmlrpc_server", "--port", "0", "--metrics-port", "0", "--provider", provider]
     flags = flags or []
-    count = worker_count(flags)
+    count = worker_count([*flags, "--provider", provider])
     return Server(name, [*argv, *flags], malloc=malloc, ready=_WARMED, ready_count=count)
 
 
@@ -133,11 +133,12 @@ def worker_count(flags: list[str]) -> int:
     if "--workers" in flags:
         return int(flags[flags.index("--workers") + 1])
     try:
-        from dmlrpc_server import settings
+        from dmlrpc_server.settings import load_settings
     except ImportError:
         return 1
-    default = getattr(settings, "default_workers", None)
-    return int(default(os.cpu_count())) if callable(default) else 1
+    # NOTE: the build's own settings resolve the default (it depends on the CPUs, the provider and the platform);
+    # builds without --workers have no worker_processes.
+    return int(getattr(load_settings(flags, environ={}), "worker_processes", 1))
 
 
 def echo_server(mode: str, *, malloc: bool = False) -> Server:

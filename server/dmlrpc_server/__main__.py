@@ -63,8 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as error:
         sys.stderr.write(f"dmlrpc-server: {error}\n")  # logging is not configured yet
         return 2
-    configure_logging(settings.log_level, settings.log_format)
     worker = WorkerLink.from_environ()
+    configure_logging(settings.log_level, settings.log_format, worker=None if worker is None else worker.index)
     if worker is None and settings.worker_processes > 1:
         return supervise(settings, argv)
     if worker is not None:

@@ -11,7 +11,12 @@ CALL_FIELDS = ("request_id", "method", "operator", "code", "duration_ms")
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line: time, level, logger, message, the call fields present, and any traceback."""
+    """One JSON object per line: time, level, logger, message, the worker (with --workers), the call fields present,
+    and any traceback."""
+
+    def __init__(self, worker: int | None = None) -> None:
+        super().__init__()
+        self.worker = worker
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, object] = {
@@ -20,6 +25,8 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
+        if self.worker is not None:
+            entry["worker"] = self.worker
         for name in CALL_FIELDS:
             value = record.__dict__.get(name)
             if value is not None:
@@ -29,13 +36,15 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
-def configure_logging(level: str, fmt: str) -> None:
-    """Send the log to stderr at ``level`` as ``text`` or ``json`` lines (replacing earlier handlers)."""
+def configure_logging(level: str, fmt: str, *, worker: int | None = None) -> None:
+    """Send the log to stderr at ``level`` as ``text`` or ``json`` lines (replacing earlier handlers); a ``worker``
+    process of a supervisor marks its lines with its index."""
     handler = logging.StreamHandler()
     if fmt == "json":
-        handler.setFormatter(JsonFormatter())
+        handler.setFormatter(JsonFormatter(worker))
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        tag = "" if worker is None else f" w{worker}"
+        handler.setFormatter(logging.Formatter(f"%(asctime)s %(levelname)s{tag} %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

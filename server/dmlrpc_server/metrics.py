@@ -180,16 +180,17 @@ class Metrics(_Endpoint):
 
 
 class WorkerMetrics(_Endpoint):
-    """The supervisor's endpoint: every worker's metrics scraped at once and summed, plus ``dmlrpc_workers``.
+    """The supervisor's endpoint: every worker's metrics scraped at once and summed, plus ``dmlrpc_workers`` and
+    ``dmlrpc_worker_restarts``.
 
     Counters, histograms and gauges with equal labels are summed over the workers (a restarted worker starts its
     counters again from zero, which Prometheus' rate() reads as a counter reset); ``*_info`` families are taken
     from one worker, as every worker reports the same build.
     """
 
-    def __init__(self, ports: Callable[[], list[int]], *, timeout: float = 5.0) -> None:
+    def __init__(self, ports: Callable[[], list[int]], restarts: Callable[[], int], *, timeout: float = 5.0) -> None:
         super().__init__()
-        self.registry.register(_WorkersCollector(ports, timeout))
+        self.registry.register(_WorkersCollector(ports, restarts, timeout))
 
 
 def _scrape(port: int, timeout: float) -> str | None:
@@ -224,14 +225,18 @@ def sum_families(texts: Iterable[str]) -> list[Metric]:
 
 
 class _WorkersCollector(Collector):
-    def __init__(self, ports: Callable[[], list[int]], timeout: float) -> None:
+    def __init__(self, ports: Callable[[], list[int]], restarts: Callable[[], int], timeout: float) -> None:
         self._ports = ports
+        self._restarts = restarts
         self._timeout = timeout
 
     def collect(self) -> Iterator[Metric]:
         texts = [text for text in (_scrape(port, self._timeout) for port in self._ports()) if text is not None]
         yield from sum_families(texts)
         yield GaugeMetricFamily("dmlrpc_workers", "Worker processes whose metrics this scrape summed", len(texts))
+        yield CounterMetricFamily(
+            "dmlrpc_worker_restarts", "Worker processes restarted after they died", value=self._restarts()
+        )
 
 
 class _SeriesCollector(Collector):

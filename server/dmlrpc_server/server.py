@@ -24,6 +24,7 @@ from dmlrpc_server.runtime.admission import Admission
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import warm_up
 from dmlrpc_server.runtime.handles import HandleStore
+from dmlrpc_server.runtime.process import worker_count
 from dmlrpc_server.runtime.providers import choose_provider
 from dmlrpc_server.runtime.resident import ResidentStore
 from dmlrpc_server.scheduler import Scheduler
@@ -123,7 +124,7 @@ class BuiltServer:
 
 def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
     """The gRPC server's channel arguments for ``settings``."""
-    shared_port = settings.worker_processes > 1 and settings.worker_ports == "shared"
+    shared_port = worker_count() > 1 and settings.worker_ports == "shared"
     options: list[tuple[str, int]] = [
         ("grpc.max_receive_message_length", settings.max_message_bytes),
         ("grpc.max_send_message_length", settings.max_message_bytes),
@@ -241,7 +242,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         compiled_idle_seconds=settings.compiled_idle_seconds,
         max_graph_nodes=settings.max_graph_nodes,
         max_stream_items_in_flight=settings.stream_items_in_flight,
-        workers=settings.worker_processes,
+        workers=worker_count(),
     )
     caps = capabilities(executor, server_version=version, limits=service_limits)
     server.add_generic_rpc_handlers((handlers(DirectMLServicer(service, caps, authenticated=bool(tokens))),))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import socket
 import sys
@@ -23,6 +24,7 @@ from pydantic_settings import (
 
 from dmlrpc.codec import MAX_ELEMENT_COUNT
 from dmlrpc_server.feature_levels import LATEST, parse_feature_level
+from dmlrpc_server.runtime.process import worker_count
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -40,14 +42,32 @@ def _feature_level(value: object) -> object:
     return parse_feature_level(value) if isinstance(value, str) else value
 
 
-def default_workers(cpu_count: int | None) -> int:
-    """The worker processes --workers defaults to on a host of ``cpu_count`` CPUs.
+def available_cpus() -> int:
+    """CPUs this process may use: its CPU affinity, capped by a cgroup v2 CPU quota (a container's CPU limit)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cpus = os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
+        if quota != "max":
+            cpus = min(cpus, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return cpus
 
-    NOTE: measured (docs/architecture.md, "Worker processes"): on 2 CPUs a second process competes with the
-    clients and gRPC's own threads for the same cores, so one process is the better default there.
+
+def default_workers(cpus: int, *, gpu: bool, shared_port: bool) -> int:
+    """The worker processes --workers defaults to.
+
+    NOTE: measured with bench/workers.py (docs/architecture.md, "Worker processes"): on 2 CPUs shared by client
+    and server, 2 workers served 5-50% more tiny calls over several connections than 1. A GPU provider gets 1:
+    every worker would hold its own device context and device-memory quotas. Where workers cannot share the port
+    (Windows, macOS) it is 1 too, so that nobody gets extra ports without asking.
     """
-    cpus = cpu_count or 1
-    return 1 if cpus <= 2 else min(cpus // 2, 8)
+    if gpu or not shared_port:
+        return 1
+    return max(1, min(cpus, 8))
 
 
 # NOTE: only Linux balances new connections over sockets sharing a port; BSD and macOS SO_REUSEPORT hands them
@@ -85,8 +105,8 @@ class ServerSettings(BaseSettings):
     port: Port = Field(50051, description="gRPC port; 0 picks a free one (logged at start).")
     workers: Positive | None = Field(
         None,
-        description="Server processes (each its own event loop, device session and handles); default: 1 on hosts "
-        "of up to 2 CPUs, else half the CPUs, at most 8.",
+        description="Server processes (each its own event loop, device session and handles); default: one per "
+        "CPU, at most 8, with the CPU provider and --worker-ports shared, else 1.",
     )
     worker_ports: Literal["shared", "consecutive"] = Field(
         DEFAULT_WORKER_PORTS,
@@ -222,25 +242,37 @@ class ServerSettings(BaseSettings):
             raise ValueError("tls_cert_file and tls_key_file go together: set both or neither")
         if self.tls_client_ca_file is not None and self.tls_cert_file is None:
             raise ValueError("tls_client_ca_file (mutual TLS) needs tls_cert_file and tls_key_file")
-        if self.worker_processes > 1:
+        # NOTE: only an explicit --workers can exceed 1 where these checks matter (the default is 1 without shared
+        # ports), and reading it here keeps settings from importing ONNX Runtime to resolve the default.
+        workers = self.workers or 1
+        if workers > 1:
             if self.worker_ports == "shared" and not hasattr(socket, "SO_REUSEPORT"):
                 raise ValueError(
                     "worker_ports shared (several workers on one port) needs SO_REUSEPORT, which this platform "
                     "lacks: use --worker-ports consecutive (worker i listens on --port + i) or --workers 1"
                 )
-            if self.worker_ports == "consecutive" and self.port and self.port + self.worker_processes - 1 > 65535:
-                raise ValueError(f"worker_ports consecutive: ports {self.port} + {self.worker_processes} pass 65535")
+            if self.worker_ports == "consecutive" and self.port and self.port + workers - 1 > 65535:
+                raise ValueError(f"worker_ports consecutive: ports {self.port} to {self.port + workers - 1} pass 65535")
         return self
 
     @property
     def worker_processes(self) -> int:
-        """The server processes to run (--workers, or the default for this host's CPU count)."""
-        return self.workers or default_workers(os.cpu_count())
+        """The server processes to run (--workers, or the default for this host and provider)."""
+        if self.workers is not None:
+            return self.workers
+        return default_workers(available_cpus(), gpu=self._gpu_provider(), shared_port=self.worker_ports == "shared")
+
+    def _gpu_provider(self) -> bool:
+        if self.provider != "auto":
+            return self.provider != "cpu"
+        import onnxruntime as ort  # only here: settings are read before the server imports it
+
+        return bool({"DmlExecutionProvider", "CUDAExecutionProvider"} & set(ort.get_available_providers()))
 
     @property
     def worker_count(self) -> int:
         """Operator threads of one server process: --worker-threads, or the CPUs shared among the processes."""
-        return self.worker_threads or max(1, (os.cpu_count() or 2) // self.worker_processes)
+        return self.worker_threads or max(1, (os.cpu_count() or 2) // worker_count())
 
     def auth_tokens(self) -> tuple[bytes, ...]:
         """The accepted bearer tokens (read from the token file now, so a rotated file applies on restart)."""

@@ -148,7 +148,9 @@ class Supervisor:
         if any(isinstance(code, BaseException) for code in codes):
             return 2
         _log.info("stopped")
-        return 0 if all(code == 0 for code in codes) else 1
+        # A worker that had not yet set up its signal handlers when the stop came ends by SIGTERM itself: that is
+        # a clean stop too.
+        return 0 if all(code in (0, -signal.SIGTERM) for code in codes) else 1
 
     def _reserve_ports(self) -> list[int]:
         host, port = self.settings.host.strip("[]"), self.settings.port
@@ -242,7 +244,7 @@ class Supervisor:
     def _serve_metrics(self) -> None:
         from dmlrpc_server.metrics import WorkerMetrics
 
-        self._metrics = WorkerMetrics(self._metrics_ports)
+        self._metrics = WorkerMetrics(self._metrics_ports, lambda: sum(w.restarts for w in self._workers))
         host = self.settings.metrics_host or self.settings.host
         self._metrics.serve(host, self.settings.metrics_port)
 

@@ -6,6 +6,7 @@ import contextlib
 import os
 import re
 import signal
+import socket
 import time
 from collections.abc import Iterator
 from urllib.request import urlopen
@@ -19,6 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import dmlrpc
 from dmlrpc.v1 import service_pb2
+from dmlrpc_server.settings import SettingsError, default_workers, load_settings
 from tests.test_cli import LISTENING, ServerProcess
 
 METRICS = re.compile(r"INFO dmlrpc_server\.metrics: metrics on http://127\.0\.0\.1:(\d+)/metrics$")
@@ -176,6 +178,10 @@ def test_a_worker_that_dies_is_restarted(workers: Workers) -> None:
     _serving(workers.port)
     with _one_client_per_worker(workers):  # both workers serve again
         pass
+    with urlopen(f"http://127.0.0.1:{workers.metrics_port}/metrics", timeout=10) as response:
+        families = {f.name: f for f in text_string_to_metric_families(response.read().decode())}
+    assert families["dmlrpc_worker_restarts"].samples[0].value == 1
+    assert families["dmlrpc_workers"].samples[0].value == 2
 
 
 @pytest.fixture
@@ -239,3 +245,18 @@ def test_workers_that_cannot_start_give_up_with_the_workers_error() -> None:
     log = process.log()
     assert "could not start: execution provider DmlExecutionProvider is not available" in log and "giving up" in log
     assert "listening on" not in log and "Traceback" not in log
+
+
+def test_shared_ports_without_so_reuseport_are_refused_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(socket, "SO_REUSEPORT", raising=False)  # as on Windows
+    with pytest.raises(SettingsError, match=r"needs SO_REUSEPORT.*--worker-ports consecutive"):
+        load_settings(["--workers", "2", "--worker-ports", "shared"], environ={})
+    assert load_settings(["--workers", "2", "--worker-ports", "consecutive"], environ={}).worker_processes == 2
+
+
+def test_the_default_is_one_worker_per_cpu_up_to_8_with_the_cpu_provider_and_shared_ports() -> None:
+    assert [default_workers(cpus, gpu=False, shared_port=True) for cpus in (1, 2, 4, 16)] == [1, 2, 4, 8]
+    assert default_workers(16, gpu=True, shared_port=True) == 1
+    assert default_workers(16, gpu=False, shared_port=False) == 1
+    assert load_settings(["--provider", "cuda"], environ={}).worker_processes == 1
+    assert load_settings(["--workers", "3"], environ={}).worker_processes == 3

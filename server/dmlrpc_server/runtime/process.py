@@ -26,6 +26,11 @@ def worker_index() -> int | None:
     return _worker
 
 
+def worker_count() -> int:
+    """The server's worker processes: 1 unless this process is one of a supervisor's workers."""
+    return _workers
+
+
 def new_handle() -> str:
     """A fresh handle id: ``w{index}.<random>`` in a worker of several, else just the random part."""
     token = secrets.token_urlsafe(16)  # 128 random bits, 22 characters
