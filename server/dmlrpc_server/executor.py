@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 from google.protobuf import unknown_fields
+from google.protobuf.message import DecodeError
 
 from dmlrpc.codec import TensorLayout, data_type_name, decode, encode_into
 from dmlrpc.schema import tensor_descs
@@ -84,6 +85,28 @@ class Executor:
                 f"{_operator_type_name(type_value)} needs a newer feature level than this server applies"
             )
         return operator, getattr(operator_desc, case)
+
+    def cached_bytes(self, desc: bytes) -> Compiled | None:
+        """The compiled desc for desc bytes as a client sent them, when cached (one dictionary lookup)."""
+        return self.cache.peek_alias(desc)
+
+    def compiled_bytes(self, desc: bytes) -> Compiled:
+        """``compiled`` for desc bytes as a client sent them; later calls find it with ``cached_bytes``."""
+        try:
+            operator_desc = operators_pb2.OperatorDesc.FromString(desc)
+        except DecodeError as error:
+            raise InvalidArgument("operator_desc", f"not a valid OperatorDesc: {error}") from None
+        compiled = self.compiled(operator_desc)
+        self.cache.alias(desc, operator_desc.SerializeToString(deterministic=True))
+        return compiled
+
+    @staticmethod
+    def case_of(desc: bytes) -> str:
+        """The operator case of desc bytes (``"unset"`` when none or unreadable): a metrics label."""
+        try:
+            return operators_pb2.OperatorDesc.FromString(desc).WhichOneof("desc") or "unset"
+        except DecodeError:
+            return "unset"
 
     def cached(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled | None:
         """The compiled desc when the cache holds it (one lookup by its bytes), else ``None``: nothing is built."""

@@ -17,6 +17,7 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from dmlrpc.v1 import service_pb2
+from dmlrpc_server.calls import OPERATOR, operator_case
 from dmlrpc_server.errors import ServiceError
 from dmlrpc_server.metrics import Metrics
 
@@ -258,6 +259,9 @@ def _stream_start(first: Any) -> Any:
 
 
 def _operator_label(request: Any) -> str:
+    if isinstance(request, bytes):
+        # Read from its wire bytes: the service named its operator, unless the call ended before it got there.
+        return OPERATOR.get() or operator_case(request)
     desc = getattr(request, "operator_desc", None)
     if desc is None:
         return ""

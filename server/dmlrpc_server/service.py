@@ -15,6 +15,7 @@ import onnxruntime as ort
 from dmlrpc.codec import encode_into
 from dmlrpc.schema import tensor_descs
 from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
+from dmlrpc_server.calls import OPERATOR, ExecuteCall, parse
 from dmlrpc_server.errors import Cancelled, Internal, InvalidArgument, ServiceError
 from dmlrpc_server.executor import Buffer, Executor, unary_buffers
 from dmlrpc_server.graphs import strip_owned
@@ -71,6 +72,24 @@ class Service:
 
     # -- Execute and Dispatch -----------------------------------------------------------------------------------
 
+    async def execute_call(self, call: ExecuteCall, raw: bytes, time_remaining: float | None) -> bytes:
+        """Execute in its common form (``calls.read_execute``): the desc looked up by its bytes as sent, the
+        buffers bound as views of the request. Anything else about the call goes the way of ``execute``."""
+        self.scheduler.gate()
+        arrived = time.monotonic()
+        deadline = None if time_remaining is None else arrived + time_remaining
+        executor = self.executor
+        compiled = executor.cached_bytes(call.desc)
+        if compiled is None:
+            OPERATOR.set(executor.case_of(call.desc))
+            compiled = await self.scheduler.offload(lambda _: executor.compiled_bytes(call.desc))
+        OPERATOR.set(compiled.label)
+        if compiled.plan.input_arrays:
+            return await self.execute(parse(service_pb2.ExecuteRequest, raw), "", time_remaining)
+        executor.check_response_fits(compiled)
+        outputs = await self._run(compiled, list(call.buffers), deadline, arrived, call.size)
+        return execute_response(outputs)
+
     async def execute(self, request: service_pb2.ExecuteRequest, owner: str, time_remaining: float | None) -> bytes:
         """Execute: the serialized ExecuteResponse.
 
@@ -86,7 +105,7 @@ class Service:
             return _response(items)
         self.executor.check_response_fits(compiled)
         buffers = unary_buffers(request.inputs, compiled.plan)
-        outputs = await self._run(compiled, buffers, deadline, arrived, request.ByteSize())
+        outputs = await self._run(compiled, buffers, deadline, arrived, _received(buffers))
         return execute_response(outputs)
 
     async def dispatch(self, request: service_pb2.DispatchRequest, owner: str, time_remaining: float | None) -> bytes:
@@ -101,7 +120,7 @@ class Service:
             return _response(items)
         self.executor.check_response_fits(compiled)
         buffers = entry.bind(unary_buffers(request.inputs, compiled.plan))
-        outputs = await self._run(compiled, buffers, deadline, arrived, request.ByteSize())
+        outputs = await self._run(compiled, buffers, deadline, arrived, _received(buffers))
         return execute_response(outputs)
 
     async def _compiled(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled:
@@ -174,7 +193,7 @@ class Service:
 
     async def execute_many(
         self,
-        messages: AsyncIterator[service_pb2.ExecuteManyRequest],
+        messages: AsyncIterator[tuple[service_pb2.ExecuteManyRequest, int]],
         owner: str,
         time_remaining: float | None,
     ) -> AsyncIterator[bytes]:
@@ -383,14 +402,15 @@ class _ManyStream:
         self.room = asyncio.Event()  # results were written: the window has room
         self.tasks: set[asyncio.Task[None]] = set()
 
-    async def read(self, messages: AsyncIterator[service_pb2.ExecuteManyRequest]) -> None:
-        """Admit every message's items within the window; the items of one message run as one group."""
+    async def read(self, messages: AsyncIterator[tuple[service_pb2.ExecuteManyRequest, int]]) -> None:
+        """Admit every message's items within the window; the items of one message run as one group. An item's
+        size is its share of its message's bytes (asking protobuf would serialize each item again)."""
         try:
-            async for message in messages:
+            async for message, message_size in messages:
                 group: list[_Item] = []
                 group_bytes = 0
+                size = message_size // max(1, len(message.items))
                 for item in message.items:
-                    size = item.ByteSize()
                     if not self._fits(len(group) + 1, group_bytes + size):
                         self._launch(group)
                         group, group_bytes = [], 0
@@ -551,6 +571,11 @@ class _Item:
     compiled: Compiled | None = None
     buffers: list[Buffer | None] = field(default_factory=list)
     done: bool = False
+
+
+def _received(buffers: Sequence[Buffer | None]) -> int:
+    """The bytes a call's buffers bring (a metric; ``ByteSize`` would serialize the message again)."""
+    return sum(len(buffer) for buffer in buffers if buffer is not None)
 
 
 def _binds_resident(bindings: Sequence[service_pb2.BindingDesc]) -> bool:

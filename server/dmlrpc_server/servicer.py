@@ -10,6 +10,7 @@ import grpc
 from google.protobuf.message import DecodeError, Message
 
 from dmlrpc.v1 import service_pb2, tensor_pb2
+from dmlrpc_server.calls import OPERATOR, parse, read_execute
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.runtime.handles import Handle
 from dmlrpc_server.runtime.resident import Resident, caller_identity
@@ -38,20 +39,25 @@ class DirectMLServicer:
         return caller_identity(context.invocation_metadata(), context.peer(), authenticated=self._authenticated)
 
     async def Execute(  # noqa: N802 - gRPC method names are PascalCase
-        self, request: service_pb2.ExecuteRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: bytes, context: grpc.aio.ServicerContext[Any, Any]
     ) -> bytes:
-        # Registered with a raw response serializer (see `handlers`): the service writes the response's bytes.
-        decoded = _decoded(request)
+        # Registered without serializers (see `handlers`): the common form of a call is read from its wire bytes,
+        # and the service writes the response's bytes.
+        call = read_execute(request)
+        if call is not None:
+            return await self._service.execute_call(call, request, context.time_remaining())
+        decoded = parse(service_pb2.ExecuteRequest, request)
+        OPERATOR.set(decoded.operator_desc.WhichOneof("desc") or "unset")
         owner = self._owner(context) if decoded.keep_outputs or _binds_resident(decoded) else ""
         return await self._service.execute(decoded, owner, context.time_remaining())
 
     async def ExecuteMany(  # noqa: N802
-        self,
-        request_iterator: AsyncIterator[service_pb2.ExecuteManyRequest | Corrupt],
-        context: grpc.aio.ServicerContext[Any, Any],
+        self, request_iterator: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[bytes]:
+        # Registered without serializers: the service reads each message's size (its window counts bytes) and
+        # writes the results' bytes.
         async for part in self._service.execute_many(
-            _each_decoded(request_iterator), self._owner(context), context.time_remaining()
+            _sized(request_iterator), self._owner(context), context.time_remaining()
         ):
             yield part
 
@@ -147,23 +153,20 @@ def _binds_resident(request: service_pb2.ExecuteRequest) -> bool:
     return any(binding.WhichOneof("binding") == "resident" for binding in request.inputs)
 
 
-async def _each_decoded(messages: AsyncIterator[M | Corrupt]) -> AsyncIterator[M]:
-    async for message in messages:
-        yield _decoded(message)
+async def _sized(messages: AsyncIterator[bytes]) -> AsyncIterator[tuple[service_pb2.ExecuteManyRequest, int]]:
+    async for raw in messages:
+        yield parse(service_pb2.ExecuteManyRequest, raw), len(raw)
 
 
 def handlers(servicer: DirectMLServicer) -> grpc.GenericRpcHandler:
     """The service's method handlers: protobuf requests, and wire bytes for responses the service writes itself
     (Execute, Dispatch, ExecuteMany) and for the chunked streams."""
-    request = service_pb2.ExecuteRequest
     capabilities_request, capabilities = service_pb2.GetCapabilitiesRequest, service_pb2.GetCapabilitiesResponse
     return grpc.method_handlers_generic_handler(
         SERVICE_NAME,
         {
-            "Execute": grpc.unary_unary_rpc_method_handler(servicer.Execute, request_deserializer=_tolerant(request)),
-            "ExecuteMany": grpc.stream_stream_rpc_method_handler(
-                servicer.ExecuteMany, request_deserializer=_tolerant(service_pb2.ExecuteManyRequest)
-            ),
+            "Execute": grpc.unary_unary_rpc_method_handler(servicer.Execute),
+            "ExecuteMany": grpc.stream_stream_rpc_method_handler(servicer.ExecuteMany),
             "GetCapabilities": grpc.unary_unary_rpc_method_handler(
                 servicer.GetCapabilities,
                 request_deserializer=_tolerant(capabilities_request),

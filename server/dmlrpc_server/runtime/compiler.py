@@ -167,6 +167,8 @@ class CompileCache:
     def __init__(self, capacity: int) -> None:
         self._capacity = capacity
         self._entries: OrderedDict[bytes, Compiled] = OrderedDict()
+        #: Desc bytes as clients sent them -> the canonical key (clients may order fields differently), bounded.
+        self._aliases: OrderedDict[bytes, bytes] = OrderedDict()
         self._building: dict[bytes, threading.Lock] = {}
         self._lock = threading.Lock()
         self.stats = CacheStats()
@@ -182,6 +184,22 @@ class CompileCache:
         """The entry for ``key`` if it is compiled already (a hit), else ``None``; builds nothing."""
         with self._lock:
             return self._lookup(key)
+
+    def peek_alias(self, raw: bytes) -> Compiled | None:
+        """The entry whose desc a client sent as ``raw`` (see ``alias``), if it is still cached."""
+        with self._lock:
+            key = self._aliases.get(raw)
+            if key is None:
+                return None
+            self._aliases.move_to_end(raw)
+            return self._lookup(key)
+
+    def alias(self, raw: bytes, key: bytes) -> None:
+        """Remember that the desc bytes ``raw`` compile to the entry of ``key``."""
+        with self._lock:
+            self._aliases[raw] = key
+            while len(self._aliases) > self._capacity:
+                self._aliases.popitem(last=False)
 
     def get(self, key: bytes, build: Callable[[], Compiled]) -> Compiled:
         """Return the entry for ``key``, building it with ``build`` on a miss (errors are not cached)."""
