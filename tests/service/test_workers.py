@@ -260,3 +260,12 @@ def test_the_default_is_one_worker_per_cpu_up_to_8_with_the_cpu_provider_and_sha
     assert default_workers(16, gpu=False, shared_port=False) == 1
     assert load_settings(["--provider", "cuda"], environ={}).worker_processes == 1
     assert load_settings(["--workers", "3"], environ={}).worker_processes == 3
+
+
+def test_a_lone_server_reports_one_worker_and_unprefixed_handles(client: dmlrpc.Client) -> None:
+    assert client.get_capabilities().limits.workers == 1
+    with client.upload(np.zeros(2, np.float32)) as tensor:
+        assert re.fullmatch(r"[A-Za-z0-9_-]{22}", tensor.handle)
+    # Without workers a prefixed handle is just unknown.
+    with pytest.raises(dmlrpc.NotFoundError):
+        client.read_tensor(dmlrpc.ResidentTensor(client, "w1." + "A" * 22, tensor.desc))
