@@ -60,6 +60,7 @@ class Options:
     duration: float
     reps: int
     workers: list[int]
+    batch_workers: list[int]
     processes: int
     channels: int
     columns: int
@@ -125,22 +126,30 @@ class Run:
 
     # -- (a) batching of a [1, 32000] top-k ------------------------------------------------------------------------
 
-    def batching(self) -> None:
+    def batching(self, workers: int) -> None:
         o = self.options
         shape = f"[1, {o.columns}]"
-        print(f"\n== (a) top-k of {shape} float32, K={o.k}: batching on vs off, unary @64 and ExecuteMany")
+        spread = f", --workers {workers} ({o.channels} channels)" if workers > 1 else ""
+        print(f"\n== (a) top-k of {shape} float32, K={o.k}: batching on vs off, unary @64 and ExecuteMany{spread}")
         rng = np.random.default_rng(0)
         call = ops.top_k(rng.standard_normal((1, o.columns), dtype=np.float32), o.k)
         body = payload(call)
+        count = ["--workers", str(workers)] if workers > 1 else []
         servers = {
-            "on": self.server("batch-on", []),
-            "off": self.server("batch-off", BATCH_OFF),
+            "on": self.server("batch-on", count),
+            "off": self.server("batch-off", [*BATCH_OFF, *count]),
             "echo": procs.echo_server("aio"),
         }
         loadgen = procs.Loadgen()
-        unary = {"kind": "grpc", "payload_b64": body, "inflight": 64, "duration": o.duration}
-        many = {"kind": "execute_many", "payload_b64": body, "duration": o.duration, "streams": 1}
-        many.update(items_per_message=STREAM_ITEMS_PER_MESSAGE, inflight=STREAM_WINDOW)
+        # Several workers: the calls spread over several connections (each reaches one worker), as do the streams.
+        channels = o.channels if workers > 1 else 1
+        unary = {"kind": "grpc", "payload_b64": body, "inflight": 64, "duration": o.duration, "channels": channels}
+        many = {"kind": "execute_many", "payload_b64": body, "duration": o.duration, "streams": channels}
+        many["channels"] = channels
+        many.update(
+            items_per_message=STREAM_ITEMS_PER_MESSAGE,
+            inflight=max(STREAM_ITEMS_PER_MESSAGE, STREAM_WINDOW // channels),
+        )
         variants = {
             "unary-on": ("on", unary),
             "unary-off": ("off", unary),
@@ -156,13 +165,13 @@ class Run:
             loadgen.stop()
             for server in servers.values():
                 server.stop()
-        self.raw["batching"] = dict(results)
+        self.raw[f"batching-{workers}"] = dict(results)
 
         def figure(name: str, key: str = "rps") -> float | None:
             runs = results.get(name)
             return median([r[key] for r in runs]) if runs else None
 
-        scenario = f"top-k {shape} K={o.k}, unary @64"
+        scenario = f"top-k {shape} K={o.k}, unary @64{spread}"
         self.add(
             Row(scenario, "req/s, batching on vs off", figure("unary-on"), figure("unary-off"), "batching off",
                 "req/s", (">=", 2.0))
@@ -172,7 +181,9 @@ class Run:
             Row(scenario, "p50 latency, batching on vs off", figure("unary-on", "p50_us"),
                 figure("unary-off", "p50_us"), "batching off", "µs")
         )  # fmt: skip
-        many_scenario = f"top-k {shape} K={o.k}, ExecuteMany ({STREAM_ITEMS_PER_MESSAGE}/msg, window {STREAM_WINDOW})"
+        many_scenario = (
+            f"top-k {shape} K={o.k}, ExecuteMany ({STREAM_ITEMS_PER_MESSAGE}/msg, window {STREAM_WINDOW}){spread}"
+        )
         if figure("many-on") is None:
             self.add(Row(many_scenario, "items/s, batching on vs off", None, goal=(">=", 2.0), note=report.NA))
         else:
@@ -184,7 +195,8 @@ class Run:
                 Row(many_scenario, "items/s, batching on vs echo", figure("many-on"), figure("echo"),
                     "aio echo, unary @64", "req/s")
             )  # fmt: skip
-        self.inprocess(call)
+        if workers == 1:
+            self.inprocess(call)
 
     def inprocess(self, call: ops.Call) -> None:
         """ORT session.run of the server's lowering of the top-k, for 1 row and for ``rows`` rows."""
@@ -288,6 +300,11 @@ class Run:
         )  # fmt: skip
 
 
+def batch_worker_counts(run: Run) -> list[int]:
+    """The worker counts of (a): as asked, where the build has workers; else one."""
+    return run.options.batch_workers if workers_available() else [1]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--provider", default="cuda", choices=["cuda", "directml", "cpu"])
@@ -295,6 +312,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, help="seconds of each load run (default 4, --quick 0.5)")
     parser.add_argument("--reps", type=int, help="interleaved repetitions (default 2, --quick 1)")
     parser.add_argument("--workers", help="server worker counts of (b), comma-separated (default 1,2,4,8; --quick 1,2)")
+    parser.add_argument(
+        "--batch-workers", default="1,4", help="server worker counts of (a), comma-separated (default 1,4)"
+    )
     parser.add_argument("--processes", type=int, default=max(1, (os.cpu_count() or 1) // 4),
                         help="load generator processes of (b) and (c) (default: a quarter of the CPUs)")  # fmt: skip
     parser.add_argument("--channels", type=int, default=8, help="channels (connections) per load process in (b)")
@@ -312,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         duration=args.duration if args.duration is not None else (0.5 if quick else 4.0),
         reps=args.reps if args.reps is not None else (1 if quick else 2),
         workers=[int(n) for n in (args.workers or ("1,2" if quick else "1,2,4,8")).split(",")],
+        batch_workers=[int(n) for n in args.batch_workers.split(",")],
         processes=args.processes,
         channels=args.channels,
         columns=args.columns,
@@ -332,7 +353,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     run = Run(options)
     started = time.perf_counter()
-    run.batching()
+    for count in batch_worker_counts(run):
+        run.batching(count)
     run.echo()
     run.scaling()
     minutes = (time.perf_counter() - started) / 60
