@@ -140,9 +140,18 @@ def conditions(command: str) -> dict[str, Any]:
         "grpcio": _version("grpcio"),
         "protobuf": _version("protobuf"),
         "numpy": _version("numpy"),
-        "onnxruntime": _version("onnxruntime"),
+        "onnxruntime": _module_version("onnxruntime"),
         "command": command,
     }
+
+
+def _module_version(name: str) -> str:
+    """The version of the module that imports as ``name`` (onnxruntime-gpu installs as onnxruntime, and another
+    distribution's metadata may sit beside it)."""
+    try:
+        return str(__import__(name).__version__)
+    except (ImportError, AttributeError):
+        return _version(name)
 
 
 def conditions_text(info: dict[str, Any]) -> str:
