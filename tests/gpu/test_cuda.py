@@ -4,6 +4,7 @@ memory, chains without host copies, and the operators against their references."
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import onnxruntime as ort
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 import dmlrpc
 from dmlrpc import ops
-from tests.conftest import ServerThread, start_server
+from tests.conftest import ServerThread, scrape, start_server
 from tests.ops.test_element_wise import OPERATORS, check_against_reference
 
 pytestmark = [
@@ -97,3 +98,24 @@ def test_scatter_nd_on_resident_data(cuda: dmlrpc.Client) -> None:
 @given(data=st.data())
 def test_element_wise_and_activations_on_cuda(cuda: dmlrpc.Client, name: str, data: st.DataObject) -> None:
     check_against_reference(cuda.execute, name, data, device=True)  # type: ignore[arg-type]
+
+
+def test_batches_form_while_the_device_runs(cuda_server: ServerThread, cuda: dmlrpc.Client) -> None:
+    # On a device provider requests of one desc queue while a run of it is under way, then run as one batch on a
+    # worker thread: through ExecuteMany and through concurrent unary calls, every result equals its own run.
+    rng = np.random.default_rng(3)
+    rows = [rng.standard_normal((1, 4096)).astype(np.float32) for _ in range(96)]
+    desc = ops.top_k(rows[0], 8).operator_desc
+    before = scrape(cuda_server)
+    results = list(cuda.map(desc, [[row] for row in rows]))
+    with ThreadPoolExecutor(16) as pool:
+        unary = list(pool.map(lambda row: cuda.execute(desc, [row]), rows))
+    after = scrape(cuda_server)
+    for row, (values, indices), (unary_values, unary_indices) in zip(rows, results, unary, strict=True):
+        expected = np.sort(row, axis=1)[:, ::-1][:, :8]
+        np.testing.assert_array_equal(values, expected)
+        np.testing.assert_array_equal(unary_values, expected)
+        np.testing.assert_array_equal(indices, unary_indices)
+    runs = after[("dmlrpc_batch_size_count", ())] - before[("dmlrpc_batch_size_count", ())]
+    requests = after[("dmlrpc_batch_size_sum", ())] - before[("dmlrpc_batch_size_sum", ())]
+    assert requests == 2 * len(rows) and runs < requests / 2, (runs, requests)
