@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import contextlib
 import logging
 import os
@@ -42,6 +43,9 @@ async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> N
         _log.info("worker %d serving on %s:%d (pid %d)", worker.index, settings.host, built.port, os.getpid())
         worker.send("listening", port=built.port, metrics_port=built.metrics_port)
     starting = asyncio.ensure_future(built.ready())
+    # NOTE: what exists once the provider has warmed up (modules, sessions, settings) lives as long as the process;
+    # frozen, the collector stops walking it whenever it collects the objects that calls make.
+    starting.add_done_callback(lambda _: gc.freeze())
     waiter = asyncio.ensure_future(built.server.wait_for_termination())
     stopper = asyncio.ensure_future(stop.wait())
     await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
