@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dmlrpc._wire import varint
-from dmlrpc.v1 import service_pb2
+from dmlrpc.v1 import service_pb2, tensor_pb2
 from dmlrpc_server.errors import ServiceError
+from dmlrpc_server.runtime.resident import Resident
 
 #: One output binding, encoded: a buffer's bytes, a tensor array's buffers, or ``None`` (unset).
 Encoded = bytes | list[bytes | None] | None
@@ -59,3 +60,17 @@ def item_error(tag: int, error: ServiceError) -> bytes:
     ).SerializeToString()
     body = b"".join((_TAG, varint(tag), _STATUS, varint(len(status)), status))
     return b"".join((_FIELD1, varint(len(body)), body))
+
+
+def resident_response(items: Sequence[bytes | Resident | None]) -> bytes:
+    """The serialized ExecuteResponse of a resident call (kept outputs as ResidentTensors)."""
+    outputs: list[service_pb2.BindingDesc] = []
+    for item in items:
+        if item is None:
+            outputs.append(service_pb2.BindingDesc())
+        elif isinstance(item, Resident):
+            desc = tensor_pb2.TensorDesc.FromString(item.desc_bytes)
+            outputs.append(service_pb2.BindingDesc(resident=service_pb2.ResidentTensor(handle=item.handle, desc=desc)))
+        else:
+            outputs.append(service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=item)))
+    return service_pb2.ExecuteResponse(outputs=outputs).SerializeToString()
