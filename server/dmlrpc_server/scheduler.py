@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -13,7 +14,7 @@ from typing import TypeVar
 import numpy as np
 import onnxruntime as ort
 
-from dmlrpc_server.errors import Cancelled, DeadlineExceeded, Unavailable
+from dmlrpc_server.errors import DeadlineExceeded, Unavailable
 from dmlrpc_server.runtime.admission import Admission
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import Compiled
@@ -153,25 +154,10 @@ class Scheduler:
     def run_group(
         self, compiled: Compiled, feeds: Sequence[dict[str, np.ndarray]], deadline: float | None
     ) -> list[asyncio.Future[Results]]:
-        """Run several requests of one desc that arrived together (an ExecuteMany message): one future each."""
-        loop = asyncio.get_running_loop()
-        size = self.batch_size(compiled)
-        futures: list[asyncio.Future[Results]] = []
-        if size > 1:
-            return [self._join(compiled, size, item, deadline) for item in feeds]
-        for item in feeds:
-            future: asyncio.Future[Results] = loop.create_future()
-            futures.append(future)
-            if self.inline(compiled):
-                self._observe(1)
-                try:
-                    future.set_result(compiled.run(item))
-                except Exception as error:
-                    future.set_exception(error)
-            else:
-                task = asyncio.ensure_future(self.offload(_runner(compiled, item), deadline))
-                task.add_done_callback(_copy_outcome(future))
-        return futures
+        """Run several requests of one desc that arrived together (an ExecuteMany message) through its lane, as
+        batches where the operator batches: one future each."""
+        size = max(1, self.batch_size(compiled))
+        return [self._join(compiled, size, item, deadline) for item in feeds]
 
     async def offload(self, job: Job[T], deadline: float | None = None) -> T:
         """Run ``job`` on a worker thread. When the deadline passes or the caller is cancelled, the run's
@@ -232,43 +218,38 @@ class Scheduler:
         return member.future
 
     def _start(self, lane: _Lane) -> None:
-        """Run the lane's next batch: inline when tiny, else on a worker; the lane is busy until it finishes."""
-        if lane.busy or not lane.waiting:
+        """Run the lane's waiting requests, a batch at a time: tiny batches inline, one after another; others on a
+        worker, the lane busy (collecting the next batch) until it finishes."""
+        while not lane.busy and lane.waiting:
+            batch = self._live(lane.waiting[: lane.size])
+            del lane.waiting[: lane.size]
+            if not batch:
+                continue
+            self._observe(len(batch))
+            compiled = lane.compiled
+            options = ort.RunOptions()
+            if self._terminate_next and len(batch) > 1:
+                self._terminate_next = False
+                options.terminate = True
+            if self.inline(compiled) and compiled.work * len(batch) <= self._inline_batch:
+                try:
+                    _settle(batch, self._run_batch(compiled, batch, options), None)
+                except Exception as error:
+                    _settle(batch, None, error)
+                continue
+            lane.busy = True
+            work = asyncio.get_running_loop().run_in_executor(self.workers, self._run_batch, compiled, batch, options)
+            work.add_done_callback(functools.partial(self._finished, lane, batch))
             return
-        batch = self._live(lane.waiting[: lane.size])
-        del lane.waiting[: lane.size]
-        if not batch:
-            self._next(lane)
-            return
-        self._observe(len(batch))
-        compiled = lane.compiled
-        options = ort.RunOptions()
-        if self._terminate_next and len(batch) > 1:
-            self._terminate_next = False
-            options.terminate = True
-        if self.inline(compiled) and compiled.work * len(batch) <= self._inline_batch:
-            try:
-                _settle(batch, self._run_batch(compiled, batch, options), None)
-            except Exception as error:
-                _settle(batch, None, error)
-            self._next(lane)
-            return
-        lane.busy = True
-        work = asyncio.get_running_loop().run_in_executor(self.workers, self._run_batch, compiled, batch, options)
-
-        def finished(done: asyncio.Future[list[Results]]) -> None:
-            lane.busy = False
-            error = done.exception()
-            _settle(batch, None if error is not None else done.result(), error)
-            self._next(lane)
-
-        work.add_done_callback(finished)
-
-    def _next(self, lane: _Lane) -> None:
-        if lane.waiting:
-            self._start(lane)
-        elif self._lanes.get(id(lane.compiled)) is lane:
+        if self._lanes.get(id(lane.compiled)) is lane:
             del self._lanes[id(lane.compiled)]
+
+    def _finished(self, lane: _Lane, batch: list[_Member], done: asyncio.Future[list[Results]]) -> None:
+        """A worker's batch ended: give each member its outputs (or the batch's error), then start the next."""
+        lane.busy = False
+        error = done.exception()
+        _settle(batch, None if error is not None else done.result(), error)
+        self._start(lane)
 
     def _run_batch(self, compiled: Compiled, batch: list[_Member], options: ort.RunOptions | None) -> list[Results]:
         if len(batch) == 1:
@@ -340,23 +321,3 @@ def _settle(batch: list[_Member], results: list[Results] | None, error: BaseExce
     for member, outputs in zip(batch, results, strict=True):
         if not member.future.done():
             member.future.set_result(outputs)
-
-
-def _runner(compiled: Compiled, feeds: dict[str, np.ndarray]) -> Job[Results]:
-    return lambda options: compiled.run(feeds, options)
-
-
-def _copy_outcome(target: asyncio.Future[T]) -> Callable[[asyncio.Future[T]], None]:
-    """A done-callback that copies a finished future's outcome into ``target``."""
-
-    def copy(done: asyncio.Future[T]) -> None:
-        if target.done():
-            return
-        if done.cancelled():
-            target.set_exception(Cancelled("the call was cancelled"))
-        elif (error := done.exception()) is not None:
-            target.set_exception(error)
-        else:
-            target.set_result(done.result())
-
-    return copy
