@@ -83,7 +83,8 @@ class Service:
         compiled = executor.cached_bytes(call.desc)
         if compiled is None:
             OPERATOR.set(executor.case_of(call.desc))
-            compiled = await self.scheduler.offload(lambda _: executor.compiled_bytes(call.desc))
+            async with self.scheduler.turn(deadline):
+                compiled = await self.scheduler.offload(lambda _: executor.compiled_bytes(call.desc))
         OPERATOR.set(compiled.label)
         if compiled.plan.input_arrays:
             return await self.execute(parse(service_pb2.ExecuteRequest, raw), "", time_remaining)
@@ -100,7 +101,7 @@ class Service:
         self.scheduler.gate()
         arrived = time.monotonic()
         deadline = None if time_remaining is None else arrived + time_remaining
-        compiled = await self.compiled(request.operator_desc)
+        compiled = await self.compiled(request.operator_desc, deadline)
         if request.keep_outputs or binds_resident(request.inputs):
             items = await self.resident(request, owner, deadline, compiled, None, compiled.label)
             return resident_response(items)
@@ -124,11 +125,13 @@ class Service:
         outputs = await self._run(compiled, buffers, deadline, arrived, _received(buffers))
         return execute_response(outputs)
 
-    async def compiled(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled:
-        """Stage 2: the cached compiled desc, or compile it on a worker (validation and lowering take milliseconds)."""
+    async def compiled(self, operator_desc: operators_pb2.OperatorDesc, deadline: float | None = None) -> Compiled:
+        """Stage 2: the cached compiled desc, or compile it on a worker (validation and lowering take milliseconds)
+        within an admission turn of its own, so that compiling counts as work the server admits."""
         compiled = self.executor.cached(operator_desc)
         if compiled is None:
-            compiled = await self.scheduler.offload(lambda _: self.executor.compiled(operator_desc))
+            async with self.scheduler.turn(deadline):
+                compiled = await self.scheduler.offload(lambda _: self.executor.compiled(operator_desc))
         return compiled
 
     def on_loop(self, compiled: Compiled) -> bool:
@@ -286,8 +289,7 @@ class Service:
         stripped, owned = strip_owned(request.operator_desc, "operator_desc")
         owned_bytes = sum(len(binding.buffer.data) for binding in request.owned_inputs)
         handles.check_room(owner, owned_bytes)
-        async with self.scheduler.turn(None):
-            compiled = await self.compiled(stripped)
+        compiled = await self.compiled(stripped)
         bound = owned_buffers(request.owned_inputs, compiled.plan.inputs, owned)
         inputs = tensor_descs(request.operator_desc, output=False)
         outputs = tensor_descs(request.operator_desc, output=True)
@@ -332,7 +334,7 @@ class Service:
         deadline = None if time_remaining is None else arrived + time_remaining
         start = await parse_stream_start(parts, service_pb2.ExecuteStreamRequest, "ExecuteStream")
         try:
-            compiled = await self.compiled(start.operator_desc)
+            compiled = await self.compiled(start.operator_desc, deadline)
         except InvalidArgument as error:
             raise InvalidArgument(f"start.{error.field}", error.description) from None
         lengths = declared_lengths(compiled, start.input_bytes, self.executor.limits)

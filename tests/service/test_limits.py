@@ -118,6 +118,7 @@ def test_expired_deadline_skips_the_work(one_slot: Callable[..., ServerThread]) 
     admission = running.built.service.scheduler.admission
     with dmlrpc.Client(running.address, timeout=30) as client:
         client.top_k(np.arange(8, dtype=np.float32), 2)  # compile the small desc first
+        SlowCall(running.address).join()  # and the slow one (a compile takes a slot of its own)
         slow = SlowCall(running.address)
         _wait_until(lambda: admission.running == 1)
         before = _compute_count(running)
