@@ -218,3 +218,25 @@ def test_execute_many_bounds_items_in_flight() -> None:
 
 def _call(call: ops.Call) -> tuple[operators_pb2.OperatorDesc, list[np.ndarray | None]]:
     return call.operator_desc, list(call.inputs)
+
+
+def test_batches_too_large_to_run_inline_run_on_a_worker_and_equal_single_runs(server: ServerThread) -> None:
+    # Work between --inline-work and twice it: on the CPU provider two such requests batch, and the batch runs on a
+    # worker thread while the lane collects the next (the path every batch takes on a GPU).
+    rng = np.random.default_rng(9)
+    rows = [rng.standard_normal((1, 100_000)).astype(np.float32) for _ in range(12)]
+    desc = ops.top_k(rows[0], 4, 1).operator_desc
+    compiled = server.built.service.executor.compiled(desc)
+    scheduler = server.built.service.scheduler
+    assert not scheduler.inline(compiled) and scheduler.batch_size(compiled) == 2, compiled.work
+    before = scrape(server)
+    with dmlrpc.Client(server.address, timeout=60) as client:
+        results = list(client.map(desc, [[row] for row in rows]))
+    after = scrape(server)
+    for row, (values, indices) in zip(rows, results, strict=True):
+        order = np.argsort(-row[0], kind="stable")[:4]
+        np.testing.assert_array_equal(values[0], row[0][order])
+        np.testing.assert_array_equal(indices[0], order)
+    runs = after[("dmlrpc_batch_size_count", ())] - before[("dmlrpc_batch_size_count", ())]
+    batched = after[("dmlrpc_batch_size_sum", ())] - before[("dmlrpc_batch_size_sum", ())]
+    assert batched == len(rows) and runs < len(rows), (runs, batched)
