@@ -129,7 +129,7 @@ class Run:
     def batching(self, workers: int) -> None:
         o = self.options
         shape = f"[1, {o.columns}]"
-        spread = f", --workers {workers} ({o.channels} channels)" if workers > 1 else ""
+        spread = f", --workers {workers} ({o.processes} load processes x {o.channels} channels)" if workers > 1 else ""
         print(f"\n== (a) top-k of {shape} float32, K={o.k}: batching on vs off, unary @64 and ExecuteMany{spread}")
         rng = np.random.default_rng(0)
         call = ops.top_k(rng.standard_normal((1, o.columns), dtype=np.float32), o.k)
@@ -140,15 +140,19 @@ class Run:
             "off": self.server("batch-off", [*BATCH_OFF, *count]),
             "echo": procs.echo_server("aio"),
         }
-        loadgen = procs.Loadgen()
-        # Several workers: the calls spread over several connections (each reaches one worker), as do the streams.
+        # Several workers: the calls spread over several connections (each reaches one worker) from several load
+        # processes (one Python client cannot keep several workers busy); still 64 calls in flight in all.
+        processes = o.processes if workers > 1 else 1
+        loadgen: procs.Loadgen | procs.LoadgenPool = procs.LoadgenPool(processes) if processes > 1 else procs.Loadgen()
         channels = o.channels if workers > 1 else 1
-        unary = {"kind": "grpc", "payload_b64": body, "inflight": 64, "duration": o.duration, "channels": channels}
+        inflight = max(1, 64 // processes)
+        unary = {"kind": "grpc", "payload_b64": body, "inflight": inflight, "duration": o.duration}
+        unary["channels"] = channels
         many = {"kind": "execute_many", "payload_b64": body, "duration": o.duration, "streams": channels}
         many["channels"] = channels
         many.update(
             items_per_message=STREAM_ITEMS_PER_MESSAGE,
-            inflight=max(STREAM_ITEMS_PER_MESSAGE, STREAM_WINDOW // channels),
+            inflight=max(STREAM_ITEMS_PER_MESSAGE, STREAM_WINDOW // (channels * processes)),
         )
         variants = {
             "unary-on": ("on", unary),
