@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import dmlrpc
 from dmlrpc import ops
+from dmlrpc._wire import varint
 from dmlrpc.v1 import operators_pb2, service_pb2
 from dmlrpc_server.calls import read_execute
 from tests.conftest import ServerThread
@@ -26,7 +27,7 @@ def test_the_common_form_reads_as_protobuf_reads_it(desc: bytes, bindings: list[
     request = service_pb2.ExecuteRequest(inputs=bindings)
     raw = request.SerializeToString()
     # The desc field is opaque here: put arbitrary bytes in as field 1 (protobuf would parse them later).
-    raw = b"\x0a" + _varint(len(desc)) + desc + raw
+    raw = b"\x0a" + varint(len(desc)) + desc + raw
     call = read_execute(raw)
     assert call is not None
     assert call.desc == desc and call.size == len(raw)
@@ -79,8 +80,8 @@ def test_fields_in_any_order_give_the_same_answer(server: ServerThread) -> None:
         inputs=[service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=x.tobytes()))],
     )
     inputs_first = b"".join(
-        [b"\x12" + _varint(b.ByteSize()) + b.SerializeToString() for b in request.inputs]
-        + [b"\x0a" + _varint(request.operator_desc.ByteSize()) + request.operator_desc.SerializeToString()]
+        [b"\x12" + varint(b.ByteSize()) + b.SerializeToString() for b in request.inputs]
+        + [b"\x0a" + varint(request.operator_desc.ByteSize()) + request.operator_desc.SerializeToString()]
     )
     with grpc.insecure_channel(server.address) as channel:
         execute = channel.unary_unary("/dmlrpc.v1.DirectMLService/Execute")
@@ -91,15 +92,3 @@ def test_fields_in_any_order_give_the_same_answer(server: ServerThread) -> None:
     with dmlrpc.Client(server.address) as client:
         values, _ = client.top_k(x, 3, 0)
     np.testing.assert_array_equal(values, [9, 6, 5])
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
