@@ -23,6 +23,8 @@ _log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Results = list[np.ndarray]
+#: The most host bytes (inputs read from, outputs sent to the host) of a device call that runs on the event loop.
+HOST_INLINE_BYTES = 64 * 1024
 #: What a worker thread runs: a callable given the run's options, whose ``terminate`` stops ONNX Runtime.
 Job = Callable[[ort.RunOptions], T]
 
@@ -69,6 +71,7 @@ class Scheduler:
         *,
         inline_work: int,
         batch_work: int,
+        device_inline_work: int = 0,
         max_batch_size: int,
         max_delay: float,
         sizes_by_case: Mapping[str, int] | None = None,
@@ -78,6 +81,7 @@ class Scheduler:
         self.workers = workers
         self.pool = pool
         self.inline_work = inline_work
+        self.device_inline_work = device_inline_work
         self.batch_work = batch_work
         self.max_batch_size = max_batch_size
         self.max_delay = max_delay
@@ -123,6 +127,14 @@ class Scheduler:
     def inline(self, compiled: Compiled) -> bool:
         """Whether ``compiled`` runs on the event loop: provably tiny work on a host provider."""
         return compiled.work <= self.inline_work and not compiled.on_device
+
+    def inline_on_device(self, compiled: Compiled, host_bytes: int) -> bool:
+        """Whether a call whose data stays on the device runs on the event loop: host-tiny work, or device work the
+        GPU does in about a tenth of a millisecond with at most ``HOST_INLINE_BYTES`` crossing to or from the host
+        (a thread hop would cost more than the run)."""
+        if self.inline(compiled):
+            return True
+        return compiled.on_device and compiled.work <= self.device_inline_work and host_bytes <= HOST_INLINE_BYTES
 
     def batch_size(self, compiled: Compiled) -> int:
         """How many requests of ``compiled`` may run as one batch (1: it runs alone)."""

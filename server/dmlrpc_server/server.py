@@ -196,6 +196,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         pool,
         inline_work=settings.inline_work,
         batch_work=settings.batch_work,
+        device_inline_work=settings.device_inline_work,
         max_batch_size=settings.max_batch_size,
         max_delay=settings.max_batch_delay_us / 1e6,
         sizes_by_case=settings.max_batch_size_by_operator,

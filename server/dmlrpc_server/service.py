@@ -184,7 +184,7 @@ class Service:
             bind=None if entry is None else entry.bind,
         )
         async with self.scheduler.turn(deadline) as started:
-            if self.scheduler.inline(compiled):
+            if self.scheduler.inline_on_device(compiled, self._host_bytes(compiled, request)):
                 outputs = run()
             else:
                 outputs = await self.scheduler.offload(lambda _: run(), deadline)
@@ -192,6 +192,26 @@ class Service:
             sent = [item for item in outputs if not isinstance(item, Resident)]
             self._observe(label, arrived, started, request.ByteSize(), sent)
         return outputs
+
+    def _host_bytes(self, compiled: Compiled, request: service_pb2.ExecuteRequest | service_pb2.DispatchRequest) -> int:
+        """The bytes a resident call moves through host memory: its buffer inputs and the outputs it sends back
+        (on a host provider every tensor is in host memory)."""
+        on_host = self.executor.resident.device.on_host
+        plan = compiled.plan
+        bindings = request.inputs
+        read = sum(
+            layout.total_bytes
+            for index, layout in enumerate(plan.inputs)
+            if layout is not None
+            and (on_host or index >= len(bindings) or bindings[index].WhichOneof("binding") != "resident")
+        )
+        kept = set(request.keep_outputs)
+        sent = sum(
+            layout.total_bytes
+            for index, layout in enumerate(plan.outputs)
+            if layout is not None and (on_host or index not in kept)
+        )
+        return read + sent
 
     # -- ExecuteMany --------------------------------------------------------------------------------------------
 
