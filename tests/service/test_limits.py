@@ -23,7 +23,7 @@ from tests.test_validation import (
     top_k_call,
 )
 
-SLOW_SIZE = 1 << 21  # a full top-k of 2^21 floats: about 0.3 s on one core (after its compile), 8 MiB: a worker
+SLOW_SIZE = 1 << 22  # a full top-k of 2^22 floats: about 0.7 s on one core (after its compile), 16 MiB: a worker
 
 
 def _wait_until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
@@ -77,6 +77,7 @@ def _compute_count(server: ServerThread) -> float:
 def test_full_queue_answers_resource_exhausted_at_once(one_slot: Callable[..., ServerThread]) -> None:
     running = one_slot(queue=0)
     admission = running.built.service.scheduler.admission
+    SlowCall(running.address).join()  # compile the slow desc first: its compile takes the slot too
     slow = SlowCall(running.address)
     _wait_until(lambda: admission.running == 1)
     started = time.monotonic()
