@@ -179,24 +179,10 @@ class ExecuteManyStream:
         ending = False
         while not ending:
             first = carry if carry is not None else self._outgoing.get()
-            carry = None
             if first is None:
                 return
-            parts, size = [first], len(first)
-            while len(parts) < MESSAGE_ITEMS:
-                try:
-                    piece = self._outgoing.get_nowait()
-                except queue.Empty:
-                    break
-                if piece is None:
-                    ending = True
-                    break
-                if size + len(piece) > MESSAGE_BYTES:
-                    carry = piece
-                    break
-                parts.append(piece)
-                size += len(piece)
-            yield b"".join(parts)
+            message, carry, ending = _pack(first, functools.partial(_waiting, self._outgoing, queue.Empty))
+            yield message
 
     def _read(self) -> None:
         failure: DmlRpcError | None = None
@@ -363,24 +349,10 @@ class AsyncExecuteManyStream:
         ending = False
         while not ending:
             first = carry if carry is not None else await self._outgoing.get()
-            carry = None
             if first is None:
                 break
-            parts, size = [first], len(first)
-            while len(parts) < MESSAGE_ITEMS:
-                try:
-                    piece = self._outgoing.get_nowait()
-                except asyncio.QueueEmpty:
-                    break
-                if piece is None:
-                    ending = True
-                    break
-                if size + len(piece) > MESSAGE_BYTES:
-                    carry = piece
-                    break
-                parts.append(piece)
-                size += len(piece)
-            if not await self._send(b"".join(parts)):
+            message, carry, ending = _pack(first, functools.partial(_waiting, self._outgoing, asyncio.QueueEmpty))
+            if not await self._send(message):
                 return
         await self._send(None)
 
@@ -489,3 +461,33 @@ async def amap_unordered(
     finally:
         while not finished.empty():
             _retrieve([finished.get_nowait()[1]])
+
+
+def _pack(first: bytes, waiting: Callable[[], tuple[bool, bytes | None]]) -> tuple[bytes, bytes | None, bool]:
+    """One request message: ``first`` and the items already waiting, up to MESSAGE_ITEMS items and MESSAGE_BYTES.
+
+    ``waiting()`` gives ``(False, None)`` when nothing waits, ``(True, None)`` at the end of the items. Returns the
+    message, an item left for the next message (it did not fit), and whether the end was reached.
+    """
+    parts, size = [first], len(first)
+    while len(parts) < MESSAGE_ITEMS:
+        ready, piece = waiting()
+        if not ready:
+            break
+        if piece is None:
+            return b"".join(parts), None, True
+        if size + len(piece) > MESSAGE_BYTES:
+            return b"".join(parts), piece, False
+        parts.append(piece)
+        size += len(piece)
+    return b"".join(parts), None, False
+
+
+def _waiting(
+    outgoing: queue.SimpleQueue[bytes | None] | asyncio.Queue[bytes | None], empty: type[Exception]
+) -> tuple[bool, bytes | None]:
+    """The next item already in ``outgoing`` (a thread's or the loop's queue), without waiting."""
+    try:
+        return True, outgoing.get_nowait()
+    except empty:
+        return False, None
