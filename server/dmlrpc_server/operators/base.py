@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
@@ -105,8 +106,9 @@ class Plan:
                 position += count
         return grouped
 
-    @property
+    @functools.cached_property
     def response_bytes(self) -> int:
+        """The bytes of every output buffer (checked against the message limit on every unary call: made once)."""
         return sum(layout.total_bytes for layout in self.outputs if layout is not None)
 
 
