@@ -41,7 +41,14 @@ def encode_chunk(binding: int, data: bytes | memoryview) -> bytes:
     return b"".join((_CHUNK_FIELD, varint(len(inner_head) + len(data)), inner_head, data))
 
 
-def _read_varint(buffer: memoryview, offset: int) -> tuple[int, int]:
+def read_varint(buffer: memoryview, offset: int) -> tuple[int, int]:
+    """The varint at ``offset`` and the offset after it.
+
+    Raises:
+        ValueError: the buffer ends inside it, or it is longer than 64 bits.
+    """
+    if offset < len(buffer) and buffer[offset] < 0x80:
+        return buffer[offset], offset + 1
     value = shift = 0
     while True:
         if offset >= len(buffer) or shift > 63:
@@ -63,20 +70,20 @@ def decode_chunk(message: bytes | memoryview) -> tuple[int, memoryview] | None:
     view = memoryview(message)
     if not view or view[0] != _CHUNK_FIELD[0]:
         return None
-    length, offset = _read_varint(view, 1)
+    length, offset = read_varint(view, 1)
     if offset + length != len(view):
         return None  # more than one field: let protobuf read it
     binding, data = 0, view[offset:offset]
     end = offset + length
     while offset < end:
-        tag, offset = _read_varint(view, offset)
+        tag, offset = read_varint(view, offset)
         wire_type = tag & 7
         if wire_type == 0:
-            value, offset = _read_varint(view, offset)
+            value, offset = read_varint(view, offset)
             if tag >> 3 == 1:
                 binding = value
         elif wire_type == 2:
-            size, offset = _read_varint(view, offset)
+            size, offset = read_varint(view, offset)
             if offset + size > end:
                 raise ValueError("a length-delimited field runs past its message")
             if tag >> 3 == 2:

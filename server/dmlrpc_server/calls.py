@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from google.protobuf.message import DecodeError, Message
 
+from dmlrpc._wire import read_varint
 from dmlrpc.v1 import service_pb2
 from dmlrpc_server.errors import InvalidArgument
 
@@ -55,7 +56,7 @@ def read_execute(raw: bytes) -> ExecuteCall | None:
     try:
         while offset < end:
             tag = view[offset]
-            size, start = _varint(view, offset + 1)
+            size, start = read_varint(view, offset + 1)
             stop = start + size
             if stop > end:
                 return None
@@ -66,7 +67,7 @@ def read_execute(raw: bytes) -> ExecuteCall | None:
             else:
                 return None
             offset = stop
-    except (IndexError, _Uncommon):
+    except (IndexError, ValueError, _Uncommon):
         return None
     if desc is None:
         return None
@@ -83,34 +84,17 @@ def _buffer(view: memoryview, start: int, stop: int) -> memoryview | None:
         return None
     if view[start] != _BUFFER:
         raise _Uncommon
-    size, inner = _varint(view, start + 1)
+    size, inner = read_varint(view, start + 1)
     if inner + size != stop:
         raise _Uncommon
     if size == 0:
         return view[inner:inner]  # an empty buffer: BufferBinding.data unset
     if view[inner] != _BUFFER:
         raise _Uncommon
-    length, data = _varint(view, inner + 1)
+    length, data = read_varint(view, inner + 1)
     if data + length != stop:
         raise _Uncommon
     return view[data:stop]
-
-
-def _varint(view: memoryview, offset: int) -> tuple[int, int]:
-    """A varint at ``offset`` and the offset after it (IndexError past the end, as a truncated message)."""
-    byte = view[offset]
-    if byte < 0x80:
-        return byte, offset + 1
-    value = shift = 0
-    while True:
-        byte = view[offset]
-        offset += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, offset
-        shift += 7
-        if shift > 63:
-            raise IndexError("oversized varint")
 
 
 def parse(message: type[M], raw: bytes) -> M:
