@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
@@ -23,6 +24,7 @@ from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators.base import Limits, Plan, make_model
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import CompileCache, Compiled, StagedCompiled, compile_plan
+from dmlrpc_server.runtime.cost import ModelCost, check_cost, model_cost
 from dmlrpc_server.runtime.providers import Provider
 from dmlrpc_server.runtime.resident import Device, Resident, ResidentStore
 
@@ -121,9 +123,16 @@ class Executor:
             plan = operator.plan(
                 desc, feature_level=self.feature_level, limits=self.limits, provider=self.provider.name
             )
-            return compile_plan(plan, self.provider, operator.batching, operator.case)
+            return compile_plan(
+                plan, self.provider, operator.batching, operator.case, self.budget(f"operator_desc.{operator.case}")
+            )
 
         return self.cache.get(key, build)
+
+    def budget(self, field: str) -> Callable[[ModelCost], None]:
+        """The check a model's cost passes before its session is made: the work and size limits, errors naming
+        ``field``."""
+        return functools.partial(check_cost, limits=self.limits, field=field)
 
     def plan_node(self, operator_desc: operators_pb2.OperatorDesc, path: str) -> tuple[Plan, BatchRule | None]:
         """Validate and lower one graph node's desc (with its operator's batch rule); errors name fields under
@@ -136,6 +145,10 @@ class Executor:
             return plan, operator.batching
         except InvalidArgument as error:
             raise InvalidArgument(path + error.field.removeprefix("operator_desc"), error.description) from None
+        except ResourceExhausted as error:
+            if error.message.startswith("operator_desc"):
+                raise ResourceExhausted(path + error.message.removeprefix("operator_desc")) from None
+            raise
 
     def compile_graph(self, graph: graph_pb2.GraphDesc, *, max_nodes: int) -> tuple[Compiled, GraphLowering]:
         """Validate a DML_GRAPH_DESC and compile it: one session when every intermediate edge passes its tensor
@@ -146,12 +159,24 @@ class Executor:
             max_nodes=max_nodes,
             constants_allowed=self.feature_level >= operators_pb2.FEATURE_LEVEL_6_2,
             path="graph_desc",
+            max_constant_bytes=self.limits.max_tensor_bytes,
         )
         if lowering.composable():
             # A graph of operators that all batch on a new leading axis batches the same way as a whole.
             plan = composed_plan(lowering)
-            return compile_plan(plan, self.provider, graph_batching(lowering), "graph"), lowering
-        sessions = [compile_plan(node.plan, self.provider) for node in lowering.nodes]
+            compiled = compile_plan(plan, self.provider, graph_batching(lowering), "graph", self.budget("graph_desc"))
+            return compiled, lowering
+        costs = [model_cost(node.plan.model) for node in lowering.nodes]
+        # The nodes run one after another, each within the limits; together their work is the graph's.
+        check_cost(
+            ModelCost(sum(cost.work for cost in costs), None, max(cost.peak_bytes for cost in costs)),
+            self.limits,
+            "graph_desc",
+        )
+        sessions = [
+            compile_plan(node.plan, self.provider, check=self.budget(f"graph_desc.nodes[{node.index}]"))
+            for node in lowering.nodes
+        ]
         run = staged_run(lowering, [Stage(node, c.run) for node, c in zip(lowering.nodes, sessions, strict=True)])
         names = [f"input{i}" for i in range(len(lowering.input_layouts))]
 
@@ -166,7 +191,10 @@ class Executor:
         )
         first = sessions[0]
         work = sum(stage.work for stage in sessions)
-        return StagedCompiled(plan, first.session, first.output_names, run=run, names=names, work=work), lowering
+        staged = StagedCompiled(plan, first.session, first.output_names, run=run, names=names, work=work)
+        # The nodes' tensors live until the last node has run: their memory adds up.
+        staged.memory = sum(stage.memory for stage in sessions) + plan.response_bytes
+        return staged, lowering
 
     def unary_compiled(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled:
         """``compiled``, for a unary call: its outputs must also fit in one response message."""
@@ -181,7 +209,8 @@ class Executor:
         if plan.response_bytes + 32 * len(plan.outputs) > self.limits.max_message_bytes:
             raise ResourceExhausted(
                 f"the outputs total {plan.response_bytes} bytes, over the message limit of "
-                f"{self.limits.max_message_bytes}; use ExecuteStream (the SDK does above its stream threshold)"
+                f"{self.limits.max_message_bytes} (the server's --max-message-bytes); use ExecuteStream (the SDK does "
+                "above its stream threshold)"
             )
 
     def execute(
@@ -280,7 +309,8 @@ class Executor:
         sent = sum(layout.total_bytes for i, layout in enumerate(plan.outputs) if layout is not None and i not in keep)
         if sent + 32 * len(plan.outputs) > self.limits.max_message_bytes:
             raise ResourceExhausted(
-                f"the outputs sent back total {sent} bytes, over the message limit of {self.limits.max_message_bytes}"
+                f"the outputs sent back total {sent} bytes, over the message limit of {self.limits.max_message_bytes} "
+                "(the server's --max-message-bytes); keep some outputs on the server or raise the limit"
             )
         items = self.resolve(owner, compiled, request.inputs)
         if bind is not None:

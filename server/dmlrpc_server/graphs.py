@@ -12,7 +12,7 @@ import onnx
 from dmlrpc.codec import TensorLayout, data_type_name, decode
 from dmlrpc.schema import tensor_descs
 from dmlrpc.v1 import graph_pb2, operators_pb2, tensor_pb2
-from dmlrpc_server.errors import InvalidArgument
+from dmlrpc_server.errors import InvalidArgument, ResourceExhausted
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators.base import Plan
 
@@ -79,6 +79,11 @@ class GraphLowering:
     #: Graph inputs flagged DML_TENSOR_FLAG_OWNED_BY_DML (bound at compile time).
     owned: set[int]
 
+    @property
+    def constant_bytes(self) -> int:
+        """The bytes the graph's constants hold, materialised as their nodes read them."""
+        return sum(array.nbytes for node in self.nodes for array in node.constants.values())
+
     def composable(self) -> bool:
         """Whether every intermediate edge joins a node output ``finish`` passes through unchanged to a node input
         ``prepare`` feeds unchanged: then the whole graph is one ONNX model."""
@@ -131,12 +136,19 @@ def _count(graph: graph_pb2.GraphDesc, name: str, array: str, path: str) -> None
 
 
 def lower_graph(
-    graph: graph_pb2.GraphDesc, plan_node: PlanNode, *, max_nodes: int, constants_allowed: bool, path: str
+    graph: graph_pb2.GraphDesc,
+    plan_node: PlanNode,
+    *,
+    max_nodes: int,
+    constants_allowed: bool,
+    path: str,
+    max_constant_bytes: int = 1 << 62,
 ) -> GraphLowering:
     """Validate a DML_GRAPH_DESC (every rule naming its node or edge) and resolve it into ordered nodes.
 
     Raises:
         InvalidArgument: a rule is broken.
+        ResourceExhausted: the constants, materialised as their nodes read them, exceed ``max_constant_bytes``.
     """
     for name, array in (
         ("node_count", "nodes"),
@@ -351,12 +363,23 @@ def lower_graph(
 
     order = _topological(graph, plans, constants, successors, path)
     nodes = []
+    held = 0
     for i in order:
         resolved = Node(i, plans[i], sources[i], batching=rules[i])
         for k, feeder in enumerate(sources[i]):
             if feeder is not None and feeder.kind == "constant":
                 layout = plans[i].inputs[k]
                 assert layout is not None
+                # NOTE: the constant is materialised at the logical size its node reads (a broadcast desc over a
+                # few bytes becomes the whole tensor): that size is what the graph holds, and what is limited.
+                materialised = layout.element_count * layout.dtype.itemsize
+                held += materialised
+                if materialised > max_constant_bytes or held > max_constant_bytes:
+                    raise ResourceExhausted(
+                        f"{path}.nodes[{feeder.index}].constant_data: the constants node {i} reads materialise "
+                        f"{held:,} bytes (broadcast descs count at their logical size), over the limit of "
+                        f"{max_constant_bytes:,} (--max-tensor-bytes)"
+                    )
                 resolved.constants[k] = np.array(decode(np.frombuffer(constants[feeder.index], np.uint8), layout))
         nodes.append(resolved)
     outputs = [graph_outputs[g] for g in range(graph.output_count)]

@@ -33,7 +33,8 @@ class ManyStream:
         self.limits = service.stream_limits
         self.in_flight = 0
         self.in_flight_bytes = 0
-        self.ready: list[tuple[bytes, int]] = []
+        #: Answered items' results waiting to be written: (result, window bytes, call memory reserved).
+        self.ready: list[tuple[bytes, int, int]] = []
         self.answered = asyncio.Event()  # results are ready, or the reader ended
         self.room = asyncio.Event()  # results were written: the window has room
         self.tasks: set[asyncio.Task[None]] = set()
@@ -116,7 +117,9 @@ class ManyStream:
         else:
             raise InvalidArgument("call", "an item needs an `execute` or a `dispatch` call")
         if request.keep_outputs or binds_resident(request.inputs):
-            outputs = await service.resident(request, self.owner, self.deadline, compiled, entry, compiled.label)
+            outputs = await service.resident(
+                request, self.owner, self.deadline, compiled, entry, compiled.label, hold_response=False
+            )
             self._answer(item, resident_response(outputs))
             return
         service.executor.check_response_fits(compiled)
@@ -125,11 +128,31 @@ class ManyStream:
         item.buffers = buffers if entry is None else entry.bind(buffers)
 
     async def _run_batch(self, group: list[_Item]) -> None:
+        """Run items of one compiled desc, as many together as the call memory has room for (each item's run, then
+        its result until the client has read it: reserved before they exist)."""
+        compiled = group[0].compiled
+        assert compiled is not None
+        staged = self.service.memory
+        size = compiled.memory
+        while group:
+            try:
+                await staged.acquire(size, self.deadline)
+            except ServiceError as error:
+                for item in group:
+                    self._answer(item, error)
+                return
+            count = 1
+            while count < len(group) and staged.try_acquire(size):
+                count += 1
+            part, group = group[:count], group[count:]
+            for item in part:
+                item.staged = size
+            await self._run_part(compiled, part)
+
+    async def _run_part(self, compiled: Compiled, group: list[_Item]) -> None:
         service = self.service
         executor = service.executor
         scheduler = service.scheduler
-        compiled = group[0].compiled
-        assert compiled is not None
         try:
             async with scheduler.turn(self.deadline):
                 if not service.on_loop(compiled):
@@ -172,7 +195,7 @@ class ManyStream:
             result = item_result(tag, outcome)
         else:
             result = item_error(tag, outcome if isinstance(outcome, ServiceError) else _internal(outcome))
-        self.ready.append((result, item.size))
+        self.ready.append((result, item.size, item.staged))
         self.answered.set()
 
     async def results(self, reader: asyncio.Future[None]) -> bytes | None:
@@ -186,9 +209,10 @@ class ManyStream:
         ready, self.ready = self.ready, []
         # Written results leave the window: the reader may admit more.
         self.in_flight -= len(ready)
-        self.in_flight_bytes -= sum(size for _, size in ready)
+        self.in_flight_bytes -= sum(size for _, size, _ in ready)
+        self.service.memory.release(sum(staged for _, _, staged in ready))
         self.room.set()
-        return b"".join(result for result, _ in ready)
+        return b"".join(result for result, _, _ in ready)
 
     async def stop(self) -> None:
         """Cancel whatever still runs (the call ended: the client went away or the stream failed)."""
@@ -196,6 +220,8 @@ class ManyStream:
             task.cancel()
         if self.tasks:
             await asyncio.wait(self.tasks)
+        ready, self.ready = self.ready, []
+        self.service.memory.release(sum(staged for _, _, staged in ready))
 
 
 @dataclass(eq=False)
@@ -207,6 +233,8 @@ class _Item:
     compiled: Compiled | None = None
     buffers: list[Buffer | None] = field(default_factory=list)
     done: bool = False
+    #: Bytes reserved in the service's call memory for this item until its result is written.
+    staged: int = 0
 
 
 def binds_resident(bindings: Sequence[service_pb2.BindingDesc]) -> bool:

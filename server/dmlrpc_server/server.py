@@ -12,6 +12,7 @@ from importlib import metadata
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from prometheus_client import Gauge
 
 from dmlrpc._wire import CHUNK_BYTES
 from dmlrpc.v1 import service_pb2
@@ -20,7 +21,7 @@ from dmlrpc_server.feature_levels import feature_level_name
 from dmlrpc_server.interceptors import ErrorInterceptor
 from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.operators.base import Limits
-from dmlrpc_server.runtime.admission import Admission
+from dmlrpc_server.runtime.admission import Admission, ByteBudget
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import warm_up
 from dmlrpc_server.runtime.handles import HandleStore
@@ -160,6 +161,8 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         max_message_bytes=settings.max_message_bytes,
         max_tensor_elements=settings.max_tensor_elements,
         max_request_elements=settings.max_request_elements,
+        max_work=settings.max_work,
+        max_run_bytes=settings.call_memory_bytes,
     )
     pool = BufferPool(settings.buffer_pool_bytes)
     executor = Executor(
@@ -214,7 +217,23 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         stream_chunk_bytes=CHUNK_BYTES,
         stream_limits=StreamLimits(settings.stream_items_in_flight, settings.stream_bytes_in_flight),
         max_graph_nodes=settings.max_graph_nodes,
+        memory=ByteBudget(
+            settings.call_memory_bytes, max_wait=settings.call_memory_wait_seconds, setting="--call-memory-bytes"
+        ),
     )
+
+    if metrics is not None:
+        memory = service.memory
+        Gauge(
+            "dmlrpc_call_memory_bytes",
+            "Bytes of --call-memory-bytes reserved now by calls in progress (runs and unread responses)",
+            registry=metrics.registry,
+        ).set_function(lambda: memory.held)
+        Gauge(
+            "dmlrpc_call_memory_limit_bytes",
+            "Bytes calls in progress may reserve (--call-memory-bytes)",
+            registry=metrics.registry,
+        ).set(memory.capacity)
 
     interceptors: list[grpc.aio.ServerInterceptor] = [ErrorInterceptor(metrics)]
     tokens = settings.auth_tokens()

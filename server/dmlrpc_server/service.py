@@ -7,6 +7,7 @@ import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +23,7 @@ from dmlrpc_server.graphs import strip_owned
 from dmlrpc_server.many import ManyStream, binds_resident
 from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.responses import Encoded, execute_response, resident_response
+from dmlrpc_server.runtime.admission import ByteBudget
 from dmlrpc_server.runtime.compiler import Compiled
 from dmlrpc_server.runtime.handles import Handle, HandleStore, owned_buffers
 from dmlrpc_server.runtime.resident import Resident
@@ -30,6 +32,12 @@ from dmlrpc_server.streams import declared_lengths, parse_stream_start, receive,
 from dmlrpc_server.tensors import ANY_TENSOR, validate_tensor
 
 _log = logging.getLogger(__name__)
+
+#: Bytes of a unary call's response still reserved in ``Service.memory`` when the service returns it: the servicer
+#: releases them once the RPC is done, as gRPC holds the response until the caller has read it.
+RESPONSE_HELD: ContextVar[int] = ContextVar("dmlrpc_response_held", default=0)
+#: Smaller responses are released on return: the calls that can run or wait at once hold few of them.
+HOLD_RESPONSES_FROM = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,7 @@ class Service:
         stream_chunk_bytes: int,
         stream_limits: StreamLimits,
         max_graph_nodes: int,
+        memory: ByteBudget,
     ) -> None:
         self.executor = executor
         self.scheduler = scheduler
@@ -70,6 +79,8 @@ class Service:
         self._chunk = stream_chunk_bytes
         self.stream_limits = stream_limits
         self.max_graph_nodes = max_graph_nodes
+        #: The memory calls in progress add (their runs' tensors, their responses until read): reserved per call.
+        self.memory = memory
 
     # -- Execute and Dispatch -----------------------------------------------------------------------------------
 
@@ -147,17 +158,35 @@ class Service:
         arrived: float,
         received: int,
     ) -> list[Encoded]:
-        """Stages 3-5 of one call within its admission slot."""
+        """Stages 3-5 of one unary call within its admission slot and its reserved memory."""
         executor = self.executor
-        async with self.scheduler.turn(deadline) as started:
-            if self.on_loop(compiled):
-                results = await self.scheduler.run(compiled, executor.feeds(compiled, buffers), deadline)
-                outputs = executor.encode_outputs(compiled, results)
-            else:
-                outputs = await self.scheduler.offload(functools.partial(self.whole, compiled, buffers), deadline)
-                self.scheduler.observe_alone()
-            self._observe(compiled.label, arrived, started, received, outputs)
+        memory = self.memory
+        size = compiled.memory
+        if not memory.try_acquire(size):
+            await memory.acquire(size, deadline)
+        try:
+            async with self.scheduler.turn(deadline) as started:
+                if self.on_loop(compiled):
+                    results = await self.scheduler.run(compiled, executor.feeds(compiled, buffers), deadline)
+                    outputs = executor.encode_outputs(compiled, results)
+                else:
+                    outputs = await self.scheduler.offload(functools.partial(self.whole, compiled, buffers), deadline)
+                    self.scheduler.observe_alone()
+                self._observe(compiled.label, arrived, started, received, outputs)
+        except BaseException:
+            memory.release(size)
+            raise
+        self._hold_response(size, compiled.plan.response_bytes)
         return outputs
+
+    def _hold_response(self, reserved: int, response: int) -> None:
+        """Release a unary call's reserved memory but for a large response, which stays reserved until the RPC is
+        done (``RESPONSE_HELD``: gRPC holds it until the caller reads it)."""
+        if response < HOLD_RESPONSES_FROM:
+            self.memory.release(reserved)
+            return
+        self.memory.release(reserved - response)
+        RESPONSE_HELD.set(RESPONSE_HELD.get() + response)
 
     def whole(self, compiled: Compiled, buffers: Sequence[Buffer | None], options: ort.RunOptions) -> list[Encoded]:
         """Stages 3-5 on a worker thread: bind, run, encode."""
@@ -172,9 +201,39 @@ class Service:
         compiled: Compiled,
         entry: Handle | None,
         label: str,
+        *,
+        hold_response: bool = True,
     ) -> list[bytes | Resident | None]:
-        """A call with resident bindings or kept outputs (never batched): inline when tiny, else on a worker."""
+        """A call with resident bindings or kept outputs (never batched): inline when tiny, else on a worker.
+
+        With ``hold_response`` (a unary call) a large response stays reserved until the RPC is done (see
+        ``RESPONSE_HELD``); else the call's memory is released when this returns.
+        """
         arrived = time.monotonic()
+        size = compiled.memory
+        await self.memory.acquire(size, deadline)
+        try:
+            outputs = await self._resident(request, owner, deadline, compiled, entry, label, arrived)
+        except BaseException:
+            self.memory.release(size)
+            raise
+        if hold_response:
+            self._hold_response(size, compiled.plan.response_bytes)
+        else:
+            self.memory.release(size)
+        return outputs
+
+    async def _resident(
+        self,
+        request: service_pb2.ExecuteRequest | service_pb2.DispatchRequest,
+        owner: str,
+        deadline: float | None,
+        compiled: Compiled,
+        entry: Handle | None,
+        label: str,
+        arrived: float,
+    ) -> list[bytes | Resident | None]:
+        """Stages 3-5 of a resident call within its admission slot."""
         run = functools.partial(
             self.executor.execute_resident,
             owner,
@@ -281,7 +340,16 @@ class Service:
         self.scheduler.gate()
         tensor = self.executor.resident.get(owner, handle)
         device = self.executor.resident.device
-        array = await self.scheduler.offload(lambda _: device.download(tensor.value))
+        layout = tensor.layout
+        # The copies (the device's packed download, the encoded staging) wait for the client to read them: their
+        # bytes are reserved before they exist.
+        async with self.memory.reserved(layout.total_bytes + layout.packed_bytes, None):
+            array = await self.scheduler.offload(lambda _: device.download(tensor.value))
+            async for part in self._read_out(tensor, array):
+                yield part
+
+    async def _read_out(self, tensor: Resident, array: np.ndarray) -> AsyncIterator[bytes]:
+        """ReadTensor's messages: the tensor's handle and desc, then its buffer's bytes in chunks."""
         layout = tensor.layout
         pool = self.executor.pool
         staging = pool.acquire(layout.total_bytes)
@@ -328,15 +396,11 @@ class Service:
                 lambda _: self.executor.compile_graph(graph, max_nodes=self.max_graph_nodes)
             )
         bound = owned_buffers(request.owned_inputs, compiled.plan.inputs, lowering.owned)
-        return handles.add(
-            owner,
-            compiled,
-            bound,
-            lowering.input_descs,
-            lowering.output_descs,
-            constant_bytes + owned_bytes,
-            "graph",
-        )
+        # What the handle holds is what it is charged: constants as materialised (a few bytes of broadcast constant
+        # can become a whole tensor), and no less than the bytes sent.
+        charged = max(constant_bytes, lowering.constant_bytes) + owned_bytes
+        handles.check_room(owner, charged)
+        return handles.add(owner, compiled, bound, lowering.input_descs, lowering.output_descs, charged, "graph")
 
     def release_compiled(self, handle: str, owner: str) -> None:
         self.handles.release(owner, handle)
@@ -359,20 +423,24 @@ class Service:
             raise InvalidArgument(f"start.{error.field}", error.description) from None
         lengths = declared_lengths(compiled, start.input_bytes, self.executor.limits)
         pool = self.executor.pool
-        async with self.scheduler.turn(deadline) as started:
-            buffers = [None if n == 0 else pool.acquire(n) for n in lengths]
-            try:
-                await receive(parts, buffers)
-                outputs, staged = await self.scheduler.offload(
-                    functools.partial(self._run_buffers, compiled, buffers), deadline
-                )
-                self.scheduler.observe_alone()
-            finally:
-                for buffer in buffers:
-                    if buffer is not None:
-                        pool.release(buffer)
-            self._observe(compiled.label, arrived, started, sum(lengths), outputs)
+        # The run's tensors, then its outputs until the client has read them: reserved before they exist.
+        reserved = compiled.memory
+        await self.memory.acquire(reserved, deadline)
+        staged: list[np.ndarray] = []
         try:
+            async with self.scheduler.turn(deadline) as started:
+                buffers = [None if n == 0 else pool.acquire(n) for n in lengths]
+                try:
+                    await receive(parts, buffers)
+                    outputs, staged = await self.scheduler.offload(
+                        functools.partial(self._run_buffers, compiled, buffers), deadline
+                    )
+                    self.scheduler.observe_alone()
+                finally:
+                    for buffer in buffers:
+                        if buffer is not None:
+                            pool.release(buffer)
+                self._observe(compiled.label, arrived, started, sum(lengths), outputs)
             yield service_pb2.ExecuteStreamResponse(
                 outputs=service_pb2.ExecuteStreamOutputs(
                     output_bytes=[0 if view is None else len(view) for view in outputs]
@@ -383,6 +451,7 @@ class Service:
         finally:
             for buffer in staged:
                 pool.release(buffer)
+            self.memory.release(reserved)
 
     def _run_buffers(
         self, compiled: Compiled, buffers: Sequence[np.ndarray | None], options: ort.RunOptions

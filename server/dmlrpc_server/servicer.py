@@ -14,7 +14,7 @@ from dmlrpc_server.calls import OPERATOR, parse, read_execute
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.runtime.handles import Handle
 from dmlrpc_server.runtime.resident import Resident, caller_identity
-from dmlrpc_server.service import Service
+from dmlrpc_server.service import RESPONSE_HELD, Service
 
 M = TypeVar("M", bound=Message)
 
@@ -45,11 +45,22 @@ class DirectMLServicer:
         # and the service writes the response's bytes.
         call = read_execute(request)
         if call is not None:
-            return await self._service.execute_call(call, request, context.time_remaining())
-        decoded = parse(service_pb2.ExecuteRequest, request)
-        OPERATOR.set(decoded.operator_desc.WhichOneof("desc") or "unset")
-        owner = self._owner(context) if decoded.keep_outputs or _binds_resident(decoded) else ""
-        return await self._service.execute(decoded, owner, context.time_remaining())
+            response = await self._service.execute_call(call, request, context.time_remaining())
+        else:
+            decoded = parse(service_pb2.ExecuteRequest, request)
+            OPERATOR.set(decoded.operator_desc.WhichOneof("desc") or "unset")
+            owner = self._owner(context) if decoded.keep_outputs or _binds_resident(decoded) else ""
+            response = await self._service.execute(decoded, owner, context.time_remaining())
+        self._release_when_done(context)
+        return response
+
+    def _release_when_done(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        """Give a large response's reserved memory back once the RPC is done (read by the caller, or cut off)."""
+        held = RESPONSE_HELD.get()
+        if held:
+            RESPONSE_HELD.set(0)
+            memory = self._service.memory
+            context.add_done_callback(lambda _: memory.release(held))
 
     async def ExecuteMany(  # noqa: N802
         self, request_iterator: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
@@ -98,7 +109,9 @@ class DirectMLServicer:
     async def Dispatch(  # noqa: N802
         self, request: service_pb2.DispatchRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
     ) -> bytes:
-        return await self._service.dispatch(_decoded(request), self._owner(context), context.time_remaining())
+        response = await self._service.dispatch(_decoded(request), self._owner(context), context.time_remaining())
+        self._release_when_done(context)
+        return response
 
     async def ReleaseCompiledOperator(  # noqa: N802
         self,

@@ -133,6 +133,11 @@ class ServerSettings(BaseSettings):
     max_request_elements: Positive = Field(
         1 << 33, description="Most elements over all of a request's inputs and outputs."
     )
+    max_work: Positive = Field(
+        1 << 36,
+        description="Most work one run may cost, in element-operations (elements every node of the lowered model "
+        "reads and writes, times reduction windows), estimated from the desc before anything runs.",
+    )
     max_concurrent_requests: Positive = Field(64, description="Execute calls running at once; more wait in a queue.")
     max_queue_depth: Annotated[int, Field(ge=0)] = Field(
         256, description="Execute calls waiting for a slot; beyond it calls get RESOURCE_EXHAUSTED."
@@ -183,6 +188,18 @@ class ServerSettings(BaseSettings):
     )
     stream_bytes_in_flight: Positive = Field(
         64 * MiB, description="Request bytes of one ExecuteMany stream's admitted items (one item is always admitted)."
+    )
+    call_memory_bytes: Positive = Field(
+        1024 * MiB,
+        description="Memory all calls in progress may add beyond their request messages, together: what a run "
+        "makes (intermediates, outputs, broadcast inputs at their logical size; estimated from the desc) and their "
+        "responses until the caller has read them. Reserved before a run; one call may use it all.",
+    )
+    call_memory_wait_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="How long a call waits (within its deadline) for --call-memory-bytes to have room before "
+        "RESOURCE_EXHAUSTED.",
     )
     resident_tensors_per_caller: Annotated[int, Field(ge=0)] = Field(
         1024, description="Resident tensors one caller may hold (CreateTensor and kept outputs); 0 disables them."

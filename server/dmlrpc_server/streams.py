@@ -50,11 +50,13 @@ def declared_lengths(compiled: Compiled, declared: Sequence[int], limits: Limits
             )
         if length > limits.max_tensor_bytes:
             raise ResourceExhausted(
-                f"{field} = {length} exceeds the limit of {limits.max_tensor_bytes} bytes per tensor"
+                f"{field} = {length} exceeds the limit of {limits.max_tensor_bytes} bytes per tensor (the server's "
+                "--max-tensor-bytes)"
             )
     if sum(declared) > limits.max_request_bytes:
         raise ResourceExhausted(
-            f"start.input_bytes total {sum(declared)} bytes, over the limit of {limits.max_request_bytes}"
+            f"start.input_bytes total {sum(declared)} bytes, over the limit of {limits.max_request_bytes} (the "
+            "server's --max-request-bytes)"
         )
     return list(declared)
 

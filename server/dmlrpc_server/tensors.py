@@ -130,18 +130,20 @@ def validate_tensor(
         )
     if total > max_tensor_bytes:
         raise ResourceExhausted(
-            f"{path}.total_tensor_size_in_bytes = {total} exceeds the limit of {max_tensor_bytes} bytes per tensor"
+            f"{path}.total_tensor_size_in_bytes = {total} exceeds the limit of {max_tensor_bytes} bytes per tensor "
+            "(the server's --max-tensor-bytes)"
         )
     if element_count > max_tensor_elements:
         raise ResourceExhausted(
-            f"{path}.sizes: {element_count} elements exceed the limit of {max_tensor_elements} elements per tensor"
+            f"{path}.sizes: {element_count} elements exceed the limit of {max_tensor_elements} elements per tensor "
+            "(the server's --max-tensor-elements)"
         )
     logical_bytes = element_count * element_bytes
     if logical_bytes > max_tensor_bytes:
         # Broadcast (stride 0) inputs are materialised for ONNX Runtime, so their logical size counts too.
         raise ResourceExhausted(
             f"{path}.sizes: {element_count} elements ({logical_bytes} bytes once materialised) exceed the limit of "
-            f"{max_tensor_bytes} bytes per tensor"
+            f"{max_tensor_bytes} bytes per tensor (the server's --max-tensor-bytes)"
         )
     layout = TensorLayout.of(buffer)
     if output and _may_alias(layout.sizes, layout.strides):

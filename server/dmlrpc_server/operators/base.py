@@ -40,6 +40,11 @@ class Limits:
     max_message_bytes: int
     max_tensor_elements: int = 1 << 32
     max_request_elements: int = 1 << 33
+    #: Element-operations one run may cost (``runtime.cost.model_work``).
+    max_work: int = 1 << 36
+    #: Bytes of the tensors one run may hold at once (inputs as read, intermediates, outputs): the server's
+    #: --call-memory-bytes, as one call may use it all.
+    max_run_bytes: int = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,8 @@ class Tensors:
     feature_level: int = operators_pb2.FEATURE_LEVEL_6_4
     #: The layouts of each tensor-array field (``repeated TensorDesc``), in order.
     arrays: Mapping[str, tuple[TensorLayout, ...]] = dataclasses.field(default_factory=dict)
+    #: The server's limits: a lowering that builds large tables checks what it would make before making it.
+    limits: Limits | None = None
 
     def __getitem__(self, name: str) -> TensorLayout:
         layout = self.layouts[name]
@@ -202,13 +209,15 @@ class Operator(abc.ABC, Generic[DescT]):
             elements += layout.element_count
         if total > limits.max_request_bytes:
             raise ResourceExhausted(
-                f"the request's tensors total {total} bytes, over the limit of {limits.max_request_bytes}"
+                f"the request's tensors total {total} bytes, over the limit of {limits.max_request_bytes} "
+                "(the server's --max-request-bytes)"
             )
         if elements > limits.max_request_elements:
             raise ResourceExhausted(
-                f"the request's tensors total {elements} elements, over the limit of {limits.max_request_elements}"
+                f"the request's tensors total {elements} elements, over the limit of {limits.max_request_elements} "
+                "(the server's --max-request-elements)"
             )
-        tensors = Tensors(path, layouts, provider, feature_level, arrays)
+        tensors = Tensors(path, layouts, provider, feature_level, arrays, limits)
         return self.lower(desc, tensors)
 
     @abc.abstractmethod

@@ -153,12 +153,35 @@ class _Pooling(Operator[PoolDesc]):
     def p(self, desc: PoolDesc, tensors: Tensors) -> int:
         return 1
 
+    @staticmethod
+    def _check_gathers(sizes: Sequence[int], out_sizes: Sequence[int], window: Sequence[int], tensors: Tensors) -> None:
+        """Refuse a desc whose gathered windows (each spatial dimension in turn, the last first) would exceed the
+        tensor limit or the work budget, before its window tables are built: the tables alone grow with the
+        windows, and building them for a 100-byte desc would hold the interpreter for a long time."""
+        limits = tensors.limits
+        if limits is None:
+            return
+        current = list(sizes)
+        item = tensors["input_tensor"].dtype.itemsize
+        for i in reversed(range(len(sizes) - 2)):
+            size, out = sizes[2 + i], out_sizes[2 + i]
+            gathered = math.prod(current) // max(size, 1) * out * min(window[i], size)
+            if gathered * item > limits.max_tensor_bytes or gathered > limits.max_work:
+                raise ResourceExhausted(
+                    f"{tensors.path}: pooling spatial dimension {i} gathers {gathered:,} window elements (broadcast "
+                    f"inputs count at their logical size), over the limit of {limits.max_tensor_bytes:,} bytes per "
+                    f"tensor (--max-tensor-bytes) or the work limit of {limits.max_work:,} (--max-work); split the "
+                    "call or raise the limit"
+                )
+            current[2 + i] = out
+
     def lower(self, desc: PoolDesc, tensors: Tensors) -> Plan:
         source, output = tensors["input_tensor"], tensors["output_tensor"]
         indices = tensors.layouts.get("output_indices_tensor")
         strides, window, start, _, dilations = self.attributes(desc, tensors)
         p = self.p(desc, tensors)
         spatial = len(source.sizes) - 2
+        self._check_gathers(source.sizes, output.sizes, window, tensors)
         windows = []
         for i in range(spatial):
             size, out = source.sizes[2 + i], output.sizes[2 + i]
@@ -166,7 +189,7 @@ class _Pooling(Operator[PoolDesc]):
             if entries > _MAX_TABLE:
                 raise ResourceExhausted(
                     f"spatial dimension {i} pools {out} windows of up to {min(window[i], size)} elements, over the "
-                    f"limit of {_MAX_TABLE} window elements per dimension"
+                    f"limit of {_MAX_TABLE} window elements per dimension (fixed: split the call)"
                 )
             table = _windows(size, start[i], window[i], strides[i], dilations[i], out)
             empty = np.flatnonzero(table.counts == 0)

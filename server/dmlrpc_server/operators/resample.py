@@ -91,7 +91,7 @@ def linear_taps(
     if out_size * count > MAX_TAPS:
         raise ResourceExhausted(
             f"{field}: antialiased downscaling by {axis.scale} averages up to {count} input elements for each of "
-            f"{out_size} outputs, over the limit of {MAX_TAPS} taps per dimension"
+            f"{out_size} outputs, over the limit of {MAX_TAPS} taps per dimension (fixed: split the call)"
         )
     x = np.clip(input_coordinates(out_size, axis), -stretch - 1.0, in_size + stretch)
     first = np.ceil(x - stretch)

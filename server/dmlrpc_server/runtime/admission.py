@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
 from collections.abc import AsyncIterator
 
@@ -54,8 +55,8 @@ class Admission:
             return
         if len(self._waiters) >= self.max_waiting:
             raise ResourceExhausted(
-                f"server busy: {self.running} calls running and {len(self._waiters)} waiting (the queue limit); "
-                "retry later"
+                f"server busy: {self.running} calls running and {len(self._waiters)} waiting (the limits "
+                "--max-concurrent-requests and --max-queue-depth); retry later"
             )
         if timeout is not None and timeout <= 0:
             raise DeadlineExceeded("the deadline passed before the call could start; it was not executed")
@@ -83,3 +84,87 @@ class Admission:
                 waiter.set_result(None)  # hand the slot over; `running` is unchanged
                 return
         self.running -= 1
+
+
+class ByteBudget:
+    """Bytes held for callers beyond their run (outputs waiting to be read), bounded server-wide.
+
+    A call reserves its bytes before it makes them and releases them once they are written to its caller; a call
+    that does not fit waits in FIFO order, at most ``max_wait`` seconds (and its deadline), then is refused. A
+    caller that never reads keeps only what it reserved: never more than ``capacity`` bytes in all. Use only from
+    the event loop thread.
+    """
+
+    def __init__(self, capacity: int, *, max_wait: float, setting: str) -> None:
+        self.capacity = capacity
+        self.max_wait = max_wait
+        self.setting = setting
+        self.held = 0
+        self._waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
+
+    def try_acquire(self, size: int) -> bool:
+        """Reserve ``size`` bytes if they fit now and nobody waits (pair with ``release``)."""
+        if not self._waiters and self.held + size <= self.capacity:
+            self.held += size
+            return True
+        return False
+
+    async def acquire(self, size: int, deadline: float | None) -> None:
+        """Reserve ``size`` bytes (pair with ``release``).
+
+        Raises:
+            ResourceExhausted: ``size`` exceeds the capacity, or the bytes did not become free in time.
+        """
+        if size > self.capacity:
+            raise ResourceExhausted(
+                f"the call stages {size:,} bytes of outputs for its caller, over the limit of {self.capacity:,} "
+                f"({self.setting}); raise {self.setting} or make the outputs smaller"
+            )
+        if self.try_acquire(size):
+            return
+        loop = asyncio.get_running_loop()
+        timeout = self.max_wait if deadline is None else min(self.max_wait, max(0.0, deadline - time.monotonic()))
+        waiter = loop.create_future()
+        entry = (size, waiter)
+        self._waiters.append(entry)
+        try:
+            await asyncio.wait_for(asyncio.shield(waiter), timeout)
+        except BaseException as error:
+            if waiter.done() and not waiter.cancelled():
+                self.release(size)  # the bytes arrived as we gave up: pass them on
+            else:
+                waiter.cancel()
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(entry)
+                self._wake()
+            if isinstance(error, TimeoutError | asyncio.TimeoutError):
+                raise ResourceExhausted(
+                    f"other calls' outputs waiting for their callers to read them hold {self.held:,} of the "
+                    f"{self.capacity:,} bytes allowed ({self.setting}); retry later or raise {self.setting}"
+                ) from None
+            raise
+
+    def release(self, size: int) -> None:
+        self.held -= size
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters:
+            size, waiter = self._waiters[0]
+            if waiter.done():
+                self._waiters.popleft()
+                continue
+            if self.held + size > self.capacity:
+                return
+            self._waiters.popleft()
+            self.held += size
+            waiter.set_result(None)
+
+    @contextlib.asynccontextmanager
+    async def reserved(self, size: int, deadline: float | None) -> AsyncIterator[None]:
+        """Hold ``size`` bytes for the ``async with`` body."""
+        await self.acquire(size, deadline)
+        try:
+            yield
+        finally:
+            self.release(size)

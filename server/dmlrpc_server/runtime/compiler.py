@@ -14,10 +14,11 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+from dmlrpc_server.errors import ServiceError
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators.base import Plan
 from dmlrpc_server.runtime.buffers import BufferPool
-from dmlrpc_server.runtime.cost import model_work
+from dmlrpc_server.runtime.cost import ModelCost, model_cost
 from dmlrpc_server.runtime.providers import PROVIDERS, Provider
 from dmlrpc_server.runtime.resident import Device
 
@@ -40,6 +41,8 @@ class Compiled:
     on_device: bool = False
     #: The work one run causes, in element-operations (``runtime.cost.model_work``): the scheduler's measure.
     work: int = 0
+    #: The memory one call adds beyond its request message (``call_memory``): reserved before it runs.
+    memory: int = 0
     #: The metrics label and batch-size key: the operator's case ("graph" for a graph).
     label: str = ""
     _batched: ort.InferenceSession | None = field(default=None, repr=False)
@@ -140,15 +143,42 @@ def _session_on(model: onnx.ModelProto, provider: Provider) -> tuple[ort.Inferen
         return ort.InferenceSession(serialized, sess_options=fallback.session_options(), providers=[CPU]), False
 
 
-def compile_plan(plan: Plan, provider: Provider, batching: BatchRule | None = None, label: str = "") -> Compiled:
-    """Create the ONNX Runtime session for a plan's model, and estimate the work one run causes."""
+def compile_plan(
+    plan: Plan,
+    provider: Provider,
+    batching: BatchRule | None = None,
+    label: str = "",
+    check: Callable[[ModelCost], None] | None = None,
+) -> Compiled:
+    """Estimate what one run of a plan's model costs, let ``check`` refuse it, then create its ONNX Runtime session
+    (so that a refused model never allocates anything)."""
+    cost = model_cost(plan.model)
+    if check is not None:
+        check(cost)
     session, on_device = _session_on(plan.model, provider)
     names = [output.name for output in session.get_outputs()]
     lock: contextlib.AbstractContextManager[object] = (
         threading.Lock() if provider.serialize_runs else contextlib.nullcontext()
     )
-    work = model_work(plan.model)
-    return Compiled(plan, session, names, lock, provider, batching, on_device=on_device, work=work, label=label)
+    return Compiled(
+        plan,
+        session,
+        names,
+        lock,
+        provider,
+        batching,
+        on_device=on_device,
+        work=cost.work,
+        memory=call_memory(plan, cost.peak_bytes),
+        label=label,
+    )
+
+
+def call_memory(plan: Plan, peak_bytes: int) -> int:
+    """The memory one call of ``plan`` adds beyond its request message: the run's tensors at their peak, less the
+    inputs read in place from the request (a broadcast input is made whole, so it counts), plus the response."""
+    received = sum(layout.total_bytes for layout in plan.inputs if layout is not None)
+    return max(0, peak_bytes - received) + plan.response_bytes
 
 
 @dataclass
@@ -170,6 +200,8 @@ class CompileCache:
         #: Desc bytes as clients sent them -> the canonical key (clients may order fields differently), bounded.
         self._aliases: OrderedDict[bytes, bytes] = OrderedDict()
         self._building: dict[bytes, threading.Lock] = {}
+        #: Canonical desc bytes -> the refusal its build raised (see ``get``).
+        self._refused: OrderedDict[bytes, ServiceError] = OrderedDict()
         self._lock = threading.Lock()
         self.stats = CacheStats()
 
@@ -202,25 +234,44 @@ class CompileCache:
                 self._aliases.popitem(last=False)
 
     def get(self, key: bytes, build: Callable[[], Compiled]) -> Compiled:
-        """Return the entry for ``key``, building it with ``build`` on a miss (errors are not cached)."""
+        """Return the entry for ``key``, building it with ``build`` on a miss.
+
+        A desc refused with a ``ServiceError`` is remembered (bounded, least recently refused go): asking again
+        gets the same refusal without lowering the desc again, which for a hostile desc can cost seconds.
+        """
         with self._lock:
             entry = self._lookup(key)
             if entry is not None:
                 return entry
+            self._raise_refused(key)
             key_lock = self._building.setdefault(key, threading.Lock())
         with self._key_lock(key, key_lock):
             with self._lock:
                 entry = self._lookup(key)
                 if entry is not None:
                     return entry
+                self._raise_refused(key)
                 self.stats.misses += 1
-            entry = build()
+            try:
+                entry = build()
+            except ServiceError as error:
+                with self._lock:
+                    self._refused[key] = error
+                    while len(self._refused) > self._capacity:
+                        self._refused.popitem(last=False)
+                raise
             with self._lock:
                 self._entries[key] = entry
                 while len(self._entries) > self._capacity:
                     self._entries.popitem(last=False)
                     self.stats.evictions += 1
             return entry
+
+    def _raise_refused(self, key: bytes) -> None:
+        error = self._refused.get(key)
+        if error is not None:
+            self._refused.move_to_end(key)
+            raise error.with_traceback(None)
 
     def _lookup(self, key: bytes) -> Compiled | None:
         entry = self._entries.get(key)

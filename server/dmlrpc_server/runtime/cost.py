@@ -1,12 +1,16 @@
-"""The work a lowered model causes, estimated from its graph before it runs (elements read and written)."""
+"""What a lowered model costs, estimated from its graph before it runs: work, and the tensors it materialises."""
 
 from __future__ import annotations
 
 import logging
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import onnx
+
+from dmlrpc_server.errors import ResourceExhausted
+from dmlrpc_server.operators.base import Limits
 
 _log = logging.getLogger(__name__)
 
@@ -19,35 +23,159 @@ _POOLING = frozenset({"AveragePool", "MaxPool", "LpPool", "MaxRoiPool"})
 _UNBOUNDED = frozenset({"Loop", "Scan", "If", "SequenceMap"})
 
 
-def model_work(model: onnx.ModelProto) -> int:
-    """Elements each node of ``model`` reads and writes (intermediates included), plus each reduction window's
-    size per output element for convolutions, matrix products and pooling: a cost in element-operations.
+#: The work of a model whose work cannot be told from its graph (a data-dependent loop, failed inference).
+UNBOUNDED_WORK = 1 << 62
 
-    Shapes come from ONNX shape inference over the model's fixed-size inputs. A tensor whose size inference cannot
-    tell (a data-dependent shape) counts as the largest tensor the graph has, so an estimate errs high, never low.
+
+@dataclass(frozen=True)
+class TensorCost:
+    """One tensor a model reads, makes or writes: its name, shape and bytes."""
+
+    name: str
+    shape: tuple[int, ...]
+    bytes: int
+
+
+@dataclass(frozen=True)
+class ModelCost:
+    """What one run of a model costs: element-operations, and the tensors it materialises."""
+
+    #: Elements each node reads and writes plus reduction windows (``model_work``).
+    work: int
+    #: The model's largest tensor (inputs as the model reads them, initializers, intermediates, outputs).
+    largest: TensorCost | None
+    #: The most bytes of tensors alive at once while the nodes run in order (``_peak_bytes``).
+    peak_bytes: int
+
+
+def model_cost(model: onnx.ModelProto) -> ModelCost:
+    """The work and the tensors of ``model`` (see ``model_work``); shapes come from ONNX shape inference.
+
+    A tensor whose size inference cannot tell (a data-dependent shape) counts as the largest tensor the graph has,
+    so an estimate errs high, never low.
     """
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(_without_bulk(model), strict_mode=False, data_prop=True)
     except Exception as error:  # pragma: no cover - lowered models are valid; stay safe if inference breaks
         _log.warning("shape inference failed (%s): the model counts as large work", error)
-        return 1 << 62
+        return ModelCost(UNBOUNDED_WORK, None, 0)
     graph = inferred.graph
     shapes: dict[str, tuple[int, ...] | None] = {}
+    item_bytes: dict[str, int] = {}
     for value in (*graph.input, *graph.output, *graph.value_info):
         shapes[value.name] = _shape(value)
+        item_bytes[value.name] = _item_bytes(value.type.tensor_type.elem_type)
     for initializer in graph.initializer:
         shapes[initializer.name] = tuple(initializer.dims)
+        item_bytes[initializer.name] = _item_bytes(initializer.data_type)
+    tensors = {
+        name: TensorCost(name, shape, math.prod(shape) * item_bytes[name])
+        for name, shape in shapes.items()
+        if shape is not None
+    }
+    largest_tensor = max(tensors.values(), key=lambda tensor: tensor.bytes, default=None)
     known = [math.prod(shape) for shape in shapes.values() if shape is not None]
     largest = max(known, default=1)
-    total = 0
+    work = 0
     for node in graph.node:
         if node.op_type in _UNBOUNDED:
-            return 1 << 62
+            return ModelCost(UNBOUNDED_WORK, largest_tensor, _peak_bytes(graph, tensors, largest_tensor))
         inputs = [shapes.get(name) for name in node.input if name]
         outputs = [shapes.get(name) for name in node.output if name]
         sizes = [largest if shape is None else math.prod(shape) for shape in (*inputs, *outputs)]
-        total += sum(sizes) + _window_work(node, inputs, outputs)
-    return total
+        work += sum(sizes) + _window_work(node, inputs, outputs)
+    return ModelCost(work, largest_tensor, _peak_bytes(graph, tensors, largest_tensor))
+
+
+def _peak_bytes(graph: onnx.GraphProto, tensors: dict[str, TensorCost], largest: TensorCost | None) -> int:
+    """The most bytes of tensors alive at once when the nodes run in order: the inputs, initializers and outputs
+    throughout, each intermediate from the node that makes it to the last node that reads it. A tensor of unknown
+    size counts as the largest."""
+    unknown = largest.bytes if largest is not None else 0
+
+    def size(name: str) -> int:
+        tensor = tensors.get(name)
+        return unknown if tensor is None else tensor.bytes
+
+    kept = {value.name for value in (*graph.input, *graph.output)} | {init.name for init in graph.initializer}
+    last_use: dict[str, int] = {}
+    for index, node in enumerate(graph.node):
+        for name in node.input:
+            last_use[name] = index
+    alive = sum(size(name) for name in kept)
+    peak = alive
+    for index, node in enumerate(graph.node):
+        made = [name for name in node.output if name and name not in kept]
+        alive += sum(size(name) for name in made)
+        peak = max(peak, alive)
+        for name in {*node.input, *made}:
+            if name and name not in kept and last_use.get(name, index) <= index:
+                alive -= size(name)
+    return peak
+
+
+#: Initializers of more elements than this are passed to shape inference by shape alone: their values do not
+#: decide a shape (index tables, weights), and copying them holds the GIL for as long as it takes.
+_SHAPE_VALUE_ELEMENTS = 64
+
+
+def _without_bulk(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` with its large initializers turned into graph inputs of the same type and shape."""
+    graph = model.graph
+    bulky = [init for init in graph.initializer if math.prod(init.dims) > _SHAPE_VALUE_ELEMENTS]
+    if not bulky:
+        return model
+    light = onnx.ModelProto()
+    light.ir_version = model.ir_version
+    light.opset_import.extend(model.opset_import)
+    light.functions.extend(model.functions)
+    names = {init.name for init in bulky}
+    light.graph.node.extend(graph.node)
+    light.graph.input.extend(graph.input)
+    light.graph.input.extend(
+        onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)) for init in bulky
+    )
+    light.graph.output.extend(graph.output)
+    light.graph.value_info.extend(graph.value_info)
+    light.graph.initializer.extend(init for init in graph.initializer if init.name not in names)
+    return light
+
+
+def model_work(model: onnx.ModelProto) -> int:
+    """Elements each node of ``model`` reads and writes (intermediates included), plus each reduction window's
+    size per output element for convolutions, matrix products and pooling: a cost in element-operations."""
+    return model_cost(model).work
+
+
+def check_cost(cost: ModelCost, limits: Limits, field: str) -> None:
+    """Refuse (RESOURCE_EXHAUSTED, naming ``field`` and the setting to raise) a model whose one run would do more
+    work than ``limits.max_work`` or materialise a tensor, or tensors together, over the size limits.
+
+    The lowering may materialise what the request never sends: a broadcast input read at its logical size, an
+    intermediate of a pooling over a broadcast, a constant expanded to its shape. Those count like any tensor.
+    """
+    if cost.work > limits.max_work:
+        raise ResourceExhausted(
+            f"{field}: one run is estimated at {cost.work:,} element-operations (elements every node reads and "
+            f"writes, times reduction windows), over the work limit of {limits.max_work:,} (--max-work); "
+            "split the work into smaller calls or raise --max-work"
+        )
+    largest = cost.largest
+    if largest is not None:
+        elements = math.prod(largest.shape)
+        if largest.bytes > limits.max_tensor_bytes or elements > limits.max_tensor_elements:
+            raise ResourceExhausted(
+                f"{field}: running it materialises a tensor of shape {list(largest.shape)} ({largest.bytes:,} "
+                f"bytes, {elements:,} elements), over the limit of {limits.max_tensor_bytes:,} bytes "
+                f"(--max-tensor-bytes) and {limits.max_tensor_elements:,} elements (--max-tensor-elements) per "
+                "tensor; broadcast inputs and intermediates count at their logical size"
+            )
+    if cost.peak_bytes > limits.max_run_bytes:
+        raise ResourceExhausted(
+            f"{field}: one run holds up to {cost.peak_bytes:,} bytes of tensors (inputs as the model reads them, "
+            f"intermediates and outputs), over the {limits.max_run_bytes:,} bytes all calls together may use "
+            "(--call-memory-bytes); split the work into smaller calls or raise --call-memory-bytes"
+        )
 
 
 def _shape(value: onnx.ValueInfoProto) -> tuple[int, ...] | None:
@@ -58,6 +186,13 @@ def _shape(value: onnx.ValueInfoProto) -> tuple[int, ...] | None:
     if any(not dim.HasField("dim_value") for dim in dims):
         return None
     return tuple(dim.dim_value for dim in dims)
+
+
+def _item_bytes(elem_type: int) -> int:
+    try:
+        return int(onnx.helper.tensor_dtype_to_np_dtype(elem_type).itemsize)
+    except (KeyError, TypeError, ValueError):  # an undefined or string type: count as the widest scalar
+        return 8
 
 
 def _window_work(

@@ -1,0 +1,166 @@
+"""Hostile requests (small messages that ask for much work or memory) and a health watch kept during an attack."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from types import TracebackType
+
+import grpc
+import numpy as np
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+import dmlrpc
+from dmlrpc import ops
+from dmlrpc.codec import tensor_desc
+from dmlrpc.v1 import graph_pb2, operators_pb2, service_pb2
+
+#: Statuses no request may ever get, however hostile.
+FORBIDDEN = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
+
+
+def _scalar_binding(value: float = 3.0) -> service_pb2.BindingDesc:
+    return service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=np.float32(value).tobytes()))
+
+
+def broadcast_max_pooling(size: int, window: tuple[int, int]) -> service_pb2.ExecuteRequest:
+    """MAX_POOLING over a [1, 1, size, size] FLOAT32 input that is one element broadcast (strides 0), window
+    ``window`` at stride 1: a 4-byte buffer whose work grows with size^2 x window and whose lowering gathers every
+    window (an intermediate of size^2 x window elements)."""
+    rows, columns = size - window[0] + 1, size - window[1] + 1
+    desc = operators_pb2.OperatorDesc()
+    pooling = desc.max_pooling
+    pooling.input_tensor.CopyFrom(tensor_desc((np.float32, (1, 1, size, size)), strides=[0, 0, 0, 0]))
+    pooling.output_tensor.CopyFrom(tensor_desc((np.float32, (1, 1, rows, columns))))
+    pooling.dimension_count = 2
+    pooling.strides.extend([1, 1])
+    pooling.window_size.extend(window)
+    pooling.start_padding.extend([0, 0])
+    pooling.end_padding.extend([0, 0])
+    return service_pb2.ExecuteRequest(operator_desc=desc, inputs=[_scalar_binding()])
+
+
+def broadcast_gemm(rows: int, inner: int, columns: int) -> service_pb2.ExecuteRequest:
+    """GEMM of a [1, 1, rows, inner] by an [1, 1, inner, columns] FLOAT32 matrix, each one element broadcast: 8
+    bytes of data for rows x inner x columns multiply-adds."""
+    desc = operators_pb2.OperatorDesc()
+    gemm = desc.gemm
+    gemm.a_tensor.CopyFrom(tensor_desc((np.float32, (1, 1, rows, inner)), strides=[0, 0, 0, 0]))
+    gemm.b_tensor.CopyFrom(tensor_desc((np.float32, (1, 1, inner, columns)), strides=[0, 0, 0, 0]))
+    gemm.output_tensor.CopyFrom(tensor_desc((np.float32, (1, 1, rows, columns))))
+    gemm.alpha = 1.0
+    bindings = [_scalar_binding(), _scalar_binding(), service_pb2.BindingDesc()]
+    return service_pb2.ExecuteRequest(operator_desc=desc, inputs=bindings)
+
+
+def much_work() -> service_pb2.ExecuteRequest:
+    """5.5e11 multiply-adds (hours of one CPU core) from 8 bytes of data, every tensor within the size limits:
+    over the default --max-work."""
+    return broadcast_gemm(4096, 32768, 4096)
+
+
+def large_intermediate() -> service_pb2.ExecuteRequest:
+    """A pooling whose inputs and output are within the tensor limits but whose lowering would gather a 43 GB
+    intermediate (4096 x 3297 windows of 800 elements)."""
+    return broadcast_max_pooling(4096, (1, 800))
+
+
+def broadcast_identity(elements: int) -> operators_pb2.OperatorDesc:
+    """ELEMENT_WISE_IDENTITY of a [1, elements] FLOAT32 input that is one element broadcast."""
+    desc = operators_pb2.OperatorDesc()
+    desc.CopyFrom(ops.element_wise("identity", np.zeros(4, np.float32)).operator_desc)
+    identity = desc.element_wise_identity
+    identity.input_tensor.CopyFrom(tensor_desc((np.float32, (1, elements)), strides=[0, 0]))
+    identity.output_tensor.CopyFrom(tensor_desc((np.float32, (1, elements))))
+    return desc
+
+
+def broadcast_constant_graph(elements: int) -> graph_pb2.GraphDesc:
+    """A graph whose 4-byte constant feeds a broadcast input of ``elements`` FLOAT32 elements: a CompileGraph of
+    under 100 bytes that makes the server hold 4 x ``elements`` bytes."""
+    graph = dmlrpc.Graph()
+    constant = graph.constant(np.float32(2.0))
+    (output,) = graph.node(broadcast_identity(elements), [constant])
+    graph.output(output)
+    return graph.desc()
+
+
+def broadcast_identity_request(elements: int) -> service_pb2.ExecuteRequest:
+    """ELEMENT_WISE_IDENTITY with a 4-byte input and an output of 4 x ``elements`` bytes."""
+    return service_pb2.ExecuteRequest(operator_desc=broadcast_identity(elements), inputs=[_scalar_binding()])
+
+
+def stream_start(request: service_pb2.ExecuteRequest) -> bytes:
+    """The ExecuteStream messages of ``request``: its start, then each input's bytes in one chunk."""
+    start = service_pb2.ExecuteStreamRequest(
+        start=service_pb2.ExecuteStreamStart(
+            operator_desc=request.operator_desc,
+            input_bytes=[len(binding.buffer.data) for binding in request.inputs],
+        )
+    )
+    return start.SerializeToString()
+
+
+def stream_messages(request: service_pb2.ExecuteRequest) -> Iterator[service_pb2.ExecuteStreamRequest]:
+    """``request`` as ExecuteStream messages: the start, then one chunk per input."""
+    yield service_pb2.ExecuteStreamRequest.FromString(stream_start(request))
+    for index, binding in enumerate(request.inputs):
+        yield service_pb2.ExecuteStreamRequest(chunk=service_pb2.TensorChunk(binding=index, data=binding.buffer.data))
+
+
+class HealthWatch:
+    """Checks the server's health every ``interval`` seconds on its own channel while an attack runs; records the
+    slowest answer and any failure (``with HealthWatch(address) as watch: ...; watch.assert_prompt()``)."""
+
+    def __init__(self, address: str, *, interval: float = 0.05, limit: float = 0.2) -> None:
+        self.address = address
+        self.interval = interval
+        self.limit = limit
+        self.slowest = 0.0
+        self.checks = 0
+        self.failures: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="health-watch", daemon=True)
+
+    def __enter__(self) -> HealthWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _watch(self) -> None:
+        with grpc.insecure_channel(self.address) as channel:
+            stub = health_pb2_grpc.HealthStub(channel)
+            stub.Check(health_pb2.HealthCheckRequest(), timeout=10)  # connected before the attack is timed
+            while not self._stop.is_set():
+                started = time.perf_counter()
+                try:
+                    answer = stub.Check(health_pb2.HealthCheckRequest(), timeout=5)
+                    if answer.status != health_pb2.HealthCheckResponse.SERVING:
+                        self.failures.append(f"health answered {answer.status}")
+                except grpc.RpcError as error:
+                    self.failures.append(f"health failed: {error.code()}")
+                self.slowest = max(self.slowest, time.perf_counter() - started)
+                self.checks += 1
+                self._stop.wait(self.interval)
+
+    def assert_prompt(self) -> None:
+        assert self.checks >= 1, "the health watch made no check"
+        assert not self.failures, self.failures[:5]
+        assert self.slowest <= self.limit, f"health took {self.slowest * 1e3:.0f} ms during the attack"
+
+
+def assert_serves(address: str) -> None:
+    """A valid request gets its correct answer (the server survived and still computes)."""
+    rng = np.random.default_rng(5)
+    data = rng.standard_normal((3, 16)).astype(np.float32)
+    call = ops.top_k(data, 2)
+    with dmlrpc.Client(address) as client:
+        values, _ = client.execute(call.operator_desc, list(call.inputs), timeout=30)
+    assert isinstance(values, np.ndarray)
+    np.testing.assert_array_equal(values, -np.sort(-data, axis=-1)[:, :2])
