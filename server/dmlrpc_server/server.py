@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from importlib import metadata
 
 import grpc
+from google.protobuf import descriptor_pb2, descriptor_pool
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 
 from dmlrpc._wire import CHUNK_BYTES
 from dmlrpc.v1 import service_pb2
@@ -40,7 +41,10 @@ SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"].full_n
 HEALTH_NAMES = ("", SERVICE_NAME)
 #: How long a stopping server answers new calls UNAVAILABLE after in-flight ones finished, before closing.
 _REFUSE_SECONDS = 0.25
-_REFLECTION_NAMES = (reflection.SERVICE_NAME, "grpc.reflection.v1.ServerReflection")
+#: grpcio-reflection ships only v1alpha; v1's messages are the same on the wire under another package name.
+REFLECTION_V1_NAME = "grpc.reflection.v1.ServerReflection"
+_REFLECTION_NAMES = (reflection.SERVICE_NAME, REFLECTION_V1_NAME)
+_REFLECTION_V1_FILE = "grpc/reflection/v1/reflection.proto"
 
 
 def server_version() -> str:
@@ -120,6 +124,47 @@ class BuiltServer:
         self.workers.shutdown(wait=False, cancel_futures=True)
         if self.metrics is not None:
             self.metrics.close()
+
+
+def enable_reflection(service_names: tuple[str, ...], server: grpc.aio.Server) -> None:
+    """Serve server reflection as ``grpc.reflection.v1alpha`` and as ``grpc.reflection.v1`` (what current grpcurl,
+    Postman and grpc-java ask first) with one servicer: the two protocols differ only in their package name."""
+    _register_v1_descriptor()
+    servicer = reflection.aio.ReflectionServicer(service_names)
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)
+    handler = grpc.stream_stream_rpc_method_handler(
+        servicer.ServerReflectionInfo,
+        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
+    )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(REFLECTION_V1_NAME, {"ServerReflectionInfo": handler}),)
+    )
+
+
+def _register_v1_descriptor() -> None:
+    """Put ``grpc/reflection/v1/reflection.proto`` in the default descriptor pool (a renamed copy of v1alpha's), so
+    that reflection can describe the v1 service it lists."""
+    pool = descriptor_pool.Default()
+    try:
+        pool.FindFileByName(_REFLECTION_V1_FILE)
+        return
+    except KeyError:
+        pass
+    proto = descriptor_pb2.FileDescriptorProto()
+    reflection_pb2.DESCRIPTOR.CopyToProto(proto)
+    proto.name = _REFLECTION_V1_FILE
+    proto.package = "grpc.reflection.v1"
+    proto.options.Clear()
+    for message in proto.message_type:
+        for field in message.field:
+            if field.HasField("type_name"):
+                field.type_name = field.type_name.replace(".grpc.reflection.v1alpha.", ".grpc.reflection.v1.")
+    for service in proto.service:
+        for method in service.method:
+            method.input_type = method.input_type.replace(".grpc.reflection.v1alpha.", ".grpc.reflection.v1.")
+            method.output_type = method.output_type.replace(".grpc.reflection.v1alpha.", ".grpc.reflection.v1.")
+    pool.AddSerializedFile(proto.SerializeToString())
 
 
 def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
@@ -250,7 +295,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if settings.reflection:
-        reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+        enable_reflection((SERVICE_NAME, health.SERVICE_NAME, *_REFLECTION_NAMES), server)
 
     address = f"{settings.host}:{settings.port}"
     credentials = server_credentials(settings)
