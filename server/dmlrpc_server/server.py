@@ -217,6 +217,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
             tensors_per_owner=settings.resident_tensors_per_caller,
             bytes_per_owner=settings.resident_bytes_per_caller,
             bytes_total=settings.resident_bytes_total,
+            tensors_total=settings.resident_tensors_total,
             idle_seconds=settings.resident_idle_seconds,
             device=device_of(provider),
         ),
@@ -253,6 +254,8 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         HandleStore(
             handles_per_owner=settings.compiled_operators_per_caller,
             bytes_per_owner=settings.compiled_bytes_per_caller,
+            handles_total=settings.compiled_operators_total,
+            bytes_total=settings.compiled_bytes_total,
             idle_seconds=settings.compiled_idle_seconds,
         ),
         metrics=metrics,

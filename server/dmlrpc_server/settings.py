@@ -191,7 +191,12 @@ class ServerSettings(BaseSettings):
         4096 * MiB, description="Bytes of resident tensors one caller may hold."
     )
     resident_bytes_total: Annotated[int, Field(ge=0)] = Field(
-        16384 * MiB, description="Bytes of resident tensors all callers together may hold."
+        16384 * MiB, description="Bytes of resident tensors all callers together may hold (kept outputs included)."
+    )
+    resident_tensors_total: Annotated[int, Field(ge=0)] = Field(
+        16384,
+        description="Resident tensors all callers together may hold (without auth a caller is a self-chosen id, so "
+        "only the totals bound many ids).",
     )
     resident_idle_seconds: float = Field(
         600.0, gt=0, description="A resident tensor unused this long is released (its handle then NOT_FOUND)."
@@ -201,6 +206,14 @@ class ServerSettings(BaseSettings):
     )
     compiled_bytes_per_caller: Annotated[int, Field(ge=0)] = Field(
         1024 * MiB, description="Bytes of constant and owned data one caller's compiled operators may hold."
+    )
+    compiled_operators_total: Annotated[int, Field(ge=0)] = Field(
+        4096,
+        description="Compiled operators and graphs all callers together may hold (each keeps an ONNX Runtime "
+        "session; without auth a caller is a self-chosen id, so only the totals bound many ids).",
+    )
+    compiled_bytes_total: Annotated[int, Field(ge=0)] = Field(
+        4096 * MiB, description="Bytes of constant and owned data all callers' compiled operators may hold together."
     )
     compiled_idle_seconds: float = Field(
         600.0, gt=0, description="A compiled operator unused this long is released (its handle then NOT_FOUND)."
