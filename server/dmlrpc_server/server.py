@@ -182,6 +182,8 @@ def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", int(settings.keepalive_min_ping_interval_seconds * 1000)),
         ("grpc.http2.max_pings_without_data", 0),
+        # One connection cannot open calls without bound (each holds a handler task, and a stalled one its buffers).
+        ("grpc.max_concurrent_streams", settings.max_streams_per_connection),
     ]
     if settings.max_connection_age_seconds is not None:
         options.append(("grpc.max_connection_age_ms", int(settings.max_connection_age_seconds * 1000)))
@@ -262,6 +264,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         stream_chunk_bytes=CHUNK_BYTES,
         stream_limits=StreamLimits(settings.stream_items_in_flight, settings.stream_bytes_in_flight),
         max_graph_nodes=settings.max_graph_nodes,
+        stream_idle_seconds=settings.stream_idle_seconds,
     )
 
     interceptors: list[grpc.aio.ServerInterceptor] = [ErrorInterceptor(metrics)]

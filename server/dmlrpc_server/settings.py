@@ -178,6 +178,18 @@ class ServerSettings(BaseSettings):
         description="Resident calls on a GPU whose work is at most this, and whose host data is at most 64 KiB, run on "
         "the event loop (a GPU does it in about 0.1 ms; a thread hop costs more).",
     )
+    stream_idle_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="Longest wait for a client's next message on ExecuteStream, CreateTensor and an ExecuteMany "
+        "stream with nothing in flight; then the call ends DEADLINE_EXCEEDED (a stalled upload holds no running slot "
+        "meanwhile).",
+    )
+    max_streams_per_connection: Positive = Field(
+        100,
+        description="Concurrent calls (HTTP/2 streams) one client connection may have open; more wait on the "
+        "client's side.",
+    )
     stream_items_in_flight: Positive = Field(
         256, description="ExecuteMany items of one stream admitted at once (running, waiting or being written)."
     )

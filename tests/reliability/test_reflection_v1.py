@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import grpc
 import pytest
 from google.protobuf import descriptor_pb2
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2
 
 from tests.conftest import ServerThread, start_server
+from tests.reliability.hostile import health_is_prompt
 from tests.reliability.test_fuzz import assert_still_serving
 
 V1 = "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
@@ -55,13 +54,6 @@ def _check_v1(channel: grpc.Channel) -> None:
     assert v1.package == "grpc.reflection.v1" and v1.service[0].name == "ServerReflection"
 
 
-def _health_is_prompt(channel: grpc.Channel) -> None:
-    started = time.monotonic()
-    status = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""), timeout=5).status
-    assert status == health_pb2.HealthCheckResponse.SERVING
-    assert time.monotonic() - started < 0.2
-
-
 @pytest.fixture(scope="module")
 def open_server() -> Iterator[ServerThread]:
     running = start_server()
@@ -72,7 +64,7 @@ def open_server() -> Iterator[ServerThread]:
 def test_a_v1_reflection_client_lists_and_describes_the_services(open_server: ServerThread) -> None:
     with grpc.insecure_channel(open_server.address) as channel:
         _check_v1(channel)
-        _health_is_prompt(channel)
+        health_is_prompt(channel)
         assert_still_serving(channel)
 
 
@@ -87,7 +79,7 @@ def test_v1_reflection_with_token_auth(exempt: bool) -> None:
                 with pytest.raises(grpc.RpcError) as info:
                     _ask(channel, reflection_pb2.ServerReflectionRequest(list_services=""))
                 assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
-            _health_is_prompt(channel)
+            health_is_prompt(channel)
             (listed,) = _ask(channel, reflection_pb2.ServerReflectionRequest(list_services=""), token=TOKEN)
             assert SERVICE in {service.name for service in listed.list_services_response.service}
     finally:
