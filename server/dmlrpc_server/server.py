@@ -79,7 +79,7 @@ class BuiltServer:
         await self.server.start()
         if self.metrics is not None:
             host = self.settings.metrics_host or self.settings.host
-            self.metrics_port = self.metrics.serve(host, self.settings.metrics_port)
+            self.metrics_port = await self.metrics.serve(host, self.settings.metrics_port)
         self._sweeper = asyncio.create_task(self._sweep_resident())
         if ready:
             await self.ready()

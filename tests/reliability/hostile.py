@@ -60,3 +60,15 @@ def slow_pooling(size: int) -> tuple[operators_pb2.OperatorDesc, np.ndarray]:
         )
     )
     return desc, image
+
+
+def wait_serving(channel: grpc.Channel, timeout: float = 60.0) -> None:
+    """Wait until health reports SERVING (a server process listens before it has warmed up)."""
+    deadline = time.monotonic() + timeout
+    request = health_pb2.HealthCheckRequest(service="")
+    while time.monotonic() < deadline:
+        status = health_pb2_grpc.HealthStub(channel).Check(request, timeout=10, wait_for_ready=True).status
+        if status == health_pb2.HealthCheckResponse.SERVING:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"not SERVING within {timeout} s")
