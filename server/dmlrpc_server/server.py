@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ _log = logging.getLogger(__name__)
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"].full_name
 #: The names the health service answers for: "" is the whole server (what Kubernetes' gRPC probe asks by default).
 HEALTH_NAMES = ("", SERVICE_NAME)
+#: The names of the threads that run operators start with this.
+OPERATOR_THREAD_PREFIX = "dmlrpc-op"
 #: How long a stopping server answers new calls UNAVAILABLE after in-flight ones finished, before closing.
 _REFUSE_SECONDS = 0.25
 #: grpcio-reflection ships only v1alpha; v1's messages are the same on the wire under another package name.
@@ -109,8 +112,15 @@ class BuiltServer:
         if drain > 0:
             await asyncio.sleep(drain)
         started = time.monotonic()
+        admission = self.service.scheduler.admission
         if not await self.service.scheduler.drain(grace):
-            _log.warning("in-flight calls did not finish within the %.1f s grace period", grace or 0.0)
+            _log.warning(
+                "cancelling %d call(s) still running and %d waiting after the %.1f s grace period (and every open "
+                "stream); their ONNX Runtime runs are told to stop",
+                admission.running,
+                admission.waiting,
+                grace or 0.0,
+            )
         remaining = None if grace is None else max(0.0, grace - (time.monotonic() - started))
         if remaining:
             # NOTE: gRPC's stop cancels calls that arrive as it closes (CANCELLED, which clients cannot tell from
@@ -124,6 +134,19 @@ class BuiltServer:
         self.workers.shutdown(wait=False, cancel_futures=True)
         if self.metrics is not None:
             self.metrics.close()
+
+    def running_operators(self, wait: float = 0.1) -> int:
+        """After ``stop``: the operator threads still running a job ``wait`` seconds on (idle ones have exited).
+
+        NOTE: ``RunOptions.terminate`` stops a run only between ONNX Runtime nodes, so one long node runs on after
+        its call was cancelled; and the interpreter joins every ThreadPoolExecutor thread at exit. A process that
+        must exit within its grace period leaves these behind (``os._exit``) instead of waiting for them.
+        """
+        threads = [t for t in threading.enumerate() if t.name.startswith(OPERATOR_THREAD_PREFIX)]
+        deadline = time.monotonic() + wait
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return sum(thread.is_alive() for thread in threads)
 
 
 def enable_reflection(service_names: tuple[str, ...], server: grpc.aio.Server) -> None:
@@ -237,7 +260,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         if settings.metrics
         else None
     )
-    workers = ThreadPoolExecutor(max_workers=settings.worker_count, thread_name_prefix="dmlrpc-op")
+    workers = ThreadPoolExecutor(max_workers=settings.worker_count, thread_name_prefix=OPERATOR_THREAD_PREFIX)
     scheduler = Scheduler(
         admission,
         workers,
