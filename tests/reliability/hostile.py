@@ -10,6 +10,9 @@ import grpc
 import numpy as np
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from dmlrpc import ops
+from dmlrpc._base import prepare_execute
+from dmlrpc._wire import encode_chunk
 from dmlrpc.codec import tensor_desc
 from dmlrpc.v1 import operators_pb2
 
@@ -72,3 +75,10 @@ def wait_serving(channel: grpc.Channel, timeout: float = 60.0) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"not SERVING within {timeout} s")
+
+
+def half_upload() -> list[bytes]:
+    """An ExecuteStream's start (a top_k of 2^16 floats) and half of its input's bytes."""
+    call = ops.top_k(np.random.default_rng(0).random(1 << 16, dtype=np.float32), 4)
+    start = next(prepare_execute(call.operator_desc, call.inputs).stream_requests())
+    return [start, encode_chunk(0, bytes(1 << 17))]

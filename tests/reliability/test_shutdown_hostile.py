@@ -15,8 +15,7 @@ import pytest
 from dmlrpc._base import prepare_execute
 from dmlrpc.v1 import service_pb2_grpc
 from tests.reliability.fuzzing import EXECUTE_STREAM
-from tests.reliability.hostile import Stalling, slow_pooling, wait_serving
-from tests.reliability.test_slow_callers import _half_upload
+from tests.reliability.hostile import Stalling, half_upload, slow_pooling, wait_serving
 from tests.test_cli import LISTENING, ServerProcess, spawn  # noqa: F401 - spawn is a fixture
 
 GRACE = 1.0
@@ -28,7 +27,7 @@ SLOW_SIZE = 1536
 def _attack(address: str) -> tuple[list[BaseException | None], list[Stalling], list[grpc.Channel]]:
     """A long operator call and a stalled upload in flight; returns their outcomes' slots and what to release."""
     outcomes: list[BaseException | None] = [None, None]
-    stall = Stalling(_half_upload())
+    stall = Stalling(half_upload())
     own = [("grpc.use_local_subchannel_pool", 1)]
     channels = [grpc.insecure_channel(address, own), grpc.insecure_channel(address, own)]
     desc, image = slow_pooling(SLOW_SIZE)

@@ -19,7 +19,7 @@ from dmlrpc.codec import tensor_desc
 from dmlrpc.v1 import service_pb2, service_pb2_grpc
 from tests.conftest import ServerThread, scrape, start_server
 from tests.reliability.fuzzing import EXECUTE, EXECUTE_STREAM
-from tests.reliability.hostile import Stalling, health_is_prompt, slow_pooling
+from tests.reliability.hostile import Stalling, half_upload, health_is_prompt, slow_pooling
 from tests.reliability.test_fuzz import assert_still_serving
 
 IDLE = 1.0
@@ -34,13 +34,6 @@ def idle_server() -> Iterator[ServerThread]:
     running = start_server(stream_idle_seconds=IDLE, max_concurrent_requests=SLOTS, max_queue_depth=8)
     yield running
     running.stop()
-
-
-def _half_upload() -> list[bytes]:
-    """An ExecuteStream's start (a top_k of 2^16 floats) and half of its input's bytes."""
-    call = ops.top_k(np.random.default_rng(0).random(1 << 16, dtype=np.float32), 4)
-    start = next(prepare_execute(call.operator_desc, call.inputs).stream_requests())
-    return [start, encode_chunk(0, bytes(1 << 17))]
 
 
 def _valid_call_is_prompt(channel: grpc.Channel) -> None:
@@ -61,7 +54,7 @@ def _ended_idle(error: BaseException | None) -> None:
 
 def test_stalled_uploads_hold_no_slot_and_end_after_the_idle_time(idle_server: ServerThread) -> None:
     admission = idle_server.built.service.scheduler.admission
-    uploads = [Stalling(_half_upload()) for _ in range(STALLED)]
+    uploads = [Stalling(half_upload()) for _ in range(STALLED)]
     channels = [grpc.insecure_channel(idle_server.address, [("grpc.use_local_subchannel_pool", 1)]) for _ in uploads]
     errors: list[BaseException | None] = [None] * STALLED
     ended = [0.0] * STALLED
@@ -169,7 +162,7 @@ def capped_server() -> Iterator[ServerThread]:
 
 
 def test_one_connection_gets_at_most_its_streams(capped_server: ServerThread) -> None:
-    uploads = [Stalling(_half_upload()) for _ in range(2)]
+    uploads = [Stalling(half_upload()) for _ in range(2)]
     # NOTE: a local subchannel pool each, or the two channels would share one connection.
     own = [("grpc.use_local_subchannel_pool", 1)]
     with (
