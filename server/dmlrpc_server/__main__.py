@@ -23,7 +23,8 @@ _log = logging.getLogger("dmlrpc_server")
 
 
 async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> None:
-    """Run the server until SIGTERM or SIGINT, then drain and let in-flight calls finish within the grace period.
+    """Run the server until SIGTERM or SIGINT, then drain and let in-flight calls finish within the grace period;
+    what still runs then is cancelled, and an operator run that ignores it is left behind: the process exits.
 
     As a ``worker`` of a supervisor it also stops when its supervisor asks or dies, and tells it where it listens.
     """
@@ -58,7 +59,21 @@ async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> N
     stopper.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await starting
+    running = built.running_operators()
+    if running:
+        _log.warning(
+            "exiting without waiting for %d operator run(s) that ignore their cancellation (one long ONNX Runtime "
+            "node); the grace period is over",
+            running,
+        )
     _log.info("stopped")
+    if running:
+        # NOTE: returning would not end the process: asyncio.run's clean-up waits for the calls it cancels, which
+        # wait for their runs, and the interpreter joins the operator threads at exit. Nothing is left to flush
+        # but the log.
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import sys
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from dmlrpc_server.errors import Cancelled, Internal, InvalidArgument, ServiceEr
 from dmlrpc_server.executor import Buffer, unary_buffers
 from dmlrpc_server.responses import execute_response, item_error, item_result, resident_response
 from dmlrpc_server.runtime.compiler import Compiled
+from dmlrpc_server.streams import idle_error, next_part
 
 if TYPE_CHECKING:
     from dmlrpc_server.service import Service
@@ -38,12 +40,36 @@ class ManyStream:
         self.answered = asyncio.Event()  # results are ready, or the reader ended
         self.room = asyncio.Event()  # results were written: the window has room
         self.tasks: set[asyncio.Task[None]] = set()
+        #: The reader's wait for the next message, while one is under way (Python 3.11+): rescheduled to
+        #: ``stream_idle`` from the moment the last item in flight is written.
+        self._waiting: Any = None
+
+    async def _next(
+        self, messages: AsyncIterator[tuple[service_pb2.ExecuteManyRequest, int]]
+    ) -> tuple[service_pb2.ExecuteManyRequest, int] | None:
+        """The next message, within ``stream_idle`` seconds of the stream having nothing in flight: a caller may
+        wait for its results as long as they take, but an idle stream ends (DEADLINE_EXCEEDED)."""
+        idle = self.service.stream_idle
+        if idle is None:
+            return await anext(messages, None)
+        if sys.version_info < (3, 11):  # pragma: no cover - no reschedulable timeout: idle counts while nothing runs
+            return await next_part(messages, None if self.in_flight else idle)
+        try:
+            async with asyncio.timeout(None if self.in_flight else idle) as waiting:
+                self._waiting = waiting
+                try:
+                    return await anext(messages, None)
+                finally:
+                    self._waiting = None
+        except TimeoutError:
+            raise idle_error(idle) from None
 
     async def read(self, messages: AsyncIterator[tuple[service_pb2.ExecuteManyRequest, int]]) -> None:
         """Admit every message's items within the window; the items of one message run as one group. An item's
         size is its share of its message's bytes (asking protobuf would serialize each item again)."""
         try:
-            async for message, message_size in messages:
+            while (received := await self._next(messages)) is not None:
+                message, message_size = received
                 group: list[_Item] = []
                 group_bytes = 0
                 size = message_size // max(1, len(message.items))
@@ -212,6 +238,8 @@ class ManyStream:
         self.in_flight_bytes -= sum(size for _, size, _ in ready)
         self.service.memory.release(sum(staged for _, _, staged in ready))
         self.room.set()
+        if self.in_flight == 0 and self._waiting is not None and self.service.stream_idle is not None:
+            self._waiting.reschedule(asyncio.get_running_loop().time() + self.service.stream_idle)
         return b"".join(result for result, _, _ in ready)
 
     async def stop(self) -> None:

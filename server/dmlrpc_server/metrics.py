@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import bisect
+import gzip
 import logging
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from urllib.request import urlopen
-from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import CollectorRegistry, Gauge, Info, start_http_server
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge, Info, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
@@ -21,6 +21,9 @@ from dmlrpc_server.runtime.compiler import CompileCache
 from dmlrpc_server.runtime.process import worker_index
 
 _log = logging.getLogger(__name__)
+
+#: The most bytes of a request's head (request line and headers) the metrics endpoint reads.
+_HEAD_LIMIT = 16 * 1024
 
 #: Latency buckets from 100 µs (a tiny operator) to 30 s (a multi-GiB tensor).
 LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -91,21 +94,35 @@ class _Series:
 
 
 class _Endpoint:
-    """A registry served over HTTP on a background thread."""
+    """A registry served over HTTP/1.1 on the running event loop.
+
+    NOTE: not prometheus-client's ``start_http_server``: it starts a thread per connection, and 500 connections that
+    send nothing made 512 threads. Here a connection is a coroutine; at most ``MAX_CONNECTIONS`` are open (a new one
+    closes the oldest that has not sent its request yet), a request must arrive within ``READ_SECONDS``, and the
+    answer closes the connection.
+    """
+
+    #: Open connections served at once.
+    MAX_CONNECTIONS = 32
+    #: The longest wait for a request's head, and for a slow reader to take the answer.
+    READ_SECONDS = 10.0
+    #: Collect on a worker thread (the supervisor's collection scrapes its workers over HTTP, which blocks).
+    offload = False
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self._http: WSGIServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server: asyncio.Server | None = None
+        #: Open connections, oldest first; True while still reading the request.
+        self._open: dict[asyncio.StreamWriter, bool] = {}
 
-    def serve(self, host: str, port: int) -> int:
-        """Serve /metrics over HTTP on a background thread; returns the bound port."""
-        address = host.strip("[]")
+    async def serve(self, host: str, port: int) -> int:
+        """Serve /metrics over HTTP on the running event loop; returns the bound port."""
+        address = host.strip("[]") or None
         try:
-            self._http, self._thread = start_http_server(port, addr=address, registry=self.registry)
+            self._server = await asyncio.start_server(self._connected, address, port, limit=_HEAD_LIMIT)
         except OSError as error:
             raise OSError(f"could not bind the metrics endpoint {host}:{port}: {error}") from None
-        bound = int(self._http.server_port)
+        bound = int(self._server.sockets[0].getsockname()[1])
         if worker_index() is None:
             _log.info("metrics on http://%s:%d/metrics", host, bound)
         else:
@@ -113,14 +130,59 @@ class _Endpoint:
             _log.info("worker metrics (summed by the supervisor) at http://%s:%d/metrics", host, bound)
         return bound
 
+    async def _connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self._open) >= self.MAX_CONNECTIONS:
+            idle = next((other for other, reading in self._open.items() if reading), None)
+            if idle is None:  # every connection is being answered: this one waits for none of them
+                writer.transport.abort()
+                return
+            idle.transport.abort()
+            self._open.pop(idle, None)
+        self._open[writer] = True
+        try:
+            await self._answer(reader, writer)
+        except (OSError, EOFError, asyncio.LimitOverrunError, ValueError, TimeoutError, asyncio.TimeoutError):
+            pass  # the client went away, sent garbage or too slowly: nothing to answer
+        finally:
+            self._open.pop(writer, None)
+            writer.transport.abort()
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self.READ_SECONDS)
+        self._open[writer] = False
+        request_line, *header_lines = head.decode("latin-1").split("\r\n")
+        method, target, _ = request_line.split(" ", 2)
+        headers = {name.strip().lower(): value.strip() for name, _, value in (h.partition(":") for h in header_lines)}
+        path = target.split("?", 1)[0]
+        if method not in ("GET", "HEAD"):
+            status, body, kind = "405 Method Not Allowed", b"only GET and HEAD\n", "text/plain"
+        elif path not in ("/", "/metrics"):
+            status, body, kind = "404 Not Found", b"metrics are at /metrics\n", "text/plain"
+        else:
+            status, kind = "200 OK", CONTENT_TYPE_LATEST
+            if self.offload:
+                body = await asyncio.get_running_loop().run_in_executor(None, generate_latest, self.registry)
+            else:
+                body = generate_latest(self.registry)
+        encoding = ""
+        if status.startswith("200") and "gzip" in headers.get("accept-encoding", ""):
+            body = gzip.compress(body, compresslevel=1)
+            encoding = "Content-Encoding: gzip\r\n"
+        writer.write(
+            f"HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {len(body)}\r\n{encoding}"
+            "Connection: close\r\n\r\n".encode("latin-1")
+        )
+        if method != "HEAD":
+            writer.write(body)
+        await asyncio.wait_for(writer.drain(), self.READ_SECONDS)
+
     def close(self) -> None:
-        if self._http is not None:
-            self._http.shutdown()
-            self._http.server_close()
-            self._http = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for writer in list(self._open):
+            writer.transport.abort()
+        self._open.clear()
 
 
 class Metrics(_Endpoint):
@@ -187,6 +249,8 @@ class WorkerMetrics(_Endpoint):
     counters again from zero, which Prometheus' rate() reads as a counter reset); ``*_info`` families are taken
     from one worker, as every worker reports the same build.
     """
+
+    offload = True
 
     def __init__(self, ports: Callable[[], list[int]], restarts: Callable[[], int], *, timeout: float = 5.0) -> None:
         super().__init__()

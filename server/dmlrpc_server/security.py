@@ -14,6 +14,25 @@ from dmlrpc_server.settings import ServerSettings
 AUTHORIZATION_KEY = "authorization"
 
 
+def bearer_token(metadata: Sequence[tuple[str, str | bytes]] | None) -> bytes | None:
+    """The credential of the call's one ``authorization: Bearer <token>`` header (the scheme in any case, spaces
+    around the token ignored), or ``None``: no such header, another scheme, or several ``authorization`` headers.
+
+    The one parse both for checking the token and for naming the caller (``caller_identity``): whatever the headers,
+    one verified token is one owner. Several headers are refused rather than choosing one, so that no proxy or
+    client can make the check read one header and the owner another.
+    """
+    found: bytes | None = None
+    count = 0
+    for key, value in metadata or ():
+        if key.lower() == AUTHORIZATION_KEY:
+            count += 1
+            raw = value.encode() if isinstance(value, str) else value
+            scheme, _, credential = raw.strip().partition(b" ")
+            found = credential.strip() if scheme.lower() == b"bearer" else None
+    return found if count == 1 and found else None
+
+
 def server_credentials(settings: ServerSettings) -> grpc.ServerCredentials | None:
     """TLS credentials from the settings' PEM files (client certificates required when a client CA is set)."""
     if settings.tls_cert_file is None or settings.tls_key_file is None:
@@ -27,7 +46,7 @@ def server_credentials(settings: ServerSettings) -> grpc.ServerCredentials | Non
 
 
 class TokenAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc ships no type stubs
-    """Lets a call through only with ``authorization: Bearer <token>`` naming an accepted token.
+    """Lets a call through only with one ``authorization: Bearer <token>`` header naming an accepted token.
 
     Rejected calls get UNAUTHENTICATED from a handler that never runs the method (and never reads past the
     request headers' check). Services named in ``open_services`` (health probes, reflection) pass freely.
@@ -40,18 +59,11 @@ class TokenAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # 
         self._open_prefixes = tuple(f"/{service}/" for service in open_services)
 
     def accepts(self, metadata: Sequence[tuple[str, str | bytes]] | None) -> bool:
-        """Whether the call metadata carries an accepted bearer token (compared in constant time)."""
-        presented = b""
-        for key, value in metadata or ():
-            if key == AUTHORIZATION_KEY:
-                raw = value.encode() if isinstance(value, str) else value
-                scheme, _, credential = raw.partition(b" ")
-                if scheme.lower() == b"bearer":
-                    presented = credential.strip()
-                break
+        """Whether the call metadata carries exactly one bearer token, an accepted one (compared in constant time)."""
+        presented = bearer_token(metadata)
         matched = False
         for token in self._tokens:  # compare against every token so timing reveals nothing about which matched
-            matched |= hmac.compare_digest(presented, token)
+            matched |= hmac.compare_digest(presented or b"", token)
         return matched and bool(presented)
 
     async def intercept_service(
@@ -69,7 +81,10 @@ class TokenAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # 
 
 
 async def _refuse(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-    await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
+    await context.abort(
+        grpc.StatusCode.UNAUTHENTICATED,
+        "missing or invalid bearer token: send one `authorization: Bearer <token>` header with an accepted token",
+    )
 
 
 def _refusing(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata
 
 import grpc
+from google.protobuf import descriptor_pb2, descriptor_pool
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 from prometheus_client import Gauge
 
 from dmlrpc._wire import CHUNK_BYTES
@@ -39,9 +41,14 @@ _log = logging.getLogger(__name__)
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"].full_name
 #: The names the health service answers for: "" is the whole server (what Kubernetes' gRPC probe asks by default).
 HEALTH_NAMES = ("", SERVICE_NAME)
+#: The names of the threads that run operators start with this.
+OPERATOR_THREAD_PREFIX = "dmlrpc-op"
 #: How long a stopping server answers new calls UNAVAILABLE after in-flight ones finished, before closing.
 _REFUSE_SECONDS = 0.25
-_REFLECTION_NAMES = (reflection.SERVICE_NAME, "grpc.reflection.v1.ServerReflection")
+#: grpcio-reflection ships only v1alpha; v1's messages are the same on the wire under another package name.
+REFLECTION_V1_NAME = "grpc.reflection.v1.ServerReflection"
+_REFLECTION_NAMES = (reflection.SERVICE_NAME, REFLECTION_V1_NAME)
+_REFLECTION_V1_FILE = "grpc/reflection/v1/reflection.proto"
 
 
 def server_version() -> str:
@@ -76,7 +83,7 @@ class BuiltServer:
         await self.server.start()
         if self.metrics is not None:
             host = self.settings.metrics_host or self.settings.host
-            self.metrics_port = self.metrics.serve(host, self.settings.metrics_port)
+            self.metrics_port = await self.metrics.serve(host, self.settings.metrics_port)
         self._sweeper = asyncio.create_task(self._sweep_resident())
         if ready:
             await self.ready()
@@ -106,8 +113,15 @@ class BuiltServer:
         if drain > 0:
             await asyncio.sleep(drain)
         started = time.monotonic()
+        admission = self.service.scheduler.admission
         if not await self.service.scheduler.drain(grace):
-            _log.warning("in-flight calls did not finish within the %.1f s grace period", grace or 0.0)
+            _log.warning(
+                "cancelling %d call(s) still running and %d waiting after the %.1f s grace period (and every open "
+                "stream); their ONNX Runtime runs are told to stop",
+                admission.running,
+                admission.waiting,
+                grace or 0.0,
+            )
         remaining = None if grace is None else max(0.0, grace - (time.monotonic() - started))
         if remaining:
             # NOTE: gRPC's stop cancels calls that arrive as it closes (CANCELLED, which clients cannot tell from
@@ -121,6 +135,60 @@ class BuiltServer:
         self.workers.shutdown(wait=False, cancel_futures=True)
         if self.metrics is not None:
             self.metrics.close()
+
+    def running_operators(self, wait: float = 0.1) -> int:
+        """After ``stop``: the operator threads still running a job ``wait`` seconds on (idle ones have exited).
+
+        NOTE: ``RunOptions.terminate`` stops a run only between ONNX Runtime nodes, so one long node runs on after
+        its call was cancelled; and the interpreter joins every ThreadPoolExecutor thread at exit. A process that
+        must exit within its grace period leaves these behind (``os._exit``) instead of waiting for them.
+        """
+        threads = [t for t in threading.enumerate() if t.name.startswith(OPERATOR_THREAD_PREFIX)]
+        deadline = time.monotonic() + wait
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return sum(thread.is_alive() for thread in threads)
+
+
+def enable_reflection(service_names: tuple[str, ...], server: grpc.aio.Server) -> None:
+    """Serve server reflection as ``grpc.reflection.v1alpha`` and as ``grpc.reflection.v1`` (what current grpcurl,
+    Postman and grpc-java ask first) with one servicer: the two protocols differ only in their package name."""
+    _register_v1_descriptor()
+    servicer = reflection.aio.ReflectionServicer(service_names)
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)
+    handler = grpc.stream_stream_rpc_method_handler(
+        servicer.ServerReflectionInfo,
+        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
+    )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(REFLECTION_V1_NAME, {"ServerReflectionInfo": handler}),)
+    )
+
+
+def _register_v1_descriptor() -> None:
+    """Put ``grpc/reflection/v1/reflection.proto`` in the default descriptor pool (a renamed copy of v1alpha's), so
+    that reflection can describe the v1 service it lists."""
+    pool = descriptor_pool.Default()
+    try:
+        pool.FindFileByName(_REFLECTION_V1_FILE)
+        return
+    except KeyError:
+        pass
+    proto = descriptor_pb2.FileDescriptorProto()
+    reflection_pb2.DESCRIPTOR.CopyToProto(proto)
+    proto.name = _REFLECTION_V1_FILE
+    proto.package = "grpc.reflection.v1"
+    proto.options.Clear()
+    for message in proto.message_type:
+        for field in message.field:
+            if field.HasField("type_name"):
+                field.type_name = field.type_name.replace(".grpc.reflection.v1alpha.", ".grpc.reflection.v1.")
+    for service in proto.service:
+        for method in service.method:
+            method.input_type = method.input_type.replace(".grpc.reflection.v1alpha.", ".grpc.reflection.v1.")
+            method.output_type = method.output_type.replace(".grpc.reflection.v1alpha.", ".grpc.reflection.v1.")
+    pool.AddSerializedFile(proto.SerializeToString())
 
 
 def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
@@ -138,6 +206,8 @@ def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", int(settings.keepalive_min_ping_interval_seconds * 1000)),
         ("grpc.http2.max_pings_without_data", 0),
+        # One connection cannot open calls without bound (each holds a handler task, and a stalled one its buffers).
+        ("grpc.max_concurrent_streams", settings.max_streams_per_connection),
     ]
     if settings.max_connection_age_seconds is not None:
         options.append(("grpc.max_connection_age_ms", int(settings.max_connection_age_seconds * 1000)))
@@ -175,6 +245,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
             tensors_per_owner=settings.resident_tensors_per_caller,
             bytes_per_owner=settings.resident_bytes_per_caller,
             bytes_total=settings.resident_bytes_total,
+            tensors_total=settings.resident_tensors_total,
             idle_seconds=settings.resident_idle_seconds,
             device=device_of(provider),
         ),
@@ -192,7 +263,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         if settings.metrics
         else None
     )
-    workers = ThreadPoolExecutor(max_workers=settings.worker_count, thread_name_prefix="dmlrpc-op")
+    workers = ThreadPoolExecutor(max_workers=settings.worker_count, thread_name_prefix=OPERATOR_THREAD_PREFIX)
     scheduler = Scheduler(
         admission,
         workers,
@@ -211,6 +282,8 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         HandleStore(
             handles_per_owner=settings.compiled_operators_per_caller,
             bytes_per_owner=settings.compiled_bytes_per_caller,
+            handles_total=settings.compiled_operators_total,
+            bytes_total=settings.compiled_bytes_total,
             idle_seconds=settings.compiled_idle_seconds,
         ),
         metrics=metrics,
@@ -220,6 +293,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         memory=ByteBudget(
             settings.call_memory_bytes, max_wait=settings.call_memory_wait_seconds, setting="--call-memory-bytes"
         ),
+        stream_idle_seconds=settings.stream_idle_seconds,
     )
 
     if metrics is not None:
@@ -269,7 +343,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if settings.reflection:
-        reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+        enable_reflection((SERVICE_NAME, health.SERVICE_NAME, *_REFLECTION_NAMES), server)
 
     address = f"{settings.host}:{settings.port}"
     credentials = server_credentials(settings)

@@ -28,7 +28,14 @@ from dmlrpc_server.runtime.compiler import Compiled
 from dmlrpc_server.runtime.handles import Handle, HandleStore, owned_buffers
 from dmlrpc_server.runtime.resident import Resident
 from dmlrpc_server.scheduler import Scheduler
-from dmlrpc_server.streams import declared_lengths, parse_stream_start, receive, stream_outputs, upload
+from dmlrpc_server.streams import (
+    declared_lengths,
+    next_part,
+    parse_stream_start,
+    receive,
+    stream_outputs,
+    upload,
+)
 from dmlrpc_server.tensors import ANY_TENSOR, validate_tensor
 
 _log = logging.getLogger(__name__)
@@ -71,6 +78,7 @@ class Service:
         stream_limits: StreamLimits,
         max_graph_nodes: int,
         memory: ByteBudget,
+        stream_idle_seconds: float | None = None,
     ) -> None:
         self.executor = executor
         self.scheduler = scheduler
@@ -81,6 +89,8 @@ class Service:
         self.max_graph_nodes = max_graph_nodes
         #: The memory calls in progress add (their runs' tensors, their responses until read): reserved per call.
         self.memory = memory
+        #: The longest wait for a client's next message on a stream (None: no limit).
+        self.stream_idle = stream_idle_seconds
 
     # -- Execute and Dispatch -----------------------------------------------------------------------------------
 
@@ -307,7 +317,8 @@ class Service:
         """CreateTensor: validate the desc and reserve the caller's quota before allocating, then receive the
         bytes (unless uninitialised) and keep the tensor on the device."""
         self.scheduler.gate()
-        start = await parse_stream_start(parts, service_pb2.CreateTensorRequest, "CreateTensor")
+        idle = self.stream_idle
+        start = await parse_stream_start(parts, service_pb2.CreateTensorRequest, "CreateTensor", idle)
         executor = self.executor
         layout = validate_tensor(
             start.desc,
@@ -321,14 +332,14 @@ class Service:
         offload = self.scheduler.offload
         with store.reserve(owner, layout.packed_bytes) as reservation:
             if start.uninitialized:
-                if await anext(parts, None) is not None:
+                if await next_part(parts, idle) is not None:
                     raise InvalidArgument("chunk", "an uninitialized tensor takes no bytes")
                 zeros = np.zeros(tuple(layout.sizes), layout.dtype)
                 value = await offload(lambda _: store.device.upload(zeros))
             else:
                 buffer = executor.pool.acquire(layout.total_bytes)
                 try:
-                    await receive(parts, [buffer], declared="start.desc.buffer.total_tensor_size_in_bytes")
+                    await receive(parts, [buffer], "start.desc.buffer.total_tensor_size_in_bytes", idle)
                     # A packed copy of the logical tensor: the pooled buffer goes back to the pool.
                     value = await offload(lambda _: upload(store, buffer, layout))
                 finally:
@@ -411,36 +422,42 @@ class Service:
         """Run one streamed request: the start message, the input chunks, then the outputs in chunks.
 
         Messages travel as wire bytes (``dmlrpc._wire`` reads and writes the chunks without protobuf copies). The
-        desc and the declared lengths are validated, and the limits applied, before a byte is allocated.
+        desc and the declared lengths are validated, and the limits applied, before a byte is allocated. The inputs
+        are received before the call takes a running slot, each chunk within ``stream_idle`` seconds of the last:
+        a caller that stalls mid-upload holds its own buffers, never a slot that other calls need.
         """
         self.scheduler.gate()
         arrived = time.monotonic()
         deadline = None if time_remaining is None else arrived + time_remaining
-        start = await parse_stream_start(parts, service_pb2.ExecuteStreamRequest, "ExecuteStream")
+        idle = self.stream_idle
+        start = await parse_stream_start(parts, service_pb2.ExecuteStreamRequest, "ExecuteStream", idle)
         try:
             compiled = await self.compiled(start.operator_desc, deadline)
         except InvalidArgument as error:
             raise InvalidArgument(f"start.{error.field}", error.description) from None
         lengths = declared_lengths(compiled, start.input_bytes, self.executor.limits)
         pool = self.executor.pool
-        # The run's tensors, then its outputs until the client has read them: reserved before they exist.
-        reserved = compiled.memory
-        await self.memory.acquire(reserved, deadline)
+        buffers = [None if n == 0 else pool.acquire(n) for n in lengths]
         staged: list[np.ndarray] = []
+        # The run's tensors, then its outputs until the client has read them: reserved once the inputs are here
+        # (what the caller sent is not counted: it is the caller's own bytes), before the outputs exist.
+        reserved = 0
         try:
-            async with self.scheduler.turn(deadline) as started:
-                buffers = [None if n == 0 else pool.acquire(n) for n in lengths]
-                try:
-                    await receive(parts, buffers)
+            try:
+                await receive(parts, buffers, idle=idle)
+                received = time.monotonic()
+                await self.memory.acquire(compiled.memory, deadline)
+                reserved = compiled.memory
+                async with self.scheduler.turn(deadline) as started:
                     outputs, staged = await self.scheduler.offload(
                         functools.partial(self._run_buffers, compiled, buffers), deadline
                     )
                     self.scheduler.observe_alone()
-                finally:
-                    for buffer in buffers:
-                        if buffer is not None:
-                            pool.release(buffer)
-                self._observe(compiled.label, arrived, started, sum(lengths), outputs)
+            finally:
+                for buffer in buffers:
+                    if buffer is not None:
+                        pool.release(buffer)
+            self._observe(compiled.label, received, started, sum(lengths), outputs)
             yield service_pb2.ExecuteStreamResponse(
                 outputs=service_pb2.ExecuteStreamOutputs(
                     output_bytes=[0 if view is None else len(view) for view in outputs]
@@ -451,7 +468,8 @@ class Service:
         finally:
             for buffer in staged:
                 pool.release(buffer)
-            self.memory.release(reserved)
+            if reserved:
+                self.memory.release(reserved)
 
     def _run_buffers(
         self, compiled: Compiled, buffers: Sequence[np.ndarray | None], options: ort.RunOptions

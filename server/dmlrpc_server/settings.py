@@ -183,6 +183,18 @@ class ServerSettings(BaseSettings):
         description="Resident calls on a GPU whose work is at most this, and whose host data is at most 64 KiB, run on "
         "the event loop (a GPU does it in about 0.1 ms; a thread hop costs more).",
     )
+    stream_idle_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="Longest wait for a client's next message on ExecuteStream, CreateTensor and an ExecuteMany "
+        "stream with nothing in flight; then the call ends DEADLINE_EXCEEDED (a stalled upload holds no running slot "
+        "meanwhile).",
+    )
+    max_streams_per_connection: Positive = Field(
+        100,
+        description="Concurrent calls (HTTP/2 streams) one client connection may have open; more wait on the "
+        "client's side.",
+    )
     stream_items_in_flight: Positive = Field(
         256, description="ExecuteMany items of one stream admitted at once (running, waiting or being written)."
     )
@@ -208,7 +220,12 @@ class ServerSettings(BaseSettings):
         4096 * MiB, description="Bytes of resident tensors one caller may hold."
     )
     resident_bytes_total: Annotated[int, Field(ge=0)] = Field(
-        16384 * MiB, description="Bytes of resident tensors all callers together may hold."
+        16384 * MiB, description="Bytes of resident tensors all callers together may hold (kept outputs included)."
+    )
+    resident_tensors_total: Annotated[int, Field(ge=0)] = Field(
+        16384,
+        description="Resident tensors all callers together may hold (without auth a caller is a self-chosen id, so "
+        "only the totals bound many ids).",
     )
     resident_idle_seconds: float = Field(
         600.0, gt=0, description="A resident tensor unused this long is released (its handle then NOT_FOUND)."
@@ -218,6 +235,14 @@ class ServerSettings(BaseSettings):
     )
     compiled_bytes_per_caller: Annotated[int, Field(ge=0)] = Field(
         1024 * MiB, description="Bytes of constant and owned data one caller's compiled operators may hold."
+    )
+    compiled_operators_total: Annotated[int, Field(ge=0)] = Field(
+        4096,
+        description="Compiled operators and graphs all callers together may hold (each keeps an ONNX Runtime "
+        "session; without auth a caller is a self-chosen id, so only the totals bound many ids).",
+    )
+    compiled_bytes_total: Annotated[int, Field(ge=0)] = Field(
+        4096 * MiB, description="Bytes of constant and owned data all callers' compiled operators may hold together."
     )
     compiled_idle_seconds: float = Field(
         600.0, gt=0, description="A compiled operator unused this long is released (its handle then NOT_FOUND)."

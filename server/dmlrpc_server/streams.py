@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import onnxruntime as ort
@@ -12,15 +14,43 @@ from google.protobuf.message import DecodeError, Message
 from dmlrpc._wire import decode_chunk, encode_chunk
 from dmlrpc.codec import TensorLayout, decode
 from dmlrpc.v1 import service_pb2
-from dmlrpc_server.errors import InvalidArgument, ResourceExhausted
+from dmlrpc_server.errors import DeadlineExceeded, InvalidArgument, ResourceExhausted
 from dmlrpc_server.operators.base import Limits
 from dmlrpc_server.runtime.compiler import Compiled
 from dmlrpc_server.runtime.resident import ResidentStore
 
+T = TypeVar("T")
 
-async def parse_stream_start(parts: AsyncIterator[bytes], message: type[Message], method: str) -> Any:
+
+def idle_error(seconds: float) -> DeadlineExceeded:
+    return DeadlineExceeded(
+        f"no message from the client for {seconds:g} s (--stream-idle-seconds); the stream was ended: send without "
+        "pausing, or raise --stream-idle-seconds"
+    )
+
+
+async def next_part(parts: AsyncIterator[T], idle: float | None) -> T | None:
+    """The stream's next message, or ``None`` at its end.
+
+    Raises:
+        DeadlineExceeded: ``idle`` seconds passed without one (a caller that stops sending holds no more than this).
+    """
+    if idle is None:
+        return await anext(parts, None)
+    try:
+        if sys.version_info >= (3, 11):
+            async with asyncio.timeout(idle):  # NOTE: no task per message, unlike wait_for
+                return await anext(parts, None)
+        return await asyncio.wait_for(anext(parts, None), idle)  # pragma: no cover - Python 3.10
+    except (TimeoutError, asyncio.TimeoutError):
+        raise idle_error(idle) from None
+
+
+async def parse_stream_start(
+    parts: AsyncIterator[bytes], message: type[Message], method: str, idle: float | None = None
+) -> Any:
     """The ``start`` part of a stream's first message (a ``message``), or INVALID_ARGUMENT."""
-    raw = await anext(parts, None)
+    raw = await next_part(parts, idle)
     try:
         first: Any = None if raw is None else message.FromString(raw)
     except DecodeError:
@@ -96,12 +126,15 @@ def _chunk_of(raw: bytes) -> tuple[int, memoryview]:
 
 
 async def receive(
-    parts: AsyncIterator[bytes], buffers: Sequence[np.ndarray | None], declared: str = "start.input_bytes"
+    parts: AsyncIterator[bytes],
+    buffers: Sequence[np.ndarray | None],
+    declared: str = "start.input_bytes",
+    idle: float | None = None,
 ) -> None:
     """Fill each binding's buffer from the chunks, checking every chunk lands inside its declared length
-    (``declared``: the field that declared the lengths, for errors)."""
+    (``declared``: the field that declared the lengths, for errors); ``idle``: the longest wait for a chunk."""
     filled = [0] * len(buffers)
-    async for raw in parts:
+    while (raw := await next_part(parts, idle)) is not None:
         index, data = _chunk_of(raw)
         if index >= len(buffers) or buffers[index] is None:
             raise InvalidArgument("chunk.binding", f"binding {index} takes no bytes (see {declared})")

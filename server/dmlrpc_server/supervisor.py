@@ -122,7 +122,7 @@ class Supervisor:
         ports = self._reserve_ports()
         self._workers = [_Worker(index, port) for index, port in enumerate(ports)]
         if self.settings.metrics:
-            self._serve_metrics()
+            await self._serve_metrics()
         tasks = [asyncio.create_task(self._keep(worker)) for worker in self._workers]
         try:
             up = asyncio.gather(*(worker.listening.wait() for worker in self._workers))
@@ -241,15 +241,15 @@ class Supervisor:
 
     # -- metrics ----------------------------------------------------------------------------------------------
 
-    def _serve_metrics(self) -> None:
+    async def _serve_metrics(self) -> None:
         from dmlrpc_server.metrics import WorkerMetrics
 
         self._metrics = WorkerMetrics(self._metrics_ports, lambda: sum(w.restarts for w in self._workers))
         host = self.settings.metrics_host or self.settings.host
-        self._metrics.serve(host, self.settings.metrics_port)
+        await self._metrics.serve(host, self.settings.metrics_port)
 
     def _metrics_ports(self) -> list[int]:
-        # NOTE: read from the metrics endpoint's thread; a list comprehension over the fixed list of workers
+        # NOTE: read from the thread that collects a scrape; a list comprehension over the fixed list of workers
         # reads each worker's current port once (a restarting worker's None is skipped).
         return [port for port in (w.metrics_port for w in self._workers) if port]
 

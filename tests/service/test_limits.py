@@ -95,6 +95,8 @@ def test_full_queue_answers_resource_exhausted_at_once(one_slot: Callable[..., S
 def test_queued_calls_run_in_turn(one_slot: Callable[..., ServerThread]) -> None:
     running = one_slot(queue=4)
     admission = running.built.service.scheduler.admission
+    # Compiled first: a stream takes its slot only once its bytes arrived, so running == 1 is then the run itself.
+    SlowCall(running.address).join()
     slow = SlowCall(running.address)
     _wait_until(lambda: admission.running == 1)
     results: list[np.ndarray] = []
@@ -135,6 +137,7 @@ def test_expired_deadline_skips_the_work(one_slot: Callable[..., ServerThread]) 
 def test_cancelled_waiting_call_leaves_the_queue(one_slot: Callable[..., ServerThread]) -> None:
     running = one_slot(queue=4)
     admission = running.built.service.scheduler.admission
+    SlowCall(running.address).join()  # compiled first, so that running == 1 is the run (see above)
     slow = SlowCall(running.address)
     _wait_until(lambda: admission.running == 1)
     call = top_k_call(k=1, shape=(4,))

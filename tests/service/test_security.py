@@ -139,7 +139,7 @@ def test_refused_tokens_get_unauthenticated_and_do_no_work(token_server: ServerT
         pytest.raises(dmlrpc.UnauthenticatedError) as info,
     ):
         client.top_k(X, 2)
-    assert info.value.message == "missing or invalid bearer token"
+    assert info.value.message.startswith("missing or invalid bearer token")
     assert executed() == before
     key = ("dmlrpc_requests_total", (("code", "UNAUTHENTICATED"), ("method", "Execute"), ("operator", "top_k1")))
     assert scrape(token_server)[key] >= 1

@@ -56,12 +56,23 @@ class Handle:
 
 
 class HandleStore:
-    """Compiled handles by id, each visible only to its owner, within per-owner count and byte quotas; idle ones
-    expire. Thread-safe."""
+    """Compiled handles by id, each visible only to its owner, within per-owner count and byte quotas and the
+    server-wide totals (without auth an owner is a client-chosen id, so only the totals bound what many ids hold);
+    idle ones expire. Thread-safe."""
 
-    def __init__(self, *, handles_per_owner: int, bytes_per_owner: int, idle_seconds: float) -> None:
+    def __init__(
+        self,
+        *,
+        handles_per_owner: int,
+        bytes_per_owner: int,
+        idle_seconds: float,
+        handles_total: int = 4096,
+        bytes_total: int = 4096 << 20,
+    ) -> None:
         self.handles_per_owner = handles_per_owner
         self.bytes_per_owner = bytes_per_owner
+        self.handles_total = handles_total
+        self.bytes_total = bytes_total
         self.idle_seconds = idle_seconds
         self._handles: dict[str, Handle] = {}
         self._lock = threading.Lock()
@@ -76,13 +87,25 @@ class HandleStore:
         mine = [h for h in self._handles.values() if h.owner == owner]
         if len(mine) + 1 > self.handles_per_owner:
             raise ResourceExhausted(
-                f"compiled operator quota: this caller holds {len(mine)} of {self.handles_per_owner}; release some"
+                f"compiled operator quota: this caller holds {len(mine)} of {self.handles_per_owner} "
+                "(--compiled-operators-per-caller); release some or raise it"
             )
         used = sum(h.nbytes for h in mine)
         if used + nbytes > self.bytes_per_owner:
             raise ResourceExhausted(
                 f"compiled operator quota: {used} + {nbytes} bytes of constant and owned data is over this caller's "
-                f"{self.bytes_per_owner}"
+                f"{self.bytes_per_owner} (--compiled-bytes-per-caller); release some or raise it"
+            )
+        if len(self._handles) + 1 > self.handles_total:
+            raise ResourceExhausted(
+                f"compiled operators: the server holds {len(self._handles)} for all callers, the most "
+                f"--compiled-operators-total ({self.handles_total}) allows; release some or raise it to allow more"
+            )
+        everyone = sum(h.nbytes for h in self._handles.values())
+        if everyone + nbytes > self.bytes_total:
+            raise ResourceExhausted(
+                f"compiled operators: {everyone} + {nbytes} bytes of constant and owned data is over "
+                f"--compiled-bytes-total ({self.bytes_total}) for all callers; release some or raise it to allow more"
             )
 
     def add(

@@ -15,6 +15,7 @@ import onnxruntime as ort
 from dmlrpc.codec import TensorLayout
 from dmlrpc_server.errors import NotFound, ResourceExhausted
 from dmlrpc_server.runtime.process import check_worker, new_handle
+from dmlrpc_server.security import bearer_token
 
 #: Metadata key of the client's self-chosen id, which scopes its resident tensors when the server has no auth.
 CLIENT_ID_KEY = "dmlrpc-client-id"
@@ -76,11 +77,13 @@ class ResidentStore:
         bytes_per_owner: int,
         bytes_total: int,
         idle_seconds: float,
+        tensors_total: int = 16384,
         device: Device | None = None,
     ) -> None:
         self.tensors_per_owner = tensors_per_owner
         self.bytes_per_owner = bytes_per_owner
         self.bytes_total = bytes_total
+        self.tensors_total = tensors_total
         self.idle_seconds = idle_seconds
         self.device = device or Device()
         self._tensors: dict[str, Resident] = {}
@@ -108,16 +111,25 @@ class ResidentStore:
             tensors, used = self._usage(owner)
             if tensors + count > self.tensors_per_owner:
                 raise ResourceExhausted(
-                    f"resident tensor quota: this caller holds {tensors} of {self.tensors_per_owner}; release some"
+                    f"resident tensor quota: this caller holds {tensors} of {self.tensors_per_owner} "
+                    "(--resident-tensors-per-caller); release some or raise it"
                 )
             if used + nbytes > self.bytes_per_owner:
                 raise ResourceExhausted(
-                    f"resident tensor quota: {used} + {nbytes} bytes is over this caller's {self.bytes_per_owner}"
+                    f"resident tensor quota: {used} + {nbytes} bytes is over this caller's {self.bytes_per_owner} "
+                    "(--resident-bytes-per-caller); release some or raise it"
                 )
             everyone = self._all_bytes()
             if everyone + nbytes > self.bytes_total:
                 raise ResourceExhausted(
-                    f"resident tensor memory: {everyone} + {nbytes} bytes is over the server's {self.bytes_total}"
+                    f"resident tensor memory: {everyone} + {nbytes} bytes is over --resident-bytes-total "
+                    f"({self.bytes_total}) for all callers; release some or raise it to allow more"
+                )
+            held = len(self._tensors) + sum(c for c, _ in self._reserved.values())
+            if held + count > self.tensors_total:
+                raise ResourceExhausted(
+                    f"resident tensors: the server holds {held} for all callers, the most --resident-tensors-total "
+                    f"({self.tensors_total}) allows; release some or raise it to allow more"
                 )
             reserved_count, reserved_bytes = self._reserved.get(owner, (0, 0))
             self._reserved[owner] = (reserved_count + count, reserved_bytes + nbytes)
@@ -221,14 +233,17 @@ class Reservation:
 def caller_identity(metadata: Any, peer: str, *, authenticated: bool) -> str:
     """Who owns the resident tensors a call creates and may bind.
 
-    With bearer-token auth on: the token (hashed), so every connection presenting it shares the tensors. Without
-    auth: the peer's host plus the client's ``dmlrpc-client-id`` metadata (the SDK sends a random one per client
-    object); a caller sending none is scoped to its connection (the peer's host and port).
+    With bearer-token auth on: the verified token (hashed; the interceptor let the call in only with exactly one,
+    read by the same ``bearer_token``), so every connection presenting it shares the tensors whatever the scheme's
+    case or spacing. Without auth: the peer's host plus the client's ``dmlrpc-client-id`` metadata (the SDK sends a
+    random one per client object); a caller sending none is scoped to its connection (the peer's host and port).
+    Without auth a caller picks its own id, so per-caller quotas only keep honest clients apart; the server-wide
+    totals bound everyone together.
     """
-    values = {key.lower(): value for key, value in (metadata or ())}
     if authenticated:
-        token = str(values.get("authorization", ""))
-        return "token:" + hashlib.sha256(token.encode()).hexdigest()
+        token = bearer_token(metadata) or b""
+        return "token:" + hashlib.sha256(token).hexdigest()
+    values = {key.lower(): value for key, value in (metadata or ())}
     host = peer.rsplit(":", 1)[0] if ":" in peer else peer
     client_id = values.get(CLIENT_ID_KEY)
     if client_id:

@@ -1,0 +1,87 @@
+"""Class 8, shutdown: SIGTERM with grace G exits within G + 1 s even while a long operator runs and a caller stalls
+mid-upload, cancelling what still runs and saying so in the log."""
+
+from __future__ import annotations
+
+import re
+import signal
+import threading
+import time
+from collections.abc import Callable
+
+import grpc
+import pytest
+
+from dmlrpc._base import prepare_execute
+from dmlrpc.v1 import service_pb2_grpc
+from tests.reliability.fuzzing import EXECUTE_STREAM
+from tests.reliability.hostile import Stalling, half_upload, slow_pooling, wait_serving
+from tests.test_cli import LISTENING, ServerProcess, spawn  # noqa: F401 - spawn is a fixture
+
+GRACE = 1.0
+#: A max pooling that runs about 7 s on one core: far past the grace period, and one ONNX Runtime node, which
+#: RunOptions.terminate cannot stop (it acts between nodes).
+SLOW_SIZE = 1536
+
+
+def _attack(address: str) -> tuple[list[BaseException | None], list[Stalling], list[grpc.Channel]]:
+    """A long operator call and a stalled upload in flight; returns their outcomes' slots and what to release."""
+    outcomes: list[BaseException | None] = [None, None]
+    stall = Stalling(half_upload())
+    own = [("grpc.use_local_subchannel_pool", 1)]
+    channels = [grpc.insecure_channel(address, own), grpc.insecure_channel(address, own)]
+    desc, image = slow_pooling(SLOW_SIZE)
+    request = prepare_execute(desc, [image]).request
+
+    def slow() -> None:
+        try:
+            service_pb2_grpc.DirectMLServiceStub(channels[0]).Execute(request, timeout=60)
+        except grpc.RpcError as error:
+            outcomes[0] = error
+
+    def stalled() -> None:
+        stream = channels[1].stream_stream(EXECUTE_STREAM, request_serializer=None, response_deserializer=None)
+        try:
+            list(stream(iter(stall), timeout=60))
+        except grpc.RpcError as error:
+            outcomes[1] = error
+
+    for target in (slow, stalled):
+        threading.Thread(target=target, daemon=True).start()
+    assert stall.sent.wait(10)
+    return outcomes, [stall], channels
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigterm_exits_within_the_grace_period_cancelling_what_runs(
+    spawn: Callable[..., ServerProcess],  # noqa: F811
+    workers: int,
+) -> None:
+    server = spawn(
+        *("--port", "0", "--metrics-port", "0", "--provider", "cpu", "--workers", str(workers)),
+        *("--worker-threads", "1", "--shutdown-grace-seconds", str(GRACE)),
+    )
+    match = server.wait_for(LISTENING)
+    assert match is not None, server.log()
+    address = f"127.0.0.1:{match.group(1)}"
+    with grpc.insecure_channel(address) as channel:
+        wait_serving(channel)
+    outcomes, stalls, channels = _attack(address)
+    try:
+        time.sleep(1.0)  # the pooling runs (its compile took a moment first)
+        signalled = time.monotonic()
+        server.process.send_signal(signal.SIGTERM)
+        code = server.finish(timeout=60)
+        took = time.monotonic() - signalled
+    finally:
+        for stall in stalls:
+            stall.release.set()
+        for channel in channels:
+            channel.close()
+    log = server.log()
+    assert code == 0, log
+    assert took <= GRACE + 1.0, f"exit {took:.2f} s after SIGTERM with a {GRACE} s grace period\n{log}"
+    assert re.search(r"cancell?ing \d+ call", log), log
+    assert server.lines[-1].endswith("stopped"), log
+    for outcome in outcomes:  # cut off, and told so: never an INTERNAL or UNKNOWN answer
+        assert outcome is None or outcome.code() not in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)

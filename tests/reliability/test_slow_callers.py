@@ -1,0 +1,189 @@
+"""Class 7, slow and idle callers: stalled streams hold no running slot and end after --stream-idle-seconds, one
+connection opens at most --max-streams-per-connection calls at once."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import grpc
+import numpy as np
+import pytest
+
+import dmlrpc
+from dmlrpc import ops
+from dmlrpc._base import prepare_execute
+from dmlrpc._wire import encode_chunk
+from dmlrpc.codec import tensor_desc
+from dmlrpc.v1 import service_pb2, service_pb2_grpc
+from tests.conftest import ServerThread, scrape, start_server
+from tests.reliability.fuzzing import EXECUTE, EXECUTE_STREAM
+from tests.reliability.hostile import Stalling, half_upload, health_is_prompt, slow_pooling
+from tests.reliability.test_fuzz import assert_still_serving
+
+IDLE = 1.0
+SLOTS = 2
+STALLED = 4  # more than SLOTS
+EXECUTE_MANY = "/dmlrpc.v1.DirectMLService/ExecuteMany"
+LENT = ("dmlrpc_buffer_pool_lent_bytes", ())
+
+
+@pytest.fixture(scope="module")
+def idle_server() -> Iterator[ServerThread]:
+    running = start_server(stream_idle_seconds=IDLE, max_concurrent_requests=SLOTS, max_queue_depth=8)
+    yield running
+    running.stop()
+
+
+def _valid_call_is_prompt(channel: grpc.Channel) -> None:
+    call = ops.top_k(np.array([3.0, 9.0, 1.0], np.float32), 2)
+    request = prepare_execute(call.operator_desc, call.inputs).request.SerializeToString()
+    started = time.monotonic()
+    response = channel.unary_unary(EXECUTE, request_serializer=None, response_deserializer=None)(request, timeout=5)
+    assert time.monotonic() - started < 0.5
+    values = service_pb2.ExecuteResponse.FromString(response).outputs[0].buffer.data
+    np.testing.assert_array_equal(np.frombuffer(values, np.float32), [9.0, 3.0])
+
+
+def _ended_idle(error: BaseException | None) -> None:
+    assert isinstance(error, grpc.RpcError), error
+    assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED, (error.code(), error.details())
+    assert "--stream-idle-seconds" in str(error.details())
+
+
+def test_stalled_uploads_hold_no_slot_and_end_after_the_idle_time(idle_server: ServerThread) -> None:
+    admission = idle_server.built.service.scheduler.admission
+    uploads = [Stalling(half_upload()) for _ in range(STALLED)]
+    channels = [grpc.insecure_channel(idle_server.address, [("grpc.use_local_subchannel_pool", 1)]) for _ in uploads]
+    errors: list[BaseException | None] = [None] * STALLED
+    ended = [0.0] * STALLED
+
+    def run(index: int) -> None:
+        stream = channels[index].stream_stream(EXECUTE_STREAM, request_serializer=None, response_deserializer=None)
+        try:
+            list(stream(iter(uploads[index]), timeout=60))
+        except grpc.RpcError as error:
+            errors[index] = error
+        ended[index] = time.monotonic()
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(STALLED)]
+    try:
+        for thread in threads:
+            thread.start()
+        for upload in uploads:
+            assert upload.sent.wait(10)
+        stalled_at = time.monotonic()
+        with grpc.insecure_channel(idle_server.address) as channel:
+            while time.monotonic() - stalled_at < IDLE * 0.7:  # the whole stall: others are served promptly
+                health_is_prompt(channel)
+                _valid_call_is_prompt(channel)
+                assert admission.running <= 1  # only the valid call: the stalled streams hold no slot
+            for thread in threads:
+                thread.join(timeout=IDLE + 5)
+            for index in range(STALLED):
+                _ended_idle(errors[index])
+                assert ended[index] - stalled_at < IDLE + 1.0
+            assert scrape(idle_server)[LENT] == 0  # the stalled streams' buffers came back
+            assert_still_serving(channel)
+    finally:
+        for upload in uploads:
+            upload.release.set()
+        for channel in channels:
+            channel.close()
+
+
+def test_a_stream_that_sends_nothing_ends_after_the_idle_time(idle_server: ServerThread) -> None:
+    for method in (EXECUTE_STREAM, EXECUTE_MANY):
+        stalled = Stalling([])
+        with grpc.insecure_channel(idle_server.address) as channel:
+            stream = channel.stream_stream(method, request_serializer=None, response_deserializer=None)
+            started = time.monotonic()
+            with pytest.raises(grpc.RpcError) as info:
+                list(stream(iter(stalled), timeout=30))
+            stalled.release.set()
+            _ended_idle(info.value)
+            assert time.monotonic() - started < IDLE + 1.0
+            health_is_prompt(channel)
+
+
+def test_a_stalled_create_tensor_ends_and_frees_its_reservation(idle_server: ServerThread) -> None:
+    start = service_pb2.CreateTensorStart(desc=tensor_desc((np.float32, (1 << 16,))))
+    first = service_pb2.CreateTensorRequest(start=start).SerializeToString()
+    stalled = Stalling([first, encode_chunk(0, bytes(1 << 16))])
+    with grpc.insecure_channel(idle_server.address) as channel:
+        create = channel.stream_unary(
+            "/dmlrpc.v1.DirectMLService/CreateTensor", request_serializer=None, response_deserializer=None
+        )
+        with pytest.raises(grpc.RpcError) as info:
+            create(iter(stalled), timeout=30)
+        stalled.release.set()
+        _ended_idle(info.value)
+        assert idle_server.built.executor.resident.held == (0, 0)
+        assert scrape(idle_server)[LENT] == 0
+        # An upload without pauses still works.
+        with dmlrpc.Client(idle_server.address, timeout=30) as client, client.upload(np.ones(8, np.float32)) as held:
+            np.testing.assert_array_equal(client.read_tensor(held), np.ones(8, np.float32))
+        assert_still_serving(channel)
+
+
+def test_execute_many_may_wait_longer_than_the_idle_time_for_its_results(idle_server: ServerThread) -> None:
+    """Idle time counts only while nothing of the stream is in flight: a caller waiting for a slow result is not
+    idle, and one that answers within the idle time after its result keeps its stream."""
+    desc, image = slow_pooling(768)
+    request = prepare_execute(desc, [image]).request
+    item = service_pb2.ExecuteItem(tag=7, execute=request)
+    answered = threading.Event()
+
+    def messages() -> Iterator[bytes]:
+        yield service_pb2.ExecuteManyRequest(items=[item]).SerializeToString()
+        answered.wait(60)
+        time.sleep(IDLE / 3)
+
+    with grpc.insecure_channel(idle_server.address) as channel:
+        stream = channel.stream_stream(EXECUTE_MANY, request_serializer=None, response_deserializer=None)
+        results = []
+        started = time.monotonic()
+        for raw in stream(messages(), timeout=60):
+            results.extend(service_pb2.ExecuteManyResponse.FromString(raw).results)
+            answered.set()
+        assert time.monotonic() - started > IDLE * 4 / 3  # the run alone outlasted the idle time
+        assert [result.tag for result in results] == [7]
+        assert results[0].status.code == 0, results[0].status
+        assert len(results[0].response.outputs[0].buffer.data) == 385 * 385 * 4
+        health_is_prompt(channel)
+
+
+@pytest.fixture(scope="module")
+def capped_server() -> Iterator[ServerThread]:
+    running = start_server(max_streams_per_connection=2, stream_idle_seconds=30)
+    yield running
+    running.stop()
+
+
+def test_one_connection_gets_at_most_its_streams(capped_server: ServerThread) -> None:
+    uploads = [Stalling(half_upload()) for _ in range(2)]
+    # NOTE: a local subchannel pool each, or the two channels would share one connection.
+    own = [("grpc.use_local_subchannel_pool", 1)]
+    with (
+        grpc.insecure_channel(capped_server.address, options=own) as crowded,
+        grpc.insecure_channel(capped_server.address, options=own) as other,
+    ):
+        stream = crowded.stream_stream(EXECUTE_STREAM, request_serializer=None, response_deserializer=None)
+        calls = [stream(iter(upload), timeout=60) for upload in uploads]
+        for upload in uploads:
+            assert upload.sent.wait(10)
+        call = ops.top_k(np.array([3.0, 9.0, 1.0], np.float32), 2)
+        request = prepare_execute(call.operator_desc, call.inputs).request
+        queued = service_pb2_grpc.DirectMLServiceStub(crowded).Execute.future(request, timeout=30)
+        time.sleep(0.5)
+        assert not queued.done()  # a third stream on the connection waits for one of the two to end
+        health_is_prompt(other)  # other connections are served meanwhile
+        _valid_call_is_prompt(other)
+        calls[0].cancel()
+        outputs = queued.result(timeout=10).outputs
+        np.testing.assert_array_equal(np.frombuffer(outputs[0].buffer.data, np.float32), [9.0, 3.0])
+        calls[1].cancel()
+        for upload in uploads:
+            upload.release.set()
+        assert_still_serving(other)
