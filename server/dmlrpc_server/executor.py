@@ -48,6 +48,7 @@ class Executor:
         feature_level: int,
         limits: Limits,
         cache_capacity: int,
+        cache_bytes: int = 1 << 62,
         pool: BufferPool | None = None,
         resident: ResidentStore | None = None,
     ) -> None:
@@ -55,7 +56,7 @@ class Executor:
         self.feature_level = feature_level
         self.limits = limits
         self.pool = pool or BufferPool(0)
-        self.cache = CompileCache(cache_capacity)
+        self.cache = CompileCache(cache_capacity, cache_bytes)
         self.resident = resident or ResidentStore(
             tensors_per_owner=1024,
             bytes_per_owner=limits.max_request_bytes,
@@ -166,7 +167,11 @@ class Executor:
         )
         first = sessions[0]
         work = sum(stage.work for stage in sessions)
-        return StagedCompiled(plan, first.session, first.output_names, run=run, names=names, work=work), lowering
+        held = sum(stage.held_bytes for stage in sessions)
+        staged = StagedCompiled(
+            plan, first.session, first.output_names, run=run, names=names, work=work, held_bytes=held
+        )
+        return staged, lowering
 
     def unary_compiled(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled:
         """``compiled``, for a unary call: its outputs must also fit in one response message."""
