@@ -50,6 +50,7 @@ class Executor:
         feature_level: int,
         limits: Limits,
         cache_capacity: int,
+        cache_bytes: int = 1 << 62,
         pool: BufferPool | None = None,
         resident: ResidentStore | None = None,
     ) -> None:
@@ -57,7 +58,7 @@ class Executor:
         self.feature_level = feature_level
         self.limits = limits
         self.pool = pool or BufferPool(0)
-        self.cache = CompileCache(cache_capacity)
+        self.cache = CompileCache(cache_capacity, cache_bytes)
         self.resident = resident or ResidentStore(
             tensors_per_owner=1024,
             bytes_per_owner=limits.max_request_bytes,
@@ -191,7 +192,10 @@ class Executor:
         )
         first = sessions[0]
         work = sum(stage.work for stage in sessions)
-        staged = StagedCompiled(plan, first.session, first.output_names, run=run, names=names, work=work)
+        held = sum(stage.held_bytes for stage in sessions)
+        staged = StagedCompiled(
+            plan, first.session, first.output_names, run=run, names=names, work=work, held_bytes=held
+        )
         # The nodes' tensors live until the last node has run: their memory adds up.
         staged.memory = sum(stage.memory for stage in sessions) + plan.response_bytes
         return staged, lowering

@@ -18,6 +18,7 @@ from prometheus_client.utils import floatToGoString
 
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import CompileCache
+from dmlrpc_server.runtime.memory import Heap, resident_bytes
 from dmlrpc_server.runtime.process import worker_index
 
 _log = logging.getLogger(__name__)
@@ -196,6 +197,7 @@ class Metrics(_Endpoint):
         waiting: Callable[[], float],
         pool: BufferPool,
         info: dict[str, str],
+        heap: Heap | None = None,
     ) -> None:
         super().__init__()
         registry = self.registry
@@ -239,6 +241,7 @@ class Metrics(_Endpoint):
         Info("dmlrpc_build", "Server version, execution provider and device", registry=registry).info(info)
         registry.register(_CacheCollector(cache))
         registry.register(_PoolCollector(pool))
+        registry.register(_MemoryCollector(heap))
 
 
 class WorkerMetrics(_Endpoint):
@@ -331,6 +334,19 @@ class _CacheCollector(Collector):
         )
         yield GaugeMetricFamily("dmlrpc_compile_cache_entries", "Compiled descs held now", value=len(self._cache))
         yield GaugeMetricFamily("dmlrpc_compile_cache_capacity", "Most compiled descs held", value=self._cache.capacity)
+        yield GaugeMetricFamily(
+            "dmlrpc_compile_cache_bytes",
+            "Estimated bytes of the compiled descs (sessions, models) and desc aliases held now",
+            value=self._cache.held_bytes,
+        )
+        yield GaugeMetricFamily(
+            "dmlrpc_compile_cache_max_bytes", "Most bytes the compiled descs may hold", value=self._cache.max_bytes
+        )
+        yield CounterMetricFamily(
+            "dmlrpc_compile_cache_uncached",
+            "Descs compiled for their call only (alone over the cache's byte bound)",
+            value=stats.uncached,
+        )
 
 
 class _PoolCollector(Collector):
@@ -349,3 +365,34 @@ class _PoolCollector(Collector):
         )
         yield CounterMetricFamily("dmlrpc_buffer_pool_hits", "Buffers served from the pool", value=stats.hits)
         yield CounterMetricFamily("dmlrpc_buffer_pool_misses", "Buffers newly allocated", value=stats.misses)
+
+
+class _MemoryCollector(Collector):
+    """The process's resident memory and glibc's free heap, read at scrape time."""
+
+    def __init__(self, heap: Heap | None) -> None:
+        self._heap = heap
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        resident = resident_bytes()
+        if resident is not None:
+            yield GaugeMetricFamily(
+                "dmlrpc_resident_memory_bytes", "Resident memory of the server process (VmRSS)", value=resident
+            )
+        heap = self._heap
+        if heap is None or not heap.available:
+            return
+        yield GaugeMetricFamily(
+            "dmlrpc_heap_free_bytes",
+            "Free bytes in the malloc heap as glibc counts them (pages a trim gave back to the kernel included)",
+            value=heap.free_bytes(),
+        )
+        yield GaugeMetricFamily(
+            "dmlrpc_heap_retain_bytes", "Free heap bytes kept for reuse before a trim", value=heap.retain_bytes
+        )
+        yield CounterMetricFamily(
+            "dmlrpc_heap_trims", "Times free heap memory was given back to the kernel", value=heap.stats.trims
+        )
+        yield CounterMetricFamily(
+            "dmlrpc_heap_trim_seconds", "Time spent giving free heap memory back", value=heap.stats.trim_seconds
+        )

@@ -27,6 +27,7 @@ from dmlrpc_server.runtime.admission import Admission, ByteBudget
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import warm_up
 from dmlrpc_server.runtime.handles import HandleStore
+from dmlrpc_server.runtime.memory import Heap
 from dmlrpc_server.runtime.process import worker_count
 from dmlrpc_server.runtime.providers import choose_provider
 from dmlrpc_server.runtime.resident import ResidentStore
@@ -49,6 +50,8 @@ _REFUSE_SECONDS = 0.25
 REFLECTION_V1_NAME = "grpc.reflection.v1.ServerReflection"
 _REFLECTION_NAMES = (reflection.SERVICE_NAME, REFLECTION_V1_NAME)
 _REFLECTION_V1_FILE = "grpc/reflection/v1/reflection.proto"
+#: How often the free heap is looked at (a trim, when due, runs off the event loop).
+HEAP_SWEEP_SECONDS = 1.0
 
 
 def server_version() -> str:
@@ -70,7 +73,9 @@ class BuiltServer:
     metrics: Metrics | None
     workers: ThreadPoolExecutor
     metrics_port: int | None = None
+    heap: Heap | None = None
     _sweeper: asyncio.Task[None] | None = None
+    _trimmer: asyncio.Task[None] | None = None
 
     @property
     def executor(self) -> Executor:
@@ -85,6 +90,8 @@ class BuiltServer:
             host = self.settings.metrics_host or self.settings.host
             self.metrics_port = await self.metrics.serve(host, self.settings.metrics_port)
         self._sweeper = asyncio.create_task(self._sweep_resident())
+        if self.heap is not None and self.heap.available:
+            self._trimmer = asyncio.create_task(self._trim_heap(self.heap))
         if ready:
             await self.ready()
 
@@ -98,6 +105,21 @@ class BuiltServer:
                 _log.info("released %d idle resident tensor(s)", expired)
             if expired := handles.sweep():
                 _log.info("released %d idle compiled operator(s)", expired)
+
+    async def _trim_heap(self, heap: Heap) -> None:
+        """Give free heap memory beyond --heap-retain-bytes back to the kernel once no call runs.
+
+        NOTE: not under load: glibc counts trimmed pages as free still, so a trim cannot tell whether it would give
+        anything back, and calls in flight would fault back in each page it took. While calls run, glibc's own trim
+        threshold (the same bound) gives back what is freed at the top of each heap.
+        """
+        admission = self.service.scheduler.admission
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(HEAP_SWEEP_SECONDS)
+            if admission.running or admission.waiting or not heap.trim_due():
+                continue
+            await loop.run_in_executor(self.workers, heap.trim)
 
     async def ready(self) -> None:
         """Initialise and warm up the execution provider, then report SERVING."""
@@ -131,6 +153,8 @@ class BuiltServer:
         await self.server.stop(remaining)
         if self._sweeper is not None:
             self._sweeper.cancel()
+        if self._trimmer is not None:
+            self._trimmer.cancel()
         self.executor.resident.clear()
         self.workers.shutdown(wait=False, cancel_futures=True)
         if self.metrics is not None:
@@ -240,6 +264,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         feature_level=settings.feature_level,
         limits=limits,
         cache_capacity=settings.compile_cache_size,
+        cache_bytes=settings.compile_cache_bytes,
         pool=pool,
         resident=ResidentStore(
             tensors_per_owner=settings.resident_tensors_per_caller,
@@ -252,6 +277,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
     )
     admission = Admission(settings.max_concurrent_requests, settings.max_queue_depth)
     version = server_version()
+    heap = Heap(settings.heap_retain_bytes)
     metrics = (
         Metrics(
             cache=executor.cache,
@@ -259,6 +285,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
             waiting=lambda: admission.waiting,
             pool=pool,
             info={"version": version, "provider": provider.name, "device": provider.device},
+            heap=heap,
         )
         if settings.metrics
         else None
@@ -363,4 +390,4 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         ", TLS" + (" with client certificates" if settings.tls_client_ca_file else "") if credentials else "",
         f", {len(tokens)} bearer token(s)" if tokens else "",
     )
-    return BuiltServer(server, port, settings, service, health_servicer, metrics, workers)
+    return BuiltServer(server, port, settings, service, health_servicer, metrics, workers, heap=heap)

@@ -162,9 +162,20 @@ class ServerSettings(BaseSettings):
         256 * MiB, description="Bytes of free staging and stream buffers kept for reuse (0 = no pooling)."
     )
     tune_malloc: bool = Field(
-        True, description="On glibc, keep freed memory for reuse (faster large tensors; RSS stays at its peak)."
+        True,
+        description="On glibc, keep freed memory for reuse up to --heap-retain-bytes (faster large tensors).",
+    )
+    heap_retain_bytes: Annotated[int, Field(ge=0)] = Field(
+        256 * MiB,
+        description="Free heap memory (glibc) kept for reuse between calls; more goes back to the kernel as it is "
+        "freed, and all of it within about a second once no call runs.",
     )
     compile_cache_size: Positive = Field(1024, description="Compiled operator descs kept (least recently used go).")
+    compile_cache_bytes: Positive = Field(
+        256 * MiB,
+        description="Estimated bytes of the compiled descs kept (each session's model, initializers and overhead); "
+        "least recently used go first, and a desc larger than this is compiled for its call only.",
+    )
     intra_op_threads: Positive = Field(
         1, description="ONNX Runtime threads per session (1 = run on the calling worker, no per-session pool)."
     )

@@ -105,7 +105,8 @@ class WineServer:
     Restarted after SESSIONS_PER_SERVER distinct descs, since DirectML sessions under lavapipe keep their memory.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, cache_size: int = SESSIONS_PER_SERVER) -> None:
+        self.cache_size = cache_size
         self.process: subprocess.Popen[str] | None = None
         self.reader: threading.Thread | None = None
         self.client: dmlrpc.Client | None = None
@@ -116,7 +117,7 @@ class WineServer:
     def start(self) -> None:
         port = _free_port()
         args = ["--provider", "directml", "--device-id", "0", "--host", "127.0.0.1", "--port", str(port)]
-        args += ["--compile-cache-size", str(SESSIONS_PER_SERVER), "--no-metrics", "--log-level", "INFO"]
+        args += ["--compile-cache-size", str(self.cache_size), "--no-metrics", "--log-level", "INFO"]
         self.log = []
         self.process = subprocess.Popen(
             [str(LANE / "run.sh"), "-m", "dml_wine_serve", *args],
@@ -178,6 +179,33 @@ class WineServer:
         self.descs.add(key)
         assert self.client is not None
         return self.client.execute(operator_desc, inputs)
+
+    def resident_bytes(self) -> int:
+        """VmRSS of the Windows server process, read on the Linux side (Wine's own /proc view is the wineserver's):
+        its shared memory, where lavapipe keeps the emulated GPU's heaps, included."""
+        assert self.process is not None
+        children: dict[int, list[int]] = {}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+                children.setdefault(parent, []).append(int(entry.name))
+        largest, pending = 0, [self.process.pid]
+        while pending:
+            pid = pending.pop()
+            pending.extend(children.get(pid, []))
+            try:
+                if b"python" not in Path(f"/proc/{pid}/cmdline").read_bytes().lower():
+                    continue
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            for line in status.splitlines():
+                if line.startswith("VmRSS:"):
+                    largest = max(largest, int(line.split()[1]) * 1024)
+        return largest
 
     def connected(self) -> dmlrpc.Client:
         if self.process is None:

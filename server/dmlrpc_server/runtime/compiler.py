@@ -24,6 +24,15 @@ from dmlrpc_server.runtime.resident import Device
 
 _log = logging.getLogger(__name__)
 CPU = PROVIDERS["cpu"]
+#: What one cached session costs beyond its model: ONNX Runtime's graph, kernels and plan, and the Python objects
+#: of the Compiled (measured: 36-55 KiB per tiny desc with the CPU arena off, docs/reliability.md).
+SESSION_BYTES = 64 << 10
+
+
+def session_bytes(model: onnx.ModelProto) -> int:
+    """The host bytes a cached session of ``model`` is charged: the model proto the plan keeps, the session's own
+    copy of its initializers, and ``SESSION_BYTES``."""
+    return 2 * model.ByteSize() + SESSION_BYTES
 
 
 @dataclass
@@ -45,6 +54,9 @@ class Compiled:
     memory: int = 0
     #: The metrics label and batch-size key: the operator's case ("graph" for a graph).
     label: str = ""
+    #: The bytes the compile cache charges for keeping this entry (``session_bytes`` of each session it holds or
+    #: may build: the batched one too, where the operator batches).
+    held_bytes: int = 0
     _batched: ort.InferenceSession | None = field(default=None, repr=False)
 
     def run(self, feeds: dict[str, np.ndarray], options: ort.RunOptions | None = None) -> list[np.ndarray]:
@@ -107,8 +119,9 @@ class StagedCompiled(Compiled):
         run: Callable[[Sequence[np.ndarray | None], ort.RunOptions | None], list[np.ndarray]],
         names: list[str],
         work: int,
+        held_bytes: int = 0,
     ) -> None:
-        super().__init__(plan, session, output_names, work=work, label="graph")
+        super().__init__(plan, session, output_names, work=work, label="graph", held_bytes=held_bytes)
         self._run_graph = run
         self._input_names = names
 
@@ -160,6 +173,7 @@ def compile_plan(
     lock: contextlib.AbstractContextManager[object] = (
         threading.Lock() if provider.serialize_runs else contextlib.nullcontext()
     )
+    held = session_bytes(plan.model) * (2 if batching is not None else 1)
     return Compiled(
         plan,
         session,
@@ -171,6 +185,7 @@ def compile_plan(
         work=cost.work,
         memory=call_memory(plan, cost.peak_bytes),
         label=label,
+        held_bytes=held,
     )
 
 
@@ -186,19 +201,26 @@ class CacheStats:
     hits: int = 0
     misses: int = 0
     evictions: int = 0
+    #: Descs compiled for their call only: their entry alone was over the cache's byte bound.
+    uncached: int = 0
 
 
 class CompileCache:
-    """A bounded LRU of compiled operators keyed by canonical desc bytes.
+    """A bounded LRU of compiled operators keyed by canonical desc bytes: at most ``capacity`` entries and
+    ``max_bytes`` charged bytes (each entry's ``held_bytes`` plus its key; each alias its two keys).
 
-    Concurrent misses on one key compile once: the first caller builds while the others wait for it.
+    Concurrent misses on one key compile once: the first caller builds while the others wait for it. An evicted
+    entry's session is released as soon as no call still runs it (nothing else refers to it).
     """
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, max_bytes: int = 1 << 62) -> None:
         self._capacity = capacity
+        self.max_bytes = max_bytes
         self._entries: OrderedDict[bytes, Compiled] = OrderedDict()
         #: Desc bytes as clients sent them -> the canonical key (clients may order fields differently), bounded.
         self._aliases: OrderedDict[bytes, bytes] = OrderedDict()
+        self._entry_bytes = 0
+        self._alias_bytes = 0
         self._building: dict[bytes, threading.Lock] = {}
         #: Canonical desc bytes -> the refusal its build raised (see ``get``).
         self._refused: OrderedDict[bytes, ServiceError] = OrderedDict()
@@ -211,6 +233,11 @@ class CompileCache:
     @property
     def capacity(self) -> int:
         return self._capacity
+
+    @property
+    def held_bytes(self) -> int:
+        """The bytes charged for what the cache holds now (entries and aliases)."""
+        return self._entry_bytes + self._alias_bytes
 
     def peek(self, key: bytes) -> Compiled | None:
         """The entry for ``key`` if it is compiled already (a hit), else ``None``; builds nothing."""
@@ -229,9 +256,14 @@ class CompileCache:
     def alias(self, raw: bytes, key: bytes) -> None:
         """Remember that the desc bytes ``raw`` compile to the entry of ``key``."""
         with self._lock:
+            if key not in self._entries:
+                return  # compiled for its call only, or evicted already: nothing to find later
+            old = self._aliases.pop(raw, None)
+            if old is not None:
+                self._alias_bytes -= len(raw) + len(old)
             self._aliases[raw] = key
-            while len(self._aliases) > self._capacity:
-                self._aliases.popitem(last=False)
+            self._alias_bytes += len(raw) + len(key)
+            self._shrink()
 
     def get(self, key: bytes, build: Callable[[], Compiled]) -> Compiled:
         """Return the entry for ``key``, building it with ``build`` on a miss.
@@ -260,11 +292,17 @@ class CompileCache:
                     while len(self._refused) > self._capacity:
                         self._refused.popitem(last=False)
                 raise
+            charge = entry.held_bytes + len(key)
             with self._lock:
+                if charge > self.max_bytes:
+                    # NOTE: kept, it would evict everything else and still break the bound; its call runs it and
+                    # then it is released.
+                    self.stats.uncached += 1
+                    _log.info("a compiled desc of %d bytes is over --compile-cache-bytes: not cached", charge)
+                    return entry
                 self._entries[key] = entry
-                while len(self._entries) > self._capacity:
-                    self._entries.popitem(last=False)
-                    self.stats.evictions += 1
+                self._entry_bytes += charge
+                self._shrink()
             return entry
 
     def _raise_refused(self, key: bytes) -> None:
@@ -272,6 +310,31 @@ class CompileCache:
         if error is not None:
             self._refused.move_to_end(key)
             raise error.with_traceback(None)
+
+    def _shrink(self) -> None:
+        """Evict least recently used entries and aliases until both bounds hold (the lock is held)."""
+        while len(self._entries) > self._capacity:
+            self._evict_entry()
+        while len(self._aliases) > self._capacity:
+            self._evict_alias()
+        while self.held_bytes > self.max_bytes:
+            # Aliases go first only where they hold much of the budget (desc bytes of clients that vary a field
+            # order); otherwise the compiled entries, whose sessions hold the memory.
+            if self._aliases and (self._alias_bytes > self.max_bytes // 2 or not self._entries):
+                self._evict_alias()
+            elif self._entries:
+                self._evict_entry()
+            else:  # pragma: no cover - bytes > 0 implies an entry or an alias
+                break
+
+    def _evict_entry(self) -> None:
+        key, entry = self._entries.popitem(last=False)
+        self._entry_bytes -= entry.held_bytes + len(key)
+        self.stats.evictions += 1
+
+    def _evict_alias(self) -> None:
+        raw, key = self._aliases.popitem(last=False)
+        self._alias_bytes -= len(raw) + len(key)
 
     def _lookup(self, key: bytes) -> Compiled | None:
         entry = self._entries.get(key)

@@ -1,4 +1,4 @@
-"""glibc malloc tuning for large tensors: keep freed memory for reuse instead of returning it to the kernel."""
+"""glibc malloc tuning and trimming: freed memory is kept for reuse up to a bound, the rest given back to the kernel."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ import ctypes
 import ctypes.util
 import logging
 import platform
+import time
+from dataclasses import dataclass
+from pathlib import Path
 
 _log = logging.getLogger(__name__)
 
@@ -14,34 +17,128 @@ _M_TRIM_THRESHOLD = -1
 _M_TOP_PAD = -2
 _M_MMAP_THRESHOLD = -3
 
-#: Free memory at the top of the heap kept before it is given back to the kernel, and the padding added to each
-#: heap growth: large enough for a few multi-hundred-MiB tensors.
-TRIM_THRESHOLD = 4 << 30
+#: The padding added to each heap growth (and kept when the heap is trimmed), at most: enough for a few large
+#: tensors; --heap-retain-bytes caps it.
 TOP_PAD = 256 << 20
 #: The largest mmap threshold glibc accepts (HEAP_MAX_SIZE / 2 on 64-bit): buffers up to this size come from the
 #: heap and are reused, instead of being mapped and unmapped (and page-faulted in afresh) every time.
 MMAP_THRESHOLD = 32 << 20
 
 
-def tune_malloc() -> bool:
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks")
+    ] + [("keepcost", ctypes.c_size_t)]
+
+
+def _libc() -> ctypes.CDLL | None:
+    """glibc, or ``None`` elsewhere (musl, macOS, Windows), where none of this applies."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:  # pragma: no cover - no usable libc
+        return None
+
+
+def tune_malloc(retain_bytes: int) -> bool:
     """Apply the settings on glibc (the equivalent of MALLOC_TRIM_THRESHOLD_ etc.); returns whether it did.
+
+    Freed memory at the top of a heap is kept up to ``retain_bytes`` (glibc gives back what exceeds it as it frees).
 
     NOTE: measured on 64 MiB tensors, fresh pages cost a page fault each (about 2 GB/s) and glibc maps and unmaps
     every large buffer; keeping them in the heap made streamed round trips about 1.3x faster (docs/benchmarks.md).
     """
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+    libc = _libc()
+    if libc is None or not hasattr(libc, "mallopt"):
         return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):  # pragma: no cover - no usable libc
-        return False
+    mallopt = libc.mallopt
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
+    threshold = min(retain_bytes, 2**31 - 1)
     applied = [
         mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD),
-        mallopt(_M_TRIM_THRESHOLD, min(TRIM_THRESHOLD, 2**31 - 1)),
-        mallopt(_M_TOP_PAD, TOP_PAD),
+        mallopt(_M_TRIM_THRESHOLD, threshold),
+        mallopt(_M_TOP_PAD, min(TOP_PAD, threshold)),
     ]
     _log.debug("malloc tuning applied: %s", applied)
     return all(applied)
+
+
+def resident_bytes() -> int | None:
+    """This process's resident set size in bytes (Linux), else ``None``."""
+    try:
+        fields = Path("/proc/self/statm").read_text().split()
+    except OSError:
+        return None
+    import resource
+
+    return int(fields[1]) * resource.getpagesize()
+
+
+@dataclass
+class HeapStats:
+    #: malloc_trim calls made.
+    trims: int = 0
+    #: Free heap bytes (glibc's count) seen at the last look; resident or already given back.
+    free_bytes: int = 0
+    #: Seconds spent trimming, in all.
+    trim_seconds: float = 0.0
+
+
+class Heap:
+    """glibc's heap, seen from the server: how many bytes it holds free, and trimming it down.
+
+    ``free_bytes`` counts free chunks whether their pages are resident or not (a trimmed chunk stays free to glibc),
+    so a trim is due only when the heap has changed since the last one and holds more than ``retain_bytes`` free.
+    Thread-safe as glibc is; does nothing off glibc.
+    """
+
+    def __init__(self, retain_bytes: int) -> None:
+        self.retain_bytes = retain_bytes
+        self.stats = HeapStats()
+        libc = _libc()
+        self._mallinfo2 = getattr(libc, "mallinfo2", None)  # glibc >= 2.33
+        self._trim = getattr(libc, "malloc_trim", None)
+        if self._mallinfo2 is not None:
+            self._mallinfo2.restype = _MallInfo2
+            self._mallinfo2.argtypes = ()
+        if self._trim is not None:
+            self._trim.argtypes = (ctypes.c_size_t,)
+            self._trim.restype = ctypes.c_int
+        self._after_trim: tuple[int, int] | None = None
+
+    @property
+    def available(self) -> bool:
+        return self._mallinfo2 is not None and self._trim is not None
+
+    def free_bytes(self) -> int:
+        """Bytes of free chunks in every malloc arena (0 where unknown)."""
+        if self._mallinfo2 is None:
+            return 0
+        info = self._mallinfo2()
+        self.stats.free_bytes = int(info.fordblks)
+        return self.stats.free_bytes
+
+    def trim_due(self) -> bool:
+        """Whether the heap holds more than ``retain_bytes`` free and changed since the last trim."""
+        if self._mallinfo2 is None or self._trim is None:
+            return False
+        info = self._mallinfo2()
+        self.stats.free_bytes = int(info.fordblks)
+        return self.stats.free_bytes > self.retain_bytes and (info.uordblks, info.fordblks) != self._after_trim
+
+    def trim(self) -> None:
+        """Give every free heap page back to the kernel (malloc_trim(0): tops and whole pages inside free chunks).
+
+        Blocks the arenas' allocations while it runs (milliseconds for hundreds of MiB): call off the event loop.
+        """
+        if self._trim is None or self._mallinfo2 is None:
+            return
+        started = time.perf_counter()
+        self._trim(0)
+        info = self._mallinfo2()
+        self._after_trim = (info.uordblks, info.fordblks)
+        self.stats.trims += 1
+        self.stats.trim_seconds += time.perf_counter() - started

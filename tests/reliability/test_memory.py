@@ -1,0 +1,168 @@
+"""Memory held between calls: distinct descs with large outputs must not leave the server holding their peaks."""
+
+from __future__ import annotations
+
+import re
+import time
+import urllib.request
+import weakref
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import grpc
+import numpy as np
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from prometheus_client.parser import text_string_to_metric_families
+
+import dmlrpc
+from dmlrpc.codec import tensor_desc
+from dmlrpc.v1 import operators_pb2, tensor_pb2
+from dmlrpc_server.executor import Executor
+from dmlrpc_server.feature_levels import LATEST
+from dmlrpc_server.operators.base import Limits
+from dmlrpc_server.runtime.compiler import SESSION_BYTES
+from dmlrpc_server.runtime.providers import choose_provider
+from tests.reliability.soaking import rss
+from tests.test_cli import LISTENING, ServerProcess, spawn  # noqa: F401 - spawn is a fixture
+
+MiB = 1 << 20
+METRICS = re.compile(r"metrics on http://127\.0\.0\.1:(\d+)/metrics")
+#: The bounds under test: each is a server flag, and the RSS bound below follows from them.
+CACHE_BYTES = 32 * MiB
+HEAP_RETAIN_BYTES = 64 * MiB
+POOL_BYTES = 64 * MiB
+#: What else a server may hold after a burst: Python objects, gRPC's buffers, allocator fragmentation (measured
+#: growth with the bounds in place: 9-45 MiB; before them, the same calls left +1.0 to +2.6 GiB).
+SLACK = 64 * MiB
+#: Distinct descs with 64 MiB outputs, one after another (each compiled to a session of its own), then distinct
+#: descs with 16 MiB outputs, several at once.
+LARGE_DESCS = 12
+LARGE_ELEMENTS = 16 << 20
+MEDIUM_DESCS = 16
+MEDIUM_ELEMENTS = 4 << 20
+MEDIUM_IN_FLIGHT = 8
+#: The trim runs within a second of the server going idle; more than that is a failure.
+SETTLE_SECONDS = 5.0
+HEALTH_LIMIT_S = 0.2
+
+
+def sequence_desc(start: float, elements: int) -> operators_pb2.OperatorDesc:
+    """FILL_VALUE_SEQUENCE start, start + 1, ... over ``elements`` FLOAT32: a desc of a few dozen bytes whose run
+    makes a 4-byte-per-element output and larger intermediates; each ``start`` is a desc of its own."""
+    return operators_pb2.OperatorDesc(
+        fill_value_sequence=operators_pb2.FillValueSequenceOperatorDesc(
+            output_tensor=tensor_desc((np.float32, (elements,))),
+            value_data_type=tensor_pb2.TENSOR_DATA_TYPE_FLOAT32,
+            value_start=operators_pb2.ScalarUnion(float32=start),
+            value_delta=operators_pb2.ScalarUnion(float32=1.0),
+        )
+    )
+
+
+def _metrics(port: str) -> dict[str, float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return {sample.name: sample.value for family in text_string_to_metric_families(text) for sample in family.samples}
+
+
+def _health_seconds(channel: grpc.Channel) -> float:
+    started = time.perf_counter()
+    answer = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
+    assert answer.status == health_pb2.HealthCheckResponse.SERVING
+    return time.perf_counter() - started
+
+
+def _settled_rss(pid: int, bound: int) -> int:
+    """The server's RSS once it is at most ``bound``, or after SETTLE_SECONDS (nothing is in flight)."""
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while (value := rss(pid)) > bound and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return value
+
+
+def test_distinct_large_output_descs_leave_memory_within_the_bounds(spawn: Callable[..., ServerProcess]) -> None:  # noqa: F811
+    server = spawn(
+        *("--port", "0", "--metrics-port", "0", "--provider", "cpu", "--workers", "1"),
+        *("--compile-cache-bytes", str(CACHE_BYTES), "--heap-retain-bytes", str(HEAP_RETAIN_BYTES)),
+        *("--buffer-pool-bytes", str(POOL_BYTES)),
+    )
+    metrics = server.wait_for(METRICS)
+    listening = server.wait_for(LISTENING)
+    assert metrics is not None and listening is not None, server.log()
+    address = f"127.0.0.1:{listening.group(1)}"
+    pid = server.process.pid
+    with dmlrpc.Client(address, timeout=120, retry=None) as client, grpc.insecure_channel(address) as channel:
+        grpc.channel_ready_future(channel).result(timeout=30)
+        _health_seconds(channel)  # SERVING: warmed up
+        # The baseline: a server that has compiled and run one small desc of the same operator.
+        client.execute(sequence_desc(-1.0, 16), [])
+        baseline = rss(pid)
+        bound = baseline + CACHE_BYTES + HEAP_RETAIN_BYTES + POOL_BYTES + SLACK
+
+        for index in range(LARGE_DESCS):
+            (output,) = client.execute(sequence_desc(float(index), LARGE_ELEMENTS), [])
+            assert output is not None and output.size == LARGE_ELEMENTS and output[0] == index
+        with ThreadPoolExecutor(MEDIUM_IN_FLIGHT) as pool:
+
+            def medium(index: int) -> None:
+                (output,) = client.execute(sequence_desc(1000.0 + index, MEDIUM_ELEMENTS), [])
+                assert output is not None and output[-1] == 1000.0 + index + MEDIUM_ELEMENTS - 1
+
+            list(pool.map(medium, range(MEDIUM_DESCS)))
+
+        held = _settled_rss(pid, bound)
+        health = max(_health_seconds(channel) for _ in range(5))
+        (tail,) = client.execute(sequence_desc(7.0, 1000), [])
+        scraped = _metrics(metrics.group(1))
+
+    assert server.process.poll() is None, server.log()
+    growth = (held - baseline) / MiB
+    allowed = (bound - baseline) / MiB
+    print(f"RSS {baseline / MiB:.0f} MiB before, {held / MiB:.0f} MiB after (+{growth:.0f}), bound +{allowed:.0f}")
+    assert held <= bound, f"the server holds {growth:.0f} MiB more than before the calls:\n{server.log()[-4000:]}"
+    assert health < HEALTH_LIMIT_S, health
+    assert tail is not None and np.array_equal(tail, np.arange(7.0, 1007.0, dtype=np.float32))
+    assert scraped["dmlrpc_compile_cache_bytes"] <= CACHE_BYTES
+    assert scraped["dmlrpc_compile_cache_max_bytes"] == CACHE_BYTES
+    assert scraped["dmlrpc_compile_cache_entries"] >= 1
+    assert scraped["dmlrpc_resident_memory_bytes"] > 0
+    assert scraped["dmlrpc_heap_retain_bytes"] == HEAP_RETAIN_BYTES
+
+
+def _executor(cache_bytes: int, capacity: int = 1024) -> Executor:
+    limits = Limits(max_tensor_bytes=1 << 28, max_request_bytes=1 << 30, max_message_bytes=1 << 29)
+    return Executor(
+        choose_provider("cpu"), feature_level=LATEST, limits=limits, cache_capacity=capacity, cache_bytes=cache_bytes
+    )
+
+
+def test_the_compile_cache_is_bounded_by_bytes_and_releases_evicted_sessions() -> None:
+    executor = _executor(cache_bytes=4 * SESSION_BYTES + 4096)
+    cache = executor.cache
+    released = []
+    for index in range(12):
+        raw = sequence_desc(float(index), 64).SerializeToString()
+        compiled = executor.compiled_bytes(raw)
+        assert compiled.held_bytes >= SESSION_BYTES
+        released.append(weakref.ref(compiled.session))
+        del compiled
+        assert cache.held_bytes <= cache.max_bytes
+    assert 1 <= len(cache) <= 4
+    assert cache.stats.evictions == 12 - len(cache)
+    # Nothing else refers to an evicted entry: its session is gone at once, without waiting for the collector.
+    assert sum(ref() is None for ref in released) == cache.stats.evictions
+    # The most recent desc is still cached, under the bytes its client sent.
+    assert executor.cached_bytes(sequence_desc(11.0, 64).SerializeToString()) is not None
+    assert executor.cached_bytes(sequence_desc(0.0, 64).SerializeToString()) is None
+
+
+def test_a_desc_over_the_byte_bound_runs_without_being_cached() -> None:
+    executor = _executor(cache_bytes=SESSION_BYTES // 2)
+    raw = sequence_desc(3.0, 8).SerializeToString()
+    compiled = executor.compiled_bytes(raw)
+    feeds = executor.feeds(compiled, [])
+    (output,) = compiled.plan.finish(compiled.run(feeds))
+    assert output is not None and np.array_equal(output, np.arange(3.0, 11.0, dtype=np.float32))
+    assert len(executor.cache) == 0 and executor.cache.held_bytes == 0
+    assert executor.cache.stats.uncached == 1
+    assert executor.cached_bytes(raw) is None
