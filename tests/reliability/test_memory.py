@@ -72,6 +72,14 @@ def _health_seconds(channel: grpc.Channel) -> float:
     return time.perf_counter() - started
 
 
+def _wait_serving(channel: grpc.Channel, timeout: float = 60.0) -> None:
+    stub = health_pb2_grpc.HealthStub(channel)
+    deadline = time.monotonic() + timeout
+    while stub.Check(health_pb2.HealthCheckRequest(), timeout=5).status != health_pb2.HealthCheckResponse.SERVING:
+        assert time.monotonic() < deadline, "the server did not report SERVING"
+        time.sleep(0.05)
+
+
 def _settled_rss(pid: int, bound: int) -> int:
     """The server's RSS once it is at most ``bound``, or after SETTLE_SECONDS (nothing is in flight)."""
     deadline = time.monotonic() + SETTLE_SECONDS
@@ -93,7 +101,7 @@ def test_distinct_large_output_descs_leave_memory_within_the_bounds(spawn: Calla
     pid = server.process.pid
     with dmlrpc.Client(address, timeout=120, retry=None) as client, grpc.insecure_channel(address) as channel:
         grpc.channel_ready_future(channel).result(timeout=30)
-        _health_seconds(channel)  # SERVING: warmed up
+        _wait_serving(channel)  # warmed up: the listening line comes before the provider's warm-up
         # The baseline: a server that has compiled and run one small desc of the same operator.
         client.execute(sequence_desc(-1.0, 16), [])
         baseline = rss(pid)

@@ -12,16 +12,17 @@ from collections.abc import Callable
 import grpc
 import pytest
 
-from dmlrpc._base import prepare_execute
 from dmlrpc.v1 import service_pb2_grpc
+from tests.reliability.attacks import broadcast_gemm
 from tests.reliability.fuzzing import EXECUTE_STREAM
-from tests.reliability.hostile import Stalling, half_upload, slow_pooling, wait_serving
+from tests.reliability.hostile import Stalling, half_upload, wait_serving
 from tests.test_cli import LISTENING, ServerProcess, spawn  # noqa: F401 - spawn is a fixture
 
 GRACE = 1.0
-#: A max pooling that runs about 7 s on one core: far past the grace period, and one ONNX Runtime node, which
-#: RunOptions.terminate cannot stop (it acts between nodes).
-SLOW_SIZE = 1536
+#: A GEMM of broadcast scalars, 2.7e11 multiply-adds (several seconds on one core, so the server runs with a raised
+#: --max-work): far past the grace period, and one ONNX Runtime node, which RunOptions.terminate cannot stop (it
+#: acts between nodes).
+SLOW_GEMM = (4096, 16384, 4096)
 
 
 def _attack(address: str) -> tuple[list[BaseException | None], list[Stalling], list[grpc.Channel]]:
@@ -30,8 +31,7 @@ def _attack(address: str) -> tuple[list[BaseException | None], list[Stalling], l
     stall = Stalling(half_upload())
     own = [("grpc.use_local_subchannel_pool", 1)]
     channels = [grpc.insecure_channel(address, own), grpc.insecure_channel(address, own)]
-    desc, image = slow_pooling(SLOW_SIZE)
-    request = prepare_execute(desc, [image]).request
+    request = broadcast_gemm(*SLOW_GEMM)
 
     def slow() -> None:
         try:
@@ -59,7 +59,7 @@ def test_sigterm_exits_within_the_grace_period_cancelling_what_runs(
 ) -> None:
     server = spawn(
         *("--port", "0", "--metrics-port", "0", "--provider", "cpu", "--workers", str(workers)),
-        *("--worker-threads", "1", "--shutdown-grace-seconds", str(GRACE)),
+        *("--worker-threads", "1", "--shutdown-grace-seconds", str(GRACE), "--max-work", str(1 << 40)),
     )
     match = server.wait_for(LISTENING)
     assert match is not None, server.log()
@@ -68,7 +68,7 @@ def test_sigterm_exits_within_the_grace_period_cancelling_what_runs(
         wait_serving(channel)
     outcomes, stalls, channels = _attack(address)
     try:
-        time.sleep(1.0)  # the pooling runs (its compile took a moment first)
+        time.sleep(1.0)  # the GEMM runs (its compile took a moment first)
         signalled = time.monotonic()
         server.process.send_signal(signal.SIGTERM)
         code = server.finish(timeout=60)
