@@ -364,6 +364,14 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         max_graph_nodes=settings.max_graph_nodes,
         max_stream_items_in_flight=settings.stream_items_in_flight,
         workers=worker_count(),
+        max_work=settings.max_work,
+        call_memory_bytes=settings.call_memory_bytes,
+        resident_tensors_total=settings.resident_tensors_total,
+        compiled_operators_total=settings.compiled_operators_total,
+        compiled_bytes_total=settings.compiled_bytes_total,
+        stream_idle_seconds=settings.stream_idle_seconds,
+        max_streams_per_connection=settings.max_streams_per_connection,
+        compile_cache_bytes=settings.compile_cache_bytes,
     )
     caps = capabilities(executor, server_version=version, limits=service_limits)
     server.add_generic_rpc_handlers((handlers(DirectMLServicer(service, caps, authenticated=bool(tokens))),))

@@ -210,3 +210,23 @@ def test_large_unary_responses_stay_reserved_until_the_call_is_done(server: Serv
         response = service_pb2_grpc.DirectMLServiceStub(channel).Execute(request, timeout=30)
     assert len(response.outputs[0].buffer.data) == 16 << 20
     assert _wait_held(server, 0) == 0
+
+
+def test_capabilities_report_the_hardening_limits() -> None:
+    settings = {
+        "max_work": 1 << 30,
+        "call_memory_bytes": 96 << 20,
+        "resident_tensors_total": 12,
+        "compiled_operators_total": 13,
+        "compiled_bytes_total": 14 << 20,
+        "stream_idle_seconds": 7.5,
+        "max_streams_per_connection": 15,
+        "compile_cache_bytes": 16 << 20,
+    }
+    running = start_server(**settings)
+    try:
+        with dmlrpc.Client(running.address) as client:
+            limits = client.get_capabilities().limits
+        assert {name: getattr(limits, name) for name in settings} == settings
+    finally:
+        running.stop()

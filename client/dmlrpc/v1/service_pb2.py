@@ -27,15 +27,15 @@ from dmlrpc.v1 import operators_pb2 as dmlrpc_dot_v1_dot_operators__pb2
 from dmlrpc.v1 import tensor_pb2 as dmlrpc_dot_v1_dot_tensor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x64mlrpc/v1/service.proto\x12\tdmlrpc.v1\x1a\x15\x64mlrpc/v1/graph.proto\x1a\x19\x64mlrpc/v1/operators.proto\x1a\x16\x64mlrpc/v1/tensor.proto\"\x1d\n\rBufferBinding\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\"W\n\x12\x42ufferArrayBinding\x12\x15\n\rbinding_count\x18\x01 \x01(\r\x12*\n\x08\x62indings\x18\x02 \x03(\x0b\x32\x18.dmlrpc.v1.BufferBinding\"\xaa\x01\n\x0b\x42indingDesc\x12*\n\x06\x62uffer\x18\x01 \x01(\x0b\x32\x18.dmlrpc.v1.BufferBindingH\x00\x12\x35\n\x0c\x62uffer_array\x18\x02 \x01(\x0b\x32\x1d.dmlrpc.v1.BufferArrayBindingH\x00\x12-\n\x08resident\x18\x10 \x01(\x0b\x32\x19.dmlrpc.v1.ResidentTensorH\x00\x42\t\n\x07\x62inding\"~\n\x0e\x45xecuteRequest\x12.\n\roperator_desc\x18\x01 \x01(\x0b\x32\x17.dmlrpc.v1.OperatorDesc\x12&\n\x06inputs\x18\x02 \x03(\x0b\x32\x16.dmlrpc.v1.BindingDesc\x12\x14\n\x0ckeep_outputs\x18\x03 \x03(\r\":\n\x0f\x45xecuteResponse\x12\'\n\x07outputs\x18\x01 \x03(\x0b\x32\x16.dmlrpc.v1.BindingDesc\"Y\n\x12\x45xecuteStreamStart\x12.\n\roperator_desc\x18\x01 \x01(\x0b\x32\x17.dmlrpc.v1.OperatorDesc\x12\x13\n\x0binput_bytes\x18\x02 \x03(\x04\",\n\x0bTensorChunk\x12\x0f\n\x07\x62inding\x18\x01 \x01(\r\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"w\n\x14\x45xecuteStreamRequest\x12.\n\x05start\x18\x01 \x01(\x0b\x32\x1d.dmlrpc.v1.ExecuteStreamStartH\x00\x12\'\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x16.dmlrpc.v1.TensorChunkH\x00\x42\x06\n\x04part\",\n\x14\x45xecuteStreamOutputs\x12\x14\n\x0coutput_bytes\x18\x01 \x03(\x04\"|\n\x15\x45xecuteStreamResponse\x12\x32\n\x07outputs\x18\x01 \x01(\x0b\x32\x1f.dmlrpc.v1.ExecuteStreamOutputsH\x00\x12\'\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x16.dmlrpc.v1.TensorChunkH\x00\x42\x06\n\x04part\"\x18\n\x16GetCapabilitiesRequest\"\xc3\x01\n\rTensorSupport\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12(\n\x04kind\x18\x02 \x01(\x0e\x32\x1a.dmlrpc.v1.SchemaFieldKind\x12\x1b\n\x13min_dimension_count\x18\x03 \x01(\r\x12\x1b\n\x13max_dimension_count\x18\x04 \x01(\r\x12-\n\ndata_types\x18\x05 \x03(\x0e\x32\x19.dmlrpc.v1.TensorDataType\x12\x10\n\x08optional\x18\x06 \x01(\x08\"\xbe\x01\n\x12OperatorCapability\x12.\n\roperator_type\x18\x01 \x01(\x0e\x32\x17.dmlrpc.v1.OperatorType\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x12\n\nexecutable\x18\x03 \x01(\x08\x12+\n\nintroduced\x18\x04 \x01(\x0e\x32\x17.dmlrpc.v1.FeatureLevel\x12)\n\x07tensors\x18\x05 \x03(\x0b\x32\x18.dmlrpc.v1.TensorSupport\"\xa1\x04\n\x06Limits\x12\x19\n\x11max_message_bytes\x18\x01 \x01(\x04\x12\x18\n\x10max_tensor_bytes\x18\x02 \x01(\x04\x12\x19\n\x11max_request_bytes\x18\x03 \x01(\x04\x12\x1b\n\x13max_tensor_elements\x18\x04 \x01(\x04\x12\x1c\n\x14max_request_elements\x18\x05 \x01(\x04\x12\x1f\n\x17max_concurrent_requests\x18\x06 \x01(\r\x12\x17\n\x0fmax_queue_depth\x18\x07 \x01(\r\x12\x16\n\x0emax_batch_size\x18\x08 \x01(\r\x12#\n\x1bresident_tensors_per_caller\x18\t \x01(\r\x12!\n\x19resident_bytes_per_caller\x18\n \x01(\x04\x12\x1c\n\x14resident_bytes_total\x18\x0b \x01(\x04\x12\x1d\n\x15resident_idle_seconds\x18\x0c \x01(\x01\x12%\n\x1d\x63ompiled_operators_per_caller\x18\r \x01(\r\x12!\n\x19\x63ompiled_bytes_per_caller\x18\x0e \x01(\x04\x12\x1d\n\x15\x63ompiled_idle_seconds\x18\x0f \x01(\x01\x12\x17\n\x0fmax_graph_nodes\x18\x10 \x01(\r\x12\"\n\x1amax_stream_items_in_flight\x18\x11 \x01(\r\x12\x0f\n\x07workers\x18\x12 \x01(\r\"\xff\x01\n\x17GetCapabilitiesResponse\x12\x1a\n\x12\x65xecution_provider\x18\x01 \x01(\t\x12\x0e\n\x06\x64\x65vice\x18\x02 \x01(\t\x12.\n\rfeature_level\x18\x03 \x01(\x0e\x32\x17.dmlrpc.v1.FeatureLevel\x12\x30\n\toperators\x18\x04 \x03(\x0b\x32\x1d.dmlrpc.v1.OperatorCapability\x12!\n\x06limits\x18\x05 \x01(\x0b\x32\x11.dmlrpc.v1.Limits\x12\x16\n\x0eserver_version\x18\x06 \x01(\t\x12\x1b\n\x13onnxruntime_version\x18\x07 \x01(\t\"E\n\x0eResidentTensor\x12\x0e\n\x06handle\x18\x01 \x01(\t\x12#\n\x04\x64\x65sc\x18\x02 \x01(\x0b\x32\x15.dmlrpc.v1.TensorDesc\"O\n\x11\x43reateTensorStart\x12#\n\x04\x64\x65sc\x18\x01 \x01(\x0b\x32\x15.dmlrpc.v1.TensorDesc\x12\x15\n\runinitialized\x18\x02 \x01(\x08\"u\n\x13\x43reateTensorRequest\x12-\n\x05start\x18\x01 \x01(\x0b\x32\x1c.dmlrpc.v1.CreateTensorStartH\x00\x12\'\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x16.dmlrpc.v1.TensorChunkH\x00\x42\x06\n\x04part\"#\n\x11ReadTensorRequest\x12\x0e\n\x06handle\x18\x01 \x01(\t\"r\n\x12ReadTensorResponse\x12+\n\x06tensor\x18\x01 \x01(\x0b\x32\x19.dmlrpc.v1.ResidentTensorH\x00\x12\'\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x16.dmlrpc.v1.TensorChunkH\x00\x42\x06\n\x04part\"&\n\x14ReleaseTensorRequest\x12\x0e\n\x06handle\x18\x01 \x01(\t\"\x17\n\x15ReleaseTensorResponse\"v\n\x16\x43ompileOperatorRequest\x12.\n\roperator_desc\x18\x01 \x01(\x0b\x32\x17.dmlrpc.v1.OperatorDesc\x12,\n\x0cowned_inputs\x18\x02 \x03(\x0b\x32\x16.dmlrpc.v1.BindingDesc\"m\n\x13\x43ompileGraphRequest\x12(\n\ngraph_desc\x18\x01 \x01(\x0b\x32\x14.dmlrpc.v1.GraphDesc\x12,\n\x0cowned_inputs\x18\x02 \x03(\x0b\x32\x16.dmlrpc.v1.BindingDesc\"{\n\x10\x43ompiledOperator\x12\x0e\n\x06handle\x18\x01 \x01(\t\x12*\n\x0binput_descs\x18\x02 \x03(\x0b\x32\x15.dmlrpc.v1.TensorDesc\x12+\n\x0coutput_descs\x18\x03 \x03(\x0b\x32\x15.dmlrpc.v1.TensorDesc\"_\n\x0f\x44ispatchRequest\x12\x0e\n\x06handle\x18\x01 \x01(\t\x12&\n\x06inputs\x18\x02 \x03(\x0b\x32\x16.dmlrpc.v1.BindingDesc\x12\x14\n\x0ckeep_outputs\x18\x03 \x03(\r\"0\n\x1eReleaseCompiledOperatorRequest\x12\x0e\n\x06handle\x18\x01 \x01(\t\"!\n\x1fReleaseCompiledOperatorResponse\"\x80\x01\n\x0b\x45xecuteItem\x12\x0b\n\x03tag\x18\x01 \x01(\x04\x12,\n\x07\x65xecute\x18\x02 \x01(\x0b\x32\x19.dmlrpc.v1.ExecuteRequestH\x00\x12.\n\x08\x64ispatch\x18\x03 \x01(\x0b\x32\x1a.dmlrpc.v1.DispatchRequestH\x00\x42\x06\n\x04\x63\x61ll\";\n\x12\x45xecuteManyRequest\x12%\n\x05items\x18\x01 \x03(\x0b\x32\x16.dmlrpc.v1.ExecuteItem\"4\n\x0e\x46ieldViolation\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\"`\n\nItemStatus\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x33\n\x10\x66ield_violations\x18\x03 \x03(\x0b\x32\x19.dmlrpc.v1.FieldViolation\"n\n\nItemResult\x12\x0b\n\x03tag\x18\x01 \x01(\x04\x12%\n\x06status\x18\x02 \x01(\x0b\x32\x15.dmlrpc.v1.ItemStatus\x12,\n\x08response\x18\x03 \x01(\x0b\x32\x1a.dmlrpc.v1.ExecuteResponse\"=\n\x13\x45xecuteManyResponse\x12&\n\x07results\x18\x01 \x03(\x0b\x32\x15.dmlrpc.v1.ItemResult*\\\n\x0b\x42indingType\x12\x15\n\x11\x42INDING_TYPE_NONE\x10\x00\x12\x17\n\x13\x42INDING_TYPE_BUFFER\x10\x01\x12\x1d\n\x19\x42INDING_TYPE_BUFFER_ARRAY\x10\x02\x32\x9b\x07\n\x0f\x44irectMLService\x12@\n\x07\x45xecute\x12\x19.dmlrpc.v1.ExecuteRequest\x1a\x1a.dmlrpc.v1.ExecuteResponse\x12X\n\x0fGetCapabilities\x12!.dmlrpc.v1.GetCapabilitiesRequest\x1a\".dmlrpc.v1.GetCapabilitiesResponse\x12V\n\rExecuteStream\x12\x1f.dmlrpc.v1.ExecuteStreamRequest\x1a .dmlrpc.v1.ExecuteStreamResponse(\x01\x30\x01\x12K\n\x0c\x43reateTensor\x12\x1e.dmlrpc.v1.CreateTensorRequest\x1a\x19.dmlrpc.v1.ResidentTensor(\x01\x12K\n\nReadTensor\x12\x1c.dmlrpc.v1.ReadTensorRequest\x1a\x1d.dmlrpc.v1.ReadTensorResponse0\x01\x12R\n\rReleaseTensor\x12\x1f.dmlrpc.v1.ReleaseTensorRequest\x1a .dmlrpc.v1.ReleaseTensorResponse\x12Q\n\x0f\x43ompileOperator\x12!.dmlrpc.v1.CompileOperatorRequest\x1a\x1b.dmlrpc.v1.CompiledOperator\x12K\n\x0c\x43ompileGraph\x12\x1e.dmlrpc.v1.CompileGraphRequest\x1a\x1b.dmlrpc.v1.CompiledOperator\x12\x42\n\x08\x44ispatch\x12\x1a.dmlrpc.v1.DispatchRequest\x1a\x1a.dmlrpc.v1.ExecuteResponse\x12p\n\x17ReleaseCompiledOperator\x12).dmlrpc.v1.ReleaseCompiledOperatorRequest\x1a*.dmlrpc.v1.ReleaseCompiledOperatorResponse\x12P\n\x0b\x45xecuteMany\x12\x1d.dmlrpc.v1.ExecuteManyRequest\x1a\x1e.dmlrpc.v1.ExecuteManyResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x64mlrpc/v1/service.proto\x12\tdmlrpc.v1\x1a\x15\x64mlrpc/v1/graph.proto\x1a\x19\x64mlrpc/v1/operators.proto\x1a\x16\x64mlrpc/v1/tensor.proto\"\x1d\n\rBufferBinding\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\"W\n\x12\x42ufferArrayBinding\x12\x15\n\rbinding_count\x18\x01 \x01(\r\x12*\n\x08\x62indings\x18\x02 \x03(\x0b\x32\x18.dmlrpc.v1.BufferBinding\"\xaa\x01\n\x0b\x42indingDesc\x12*\n\x06\x62uffer\x18\x01 \x01(\x0b\x32\x18.dmlrpc.v1.BufferBindingH\x00\x12\x35\n\x0c\x62uffer_array\x18\x02 \x01(\x0b\x32\x1d.dmlrpc.v1.BufferArrayBindingH\x00\x12-\n\x08resident\x18\x10 \x01(\x0b\x32\x19.dmlrpc.v1.ResidentTensorH\x00\x42\t\n\x07\x62inding\"~\n\x0e\x45xecuteRequest\x12.\n\roperator_desc\x18\x01 \x01(\x0b\x32\x17.dmlrpc.v1.OperatorDesc\x12&\n\x06inputs\x18\x02 \x03(\x0b\x32\x16.dmlrpc.v1.BindingDesc\x12\x14\n\x0ckeep_outputs\x18\x03 \x03(\r\":\n\x0f\x45xecuteResponse\x12\'\n\x07outputs\x18\x01 \x03(\x0b\x32\x16.dmlrpc.v1.BindingDesc\"Y\n\x12\x45xecuteStreamStart\x12.\n\roperator_desc\x18\x01 \x01(\x0b\x32\x17.dmlrpc.v1.OperatorDesc\x12\x13\n\x0binput_bytes\x18\x02 \x03(\x04\",\n\x0bTensorChunk\x12\x0f\n\x07\x62inding\x18\x01 \x01(\r\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"w\n\x14\x45xecuteStreamRequest\x12.\n\x05start\x18\x01 \x01(\x0b\x32\x1d.dmlrpc.v1.ExecuteStreamStartH\x00\x12\'\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x16.dmlrpc.v1.TensorChunkH\x00\x42\x06\n\x04part\",\n\x14\x45xecuteStreamOutputs\x12\x14\n\x0coutput_bytes\x18\x01 \x03(\x04\"|\n\x15\x45xecuteStreamResponse\x12\x32\n\x07outputs\x18\x01 \x01(\x0b\x32\x1f.dmlrpc.v1.ExecuteStreamOutputsH\x00\x12\'\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x16.dmlrpc.v1.TensorChunkH\x00\x42\x06\n\x04part\"\x18\n\x16GetCapabilitiesRequest\"\xc3\x01\n\rTensorSupport\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12(\n\x04kind\x18\x02 \x01(\x0e\x32\x1a.dmlrpc.v1.SchemaFieldKind\x12\x1b\n\x13min_dimension_count\x18\x03 \x01(\r\x12\x1b\n\x13max_dimension_count\x18\x04 \x01(\r\x12-\n\ndata_types\x18\x05 \x03(\x0e\x32\x19.dmlrpc.v1.TensorDataType\x12\x10\n\x08optional\x18\x06 \x01(\x08\"\xbe\x01\n\x12OperatorCapability\x12.\n\roperator_type\x18\x01 \x01(\x0e\x32\x17.dmlrpc.v1.OperatorType\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x12\n\nexecutable\x18\x03 \x01(\x08\x12+\n\nintroduced\x18\x04 \x01(\x0e\x32\x17.dmlrpc.v1.FeatureLevel\x12)\n\x07tensors\x18\x05 \x03(\x0b\x32\x18.dmlrpc.v1.TensorSupport\"\x8c\x06\n\x06Limits\x12\x19\n\x11max_message_bytes\x18\x01 \x01(\x04\x12\x18\n\x10max_tensor_bytes\x18\x02 \x01(\x04\x12\x19\n\x11max_request_bytes\x18\x03 \x01(\x04\x12\x1b\n\x13max_tensor_elements\x18\x04 \x01(\x04\x12\x1c\n\x14max_request_elements\x18\x05 \x01(\x04\x12\x1f\n\x17max_concurrent_requests\x18\x06 \x01(\r\x12\x17\n\x0fmax_queue_depth\x18\x07 \x01(\r\x12\x16\n\x0emax_batch_size\x18\x08 \x01(\r\x12#\n\x1bresident_tensors_per_caller\x18\t \x01(\r\x12!\n\x19resident_bytes_per_caller\x18\n \x01(\x04\x12\x1c\n\x14resident_bytes_total\x18\x0b \x01(\x04\x12\x1d\n\x15resident_idle_seconds\x18\x0c \x01(\x01\x12%\n\x1d\x63ompiled_operators_per_caller\x18\r \x01(\r\x12!\n\x19\x63ompiled_bytes_per_caller\x18\x0e \x01(\x04\x12\x1d\n\x15\x63ompiled_idle_seconds\x18\x0f \x01(\x01\x12\x17\n\x0fmax_graph_nodes\x18\x10 \x01(\r\x12\"\n\x1amax_stream_items_in_flight\x18\x11 \x01(\r\x12\x0f\n\x07workers\x18\x12 \x01(\r\x12\x10\n\x08max_work\x18\x13 \x01(\x04\x12\x19\n\x11\x63\x61ll_memory_bytes\x18\x14 \x01(\x04\x12\x1e\n\x16resident_tensors_total\x18\x15 \x01(\r\x12 \n\x18\x63ompiled_operators_total\x18\x16 \x01(\r\x12\x1c\n\x14\x63ompiled_bytes_total\x18\x17 \x01(\x04\x12\x1b\n\x13stream_idle_seconds\x18\x18 \x01(\x01\x12\"\n\x1amax_streams_per_connection\x18\x19 \x01(\r\x12\x1b\n\x13\x63ompile_cache_bytes\x18\x1a \x01(\x04\"\xff\x01\n\x17GetCapabilitiesResponse\x12\x1a\n\x12\x65xecution_provider\x18\x01 \x01(\t\x12\x0e\n\x06\x64\x65vice\x18\x02 \x01(\t\x12.\n\rfeature_level\x18\x03 \x01(\x0e\x32\x17.dmlrpc.v1.FeatureLevel\x12\x30\n\toperators\x18\x04 \x03(\x0b\x32\x1d.dmlrpc.v1.OperatorCapability\x12!\n\x06limits\x18\x05 \x01(\x0b\x32\x11.dmlrpc.v1.Limits\x12\x16\n\x0eserver_version\x18\x06 \x01(\t\x12\x1b\n\x13onnxruntime_version\x18\x07 \x01(\t\"E\n\x0eResidentTensor\x12\x0e\n\x06handle\x18\x01 \x01(\t\x12#\n\x04\x64\x65sc\x18\x02 \x01(\x0b\x32\x15.dmlrpc.v1.TensorDesc\"O\n\x11\x43reateTensorStart\x12#\n\x04\x64\x65sc\x18\x01 \x01(\x0b\x32\x15.dmlrpc.v1.TensorDesc\x12\x15\n\runinitialized\x18\x02 \x01(\x08\"u\n\x13\x43reateTensorRequest\x12-\n\x05start\x18\x01 \x01(\x0b\x32\x1c.dmlrpc.v1.CreateTensorStartH\x00\x12\'\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x16.dmlrpc.v1.TensorChunkH\x00\x42\x06\n\x04part\"#\n\x11ReadTensorRequest\x12\x0e\n\x06handle\x18\x01 \x01(\t\"r\n\x12ReadTensorResponse\x12+\n\x06tensor\x18\x01 \x01(\x0b\x32\x19.dmlrpc.v1.ResidentTensorH\x00\x12\'\n\x05\x63hunk\x18\x02 \x01(\x0b\x32\x16.dmlrpc.v1.TensorChunkH\x00\x42\x06\n\x04part\"&\n\x14ReleaseTensorRequest\x12\x0e\n\x06handle\x18\x01 \x01(\t\"\x17\n\x15ReleaseTensorResponse\"v\n\x16\x43ompileOperatorRequest\x12.\n\roperator_desc\x18\x01 \x01(\x0b\x32\x17.dmlrpc.v1.OperatorDesc\x12,\n\x0cowned_inputs\x18\x02 \x03(\x0b\x32\x16.dmlrpc.v1.BindingDesc\"m\n\x13\x43ompileGraphRequest\x12(\n\ngraph_desc\x18\x01 \x01(\x0b\x32\x14.dmlrpc.v1.GraphDesc\x12,\n\x0cowned_inputs\x18\x02 \x03(\x0b\x32\x16.dmlrpc.v1.BindingDesc\"{\n\x10\x43ompiledOperator\x12\x0e\n\x06handle\x18\x01 \x01(\t\x12*\n\x0binput_descs\x18\x02 \x03(\x0b\x32\x15.dmlrpc.v1.TensorDesc\x12+\n\x0coutput_descs\x18\x03 \x03(\x0b\x32\x15.dmlrpc.v1.TensorDesc\"_\n\x0f\x44ispatchRequest\x12\x0e\n\x06handle\x18\x01 \x01(\t\x12&\n\x06inputs\x18\x02 \x03(\x0b\x32\x16.dmlrpc.v1.BindingDesc\x12\x14\n\x0ckeep_outputs\x18\x03 \x03(\r\"0\n\x1eReleaseCompiledOperatorRequest\x12\x0e\n\x06handle\x18\x01 \x01(\t\"!\n\x1fReleaseCompiledOperatorResponse\"\x80\x01\n\x0b\x45xecuteItem\x12\x0b\n\x03tag\x18\x01 \x01(\x04\x12,\n\x07\x65xecute\x18\x02 \x01(\x0b\x32\x19.dmlrpc.v1.ExecuteRequestH\x00\x12.\n\x08\x64ispatch\x18\x03 \x01(\x0b\x32\x1a.dmlrpc.v1.DispatchRequestH\x00\x42\x06\n\x04\x63\x61ll\";\n\x12\x45xecuteManyRequest\x12%\n\x05items\x18\x01 \x03(\x0b\x32\x16.dmlrpc.v1.ExecuteItem\"4\n\x0e\x46ieldViolation\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\"`\n\nItemStatus\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x33\n\x10\x66ield_violations\x18\x03 \x03(\x0b\x32\x19.dmlrpc.v1.FieldViolation\"n\n\nItemResult\x12\x0b\n\x03tag\x18\x01 \x01(\x04\x12%\n\x06status\x18\x02 \x01(\x0b\x32\x15.dmlrpc.v1.ItemStatus\x12,\n\x08response\x18\x03 \x01(\x0b\x32\x1a.dmlrpc.v1.ExecuteResponse\"=\n\x13\x45xecuteManyResponse\x12&\n\x07results\x18\x01 \x03(\x0b\x32\x15.dmlrpc.v1.ItemResult*\\\n\x0b\x42indingType\x12\x15\n\x11\x42INDING_TYPE_NONE\x10\x00\x12\x17\n\x13\x42INDING_TYPE_BUFFER\x10\x01\x12\x1d\n\x19\x42INDING_TYPE_BUFFER_ARRAY\x10\x02\x32\x9b\x07\n\x0f\x44irectMLService\x12@\n\x07\x45xecute\x12\x19.dmlrpc.v1.ExecuteRequest\x1a\x1a.dmlrpc.v1.ExecuteResponse\x12X\n\x0fGetCapabilities\x12!.dmlrpc.v1.GetCapabilitiesRequest\x1a\".dmlrpc.v1.GetCapabilitiesResponse\x12V\n\rExecuteStream\x12\x1f.dmlrpc.v1.ExecuteStreamRequest\x1a .dmlrpc.v1.ExecuteStreamResponse(\x01\x30\x01\x12K\n\x0c\x43reateTensor\x12\x1e.dmlrpc.v1.CreateTensorRequest\x1a\x19.dmlrpc.v1.ResidentTensor(\x01\x12K\n\nReadTensor\x12\x1c.dmlrpc.v1.ReadTensorRequest\x1a\x1d.dmlrpc.v1.ReadTensorResponse0\x01\x12R\n\rReleaseTensor\x12\x1f.dmlrpc.v1.ReleaseTensorRequest\x1a .dmlrpc.v1.ReleaseTensorResponse\x12Q\n\x0f\x43ompileOperator\x12!.dmlrpc.v1.CompileOperatorRequest\x1a\x1b.dmlrpc.v1.CompiledOperator\x12K\n\x0c\x43ompileGraph\x12\x1e.dmlrpc.v1.CompileGraphRequest\x1a\x1b.dmlrpc.v1.CompiledOperator\x12\x42\n\x08\x44ispatch\x12\x1a.dmlrpc.v1.DispatchRequest\x1a\x1a.dmlrpc.v1.ExecuteResponse\x12p\n\x17ReleaseCompiledOperator\x12).dmlrpc.v1.ReleaseCompiledOperatorRequest\x1a*.dmlrpc.v1.ReleaseCompiledOperatorResponse\x12P\n\x0b\x45xecuteMany\x12\x1d.dmlrpc.v1.ExecuteManyRequest\x1a\x1e.dmlrpc.v1.ExecuteManyResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'dmlrpc.v1.service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_BINDINGTYPE']._serialized_start=3792
-  _globals['_BINDINGTYPE']._serialized_end=3884
+  _globals['_BINDINGTYPE']._serialized_start=4027
+  _globals['_BINDINGTYPE']._serialized_end=4119
   _globals['_BUFFERBINDING']._serialized_start=112
   _globals['_BUFFERBINDING']._serialized_end=141
   _globals['_BUFFERARRAYBINDING']._serialized_start=143
@@ -63,47 +63,47 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_OPERATORCAPABILITY']._serialized_start=1248
   _globals['_OPERATORCAPABILITY']._serialized_end=1438
   _globals['_LIMITS']._serialized_start=1441
-  _globals['_LIMITS']._serialized_end=1986
-  _globals['_GETCAPABILITIESRESPONSE']._serialized_start=1989
-  _globals['_GETCAPABILITIESRESPONSE']._serialized_end=2244
-  _globals['_RESIDENTTENSOR']._serialized_start=2246
-  _globals['_RESIDENTTENSOR']._serialized_end=2315
-  _globals['_CREATETENSORSTART']._serialized_start=2317
-  _globals['_CREATETENSORSTART']._serialized_end=2396
-  _globals['_CREATETENSORREQUEST']._serialized_start=2398
-  _globals['_CREATETENSORREQUEST']._serialized_end=2515
-  _globals['_READTENSORREQUEST']._serialized_start=2517
-  _globals['_READTENSORREQUEST']._serialized_end=2552
-  _globals['_READTENSORRESPONSE']._serialized_start=2554
-  _globals['_READTENSORRESPONSE']._serialized_end=2668
-  _globals['_RELEASETENSORREQUEST']._serialized_start=2670
-  _globals['_RELEASETENSORREQUEST']._serialized_end=2708
-  _globals['_RELEASETENSORRESPONSE']._serialized_start=2710
-  _globals['_RELEASETENSORRESPONSE']._serialized_end=2733
-  _globals['_COMPILEOPERATORREQUEST']._serialized_start=2735
-  _globals['_COMPILEOPERATORREQUEST']._serialized_end=2853
-  _globals['_COMPILEGRAPHREQUEST']._serialized_start=2855
-  _globals['_COMPILEGRAPHREQUEST']._serialized_end=2964
-  _globals['_COMPILEDOPERATOR']._serialized_start=2966
-  _globals['_COMPILEDOPERATOR']._serialized_end=3089
-  _globals['_DISPATCHREQUEST']._serialized_start=3091
-  _globals['_DISPATCHREQUEST']._serialized_end=3186
-  _globals['_RELEASECOMPILEDOPERATORREQUEST']._serialized_start=3188
-  _globals['_RELEASECOMPILEDOPERATORREQUEST']._serialized_end=3236
-  _globals['_RELEASECOMPILEDOPERATORRESPONSE']._serialized_start=3238
-  _globals['_RELEASECOMPILEDOPERATORRESPONSE']._serialized_end=3271
-  _globals['_EXECUTEITEM']._serialized_start=3274
-  _globals['_EXECUTEITEM']._serialized_end=3402
-  _globals['_EXECUTEMANYREQUEST']._serialized_start=3404
-  _globals['_EXECUTEMANYREQUEST']._serialized_end=3463
-  _globals['_FIELDVIOLATION']._serialized_start=3465
-  _globals['_FIELDVIOLATION']._serialized_end=3517
-  _globals['_ITEMSTATUS']._serialized_start=3519
-  _globals['_ITEMSTATUS']._serialized_end=3615
-  _globals['_ITEMRESULT']._serialized_start=3617
-  _globals['_ITEMRESULT']._serialized_end=3727
-  _globals['_EXECUTEMANYRESPONSE']._serialized_start=3729
-  _globals['_EXECUTEMANYRESPONSE']._serialized_end=3790
-  _globals['_DIRECTMLSERVICE']._serialized_start=3887
-  _globals['_DIRECTMLSERVICE']._serialized_end=4810
+  _globals['_LIMITS']._serialized_end=2221
+  _globals['_GETCAPABILITIESRESPONSE']._serialized_start=2224
+  _globals['_GETCAPABILITIESRESPONSE']._serialized_end=2479
+  _globals['_RESIDENTTENSOR']._serialized_start=2481
+  _globals['_RESIDENTTENSOR']._serialized_end=2550
+  _globals['_CREATETENSORSTART']._serialized_start=2552
+  _globals['_CREATETENSORSTART']._serialized_end=2631
+  _globals['_CREATETENSORREQUEST']._serialized_start=2633
+  _globals['_CREATETENSORREQUEST']._serialized_end=2750
+  _globals['_READTENSORREQUEST']._serialized_start=2752
+  _globals['_READTENSORREQUEST']._serialized_end=2787
+  _globals['_READTENSORRESPONSE']._serialized_start=2789
+  _globals['_READTENSORRESPONSE']._serialized_end=2903
+  _globals['_RELEASETENSORREQUEST']._serialized_start=2905
+  _globals['_RELEASETENSORREQUEST']._serialized_end=2943
+  _globals['_RELEASETENSORRESPONSE']._serialized_start=2945
+  _globals['_RELEASETENSORRESPONSE']._serialized_end=2968
+  _globals['_COMPILEOPERATORREQUEST']._serialized_start=2970
+  _globals['_COMPILEOPERATORREQUEST']._serialized_end=3088
+  _globals['_COMPILEGRAPHREQUEST']._serialized_start=3090
+  _globals['_COMPILEGRAPHREQUEST']._serialized_end=3199
+  _globals['_COMPILEDOPERATOR']._serialized_start=3201
+  _globals['_COMPILEDOPERATOR']._serialized_end=3324
+  _globals['_DISPATCHREQUEST']._serialized_start=3326
+  _globals['_DISPATCHREQUEST']._serialized_end=3421
+  _globals['_RELEASECOMPILEDOPERATORREQUEST']._serialized_start=3423
+  _globals['_RELEASECOMPILEDOPERATORREQUEST']._serialized_end=3471
+  _globals['_RELEASECOMPILEDOPERATORRESPONSE']._serialized_start=3473
+  _globals['_RELEASECOMPILEDOPERATORRESPONSE']._serialized_end=3506
+  _globals['_EXECUTEITEM']._serialized_start=3509
+  _globals['_EXECUTEITEM']._serialized_end=3637
+  _globals['_EXECUTEMANYREQUEST']._serialized_start=3639
+  _globals['_EXECUTEMANYREQUEST']._serialized_end=3698
+  _globals['_FIELDVIOLATION']._serialized_start=3700
+  _globals['_FIELDVIOLATION']._serialized_end=3752
+  _globals['_ITEMSTATUS']._serialized_start=3754
+  _globals['_ITEMSTATUS']._serialized_end=3850
+  _globals['_ITEMRESULT']._serialized_start=3852
+  _globals['_ITEMRESULT']._serialized_end=3962
+  _globals['_EXECUTEMANYRESPONSE']._serialized_start=3964
+  _globals['_EXECUTEMANYRESPONSE']._serialized_end=4025
+  _globals['_DIRECTMLSERVICE']._serialized_start=4122
+  _globals['_DIRECTMLSERVICE']._serialized_end=5045
 # @@protoc_insertion_point(module_scope)

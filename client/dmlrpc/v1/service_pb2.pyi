@@ -494,6 +494,14 @@ class Limits(_message.Message):
     MAX_GRAPH_NODES_FIELD_NUMBER: _builtins.int
     MAX_STREAM_ITEMS_IN_FLIGHT_FIELD_NUMBER: _builtins.int
     WORKERS_FIELD_NUMBER: _builtins.int
+    MAX_WORK_FIELD_NUMBER: _builtins.int
+    CALL_MEMORY_BYTES_FIELD_NUMBER: _builtins.int
+    RESIDENT_TENSORS_TOTAL_FIELD_NUMBER: _builtins.int
+    COMPILED_OPERATORS_TOTAL_FIELD_NUMBER: _builtins.int
+    COMPILED_BYTES_TOTAL_FIELD_NUMBER: _builtins.int
+    STREAM_IDLE_SECONDS_FIELD_NUMBER: _builtins.int
+    MAX_STREAMS_PER_CONNECTION_FIELD_NUMBER: _builtins.int
+    COMPILE_CACHE_BYTES_FIELD_NUMBER: _builtins.int
     max_message_bytes: _builtins.int
     """Largest gRPC message the server receives or sends, in bytes."""
     max_tensor_bytes: _builtins.int
@@ -533,6 +541,24 @@ class Limits(_message.Message):
     """Server processes sharing the port (`--workers`). Resident tensors and compiled handles live in the worker
     that made them: a call that names one on a connection to another worker gets FAILED_PRECONDITION.
     """
+    max_work: _builtins.int
+    """Most work one run may cost, in element-operations (elements every node of the lowered model reads and writes,
+    times reduction windows), estimated from the desc: more is RESOURCE_EXHAUSTED before anything runs.
+    """
+    call_memory_bytes: _builtins.int
+    """Memory all calls in progress may add beyond their request messages, together: their runs' tensors and the
+    responses their callers have not read yet. One call may use it all; a call that finds no room waits.
+    """
+    resident_tensors_total: _builtins.int
+    """Resident tensors, compiled operators and compiled bytes of all callers together (per worker process)."""
+    compiled_operators_total: _builtins.int
+    compiled_bytes_total: _builtins.int
+    stream_idle_seconds: _builtins.float
+    """The longest pause between a stream's messages, in seconds."""
+    max_streams_per_connection: _builtins.int
+    """Calls one connection may have open at once (HTTP/2 concurrent streams)."""
+    compile_cache_bytes: _builtins.int
+    """Estimated bytes of compiled descs the compile cache keeps."""
     def __init__(
         self,
         *,
@@ -554,10 +580,18 @@ class Limits(_message.Message):
         max_graph_nodes: _builtins.int = ...,
         max_stream_items_in_flight: _builtins.int = ...,
         workers: _builtins.int = ...,
+        max_work: _builtins.int = ...,
+        call_memory_bytes: _builtins.int = ...,
+        resident_tensors_total: _builtins.int = ...,
+        compiled_operators_total: _builtins.int = ...,
+        compiled_bytes_total: _builtins.int = ...,
+        stream_idle_seconds: _builtins.float = ...,
+        max_streams_per_connection: _builtins.int = ...,
+        compile_cache_bytes: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["compiled_bytes_per_caller", b"compiled_bytes_per_caller", "compiled_idle_seconds", b"compiled_idle_seconds", "compiled_operators_per_caller", b"compiled_operators_per_caller", "max_batch_size", b"max_batch_size", "max_concurrent_requests", b"max_concurrent_requests", "max_graph_nodes", b"max_graph_nodes", "max_message_bytes", b"max_message_bytes", "max_queue_depth", b"max_queue_depth", "max_request_bytes", b"max_request_bytes", "max_request_elements", b"max_request_elements", "max_stream_items_in_flight", b"max_stream_items_in_flight", "max_tensor_bytes", b"max_tensor_bytes", "max_tensor_elements", b"max_tensor_elements", "resident_bytes_per_caller", b"resident_bytes_per_caller", "resident_bytes_total", b"resident_bytes_total", "resident_idle_seconds", b"resident_idle_seconds", "resident_tensors_per_caller", b"resident_tensors_per_caller", "workers", b"workers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call_memory_bytes", b"call_memory_bytes", "compile_cache_bytes", b"compile_cache_bytes", "compiled_bytes_per_caller", b"compiled_bytes_per_caller", "compiled_bytes_total", b"compiled_bytes_total", "compiled_idle_seconds", b"compiled_idle_seconds", "compiled_operators_per_caller", b"compiled_operators_per_caller", "compiled_operators_total", b"compiled_operators_total", "max_batch_size", b"max_batch_size", "max_concurrent_requests", b"max_concurrent_requests", "max_graph_nodes", b"max_graph_nodes", "max_message_bytes", b"max_message_bytes", "max_queue_depth", b"max_queue_depth", "max_request_bytes", b"max_request_bytes", "max_request_elements", b"max_request_elements", "max_stream_items_in_flight", b"max_stream_items_in_flight", "max_streams_per_connection", b"max_streams_per_connection", "max_tensor_bytes", b"max_tensor_bytes", "max_tensor_elements", b"max_tensor_elements", "max_work", b"max_work", "resident_bytes_per_caller", b"resident_bytes_per_caller", "resident_bytes_total", b"resident_bytes_total", "resident_idle_seconds", b"resident_idle_seconds", "resident_tensors_per_caller", b"resident_tensors_per_caller", "resident_tensors_total", b"resident_tensors_total", "stream_idle_seconds", b"stream_idle_seconds", "workers", b"workers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
