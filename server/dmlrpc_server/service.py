@@ -24,7 +24,7 @@ from dmlrpc_server.many import ManyStream, binds_resident
 from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.responses import Encoded, execute_response, resident_response
 from dmlrpc_server.runtime.admission import ByteBudget
-from dmlrpc_server.runtime.compiler import Compiled
+from dmlrpc_server.runtime.compiler import Compiled, StagedCompiled, data_bytes
 from dmlrpc_server.runtime.handles import Handle, HandleStore, owned_buffers
 from dmlrpc_server.runtime.resident import Resident
 from dmlrpc_server.scheduler import Scheduler
@@ -392,7 +392,10 @@ class Service:
         bound = owned_buffers(request.owned_inputs, compiled.plan.inputs, owned)
         inputs = tensor_descs(request.operator_desc, output=False)
         outputs = tensor_descs(request.operator_desc, output=True)
-        return handles.add(owner, compiled, bound, inputs, outputs, owned_bytes, compiled.label)
+        # What the handle holds is what it is charged: its model's data too (the compile cache may evict its entry
+        # while the handle keeps it), and its owned data.
+        charged = data_bytes(compiled.plan.model) + owned_bytes
+        return handles.add(owner, compiled, bound, inputs, outputs, charged, compiled.label)
 
     async def compile_graph(self, request: service_pb2.CompileGraphRequest, owner: str) -> Handle:
         """CompileGraph: validate the graph, lower it (one session where possible), bind constants and owned inputs."""
@@ -407,9 +410,14 @@ class Service:
                 lambda _: self.executor.compile_graph(graph, max_nodes=self.max_graph_nodes)
             )
         bound = owned_buffers(request.owned_inputs, compiled.plan.inputs, lowering.owned)
-        # What the handle holds is what it is charged: constants as materialised (a few bytes of broadcast constant
-        # can become a whole tensor), and no less than the bytes sent.
-        charged = max(constant_bytes, lowering.constant_bytes) + owned_bytes
+        # What the handle holds is what it is charged: its models' data, constants as materialised (a few bytes of
+        # broadcast constant can become a whole tensor); a graph run node by node keeps its constant arrays too;
+        # and its owned data.
+        if isinstance(compiled, StagedCompiled):
+            held = sum(data_bytes(node.plan.model) for node in lowering.nodes) + lowering.constant_bytes
+        else:
+            held = data_bytes(compiled.plan.model)
+        charged = max(constant_bytes, held) + owned_bytes
         handles.check_room(owner, charged)
         return handles.add(owner, compiled, bound, lowering.input_descs, lowering.output_descs, charged, "graph")
 

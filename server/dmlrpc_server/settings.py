@@ -245,7 +245,9 @@ class ServerSettings(BaseSettings):
         256, description="Compiled operators and graphs one caller may hold (CompileOperator/Graph); 0 disables them."
     )
     compiled_bytes_per_caller: Annotated[int, Field(ge=0)] = Field(
-        1024 * MiB, description="Bytes of constant and owned data one caller's compiled operators may hold."
+        1024 * MiB,
+        description="Bytes one caller's compiled operators may hold: each is charged what it keeps on the server "
+        "(its sessions as the compile cache estimates them, constants as materialised, owned data).",
     )
     compiled_operators_total: Annotated[int, Field(ge=0)] = Field(
         4096,
@@ -253,7 +255,9 @@ class ServerSettings(BaseSettings):
         "session; without auth a caller is a self-chosen id, so only the totals bound many ids).",
     )
     compiled_bytes_total: Annotated[int, Field(ge=0)] = Field(
-        4096 * MiB, description="Bytes of constant and owned data all callers' compiled operators may hold together."
+        1024 * MiB,
+        description="Bytes all callers' compiled operators may hold together (their sessions, constants and owned "
+        "data, as charged to each caller).",
     )
     compiled_idle_seconds: float = Field(
         600.0, gt=0, description="A compiled operator unused this long is released (its handle then NOT_FOUND)."

@@ -35,6 +35,20 @@ def session_bytes(model: onnx.ModelProto) -> int:
     return 2 * model.ByteSize() + SESSION_BYTES
 
 
+def data_bytes(model: onnx.ModelProto) -> int:
+    """The bytes of ``model``'s initializers (constants, lowering tables) as held twice: in the model proto the plan
+    keeps and in the session's own copy. What a compiled handle is charged for its model (its fixed per-session
+    cost is bounded by the handle counts instead)."""
+    total = 0
+    for initializer in model.graph.initializer:
+        count = 1
+        for dim in initializer.dims:
+            count *= dim
+        itemsize = onnx.helper.tensor_dtype_to_np_dtype(initializer.data_type).itemsize
+        total += max(len(initializer.raw_data), count * itemsize)
+    return 2 * total
+
+
 @dataclass
 class Compiled:
     """A validated plan and the session that runs its model (plus, once needed, the session of its batched model)."""

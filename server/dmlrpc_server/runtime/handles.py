@@ -93,7 +93,8 @@ class HandleStore:
         used = sum(h.nbytes for h in mine)
         if used + nbytes > self.bytes_per_owner:
             raise ResourceExhausted(
-                f"compiled operator quota: {used} + {nbytes} bytes of constant and owned data is over this caller's "
+                f"compiled operator quota: {used} + {nbytes} bytes (sessions, constants and owned data) is over this "
+                "caller's "
                 f"{self.bytes_per_owner} (--compiled-bytes-per-caller); release some or raise it"
             )
         if len(self._handles) + 1 > self.handles_total:
