@@ -33,7 +33,7 @@ def constant_graph(nbytes: int) -> dmlrpc.Graph:
 
 @pytest.fixture(scope="module")
 def quota_server() -> Iterator[ServerThread]:
-    running = start_server(compiled_operators_per_caller=2, compiled_bytes_per_caller=2048, max_graph_nodes=7)
+    running = start_server(compiled_operators_per_caller=2, compiled_bytes_per_caller=4096, max_graph_nodes=7)
     yield running
     running.stop()
 
@@ -141,20 +141,20 @@ def test_count_quota(quota_server: ServerThread) -> None:
 
 
 def test_byte_quota_counts_constants_and_owned_data(quota_server: ServerThread) -> None:
-    # A constant is held twice (in the model the plan keeps and in the session's copy): an 800-byte constant is
-    # charged 1600 bytes of the caller's 2048; owned data is held once.
+    # A constant is held four times (the model the plan keeps; ONNX Runtime's graph and tensor): an 800-byte
+    # constant is charged 3200 bytes of the caller's 4096; owned data is held once.
     with dmlrpc.Client(quota_server.address) as client:
-        with pytest.raises(dmlrpc.ResourceExhaustedError, match="2048"):
-            client.compile(constant_graph(1028))  # over the caller's 2048 on its own
+        with pytest.raises(dmlrpc.ResourceExhaustedError, match="4096"):
+            client.compile(constant_graph(1028))  # over the caller's 4096 on its own
         big = client.compile(constant_graph(800))
-        with pytest.raises(dmlrpc.ResourceExhaustedError, match="1600 \\+ 800"):
+        with pytest.raises(dmlrpc.ResourceExhaustedError, match="3200 \\+ 1600"):
             client.compile(constant_graph(400))
-        weights = np.ones(128, np.float32)  # 512 bytes of owned data
+        weights = np.ones(256, np.float32)  # 1024 bytes of owned data
         desc = ops.element_wise("add", weights, weights).operator_desc
         desc.element_wise_add.a_tensor.buffer.flags |= OWNED
-        with pytest.raises(dmlrpc.ResourceExhaustedError, match="1600 \\+ 512"):
+        with pytest.raises(dmlrpc.ResourceExhaustedError, match="3200 \\+ 1024"):
             client.compile(desc, owned=[weights, None])
-        small = client.compile(constant_graph(224))  # 1600 + 448 = 2048: exactly the quota
+        small = client.compile(constant_graph(224))  # 3200 + 896 = 4096: exactly the quota
         np.testing.assert_array_equal(small(np.ones(56, np.float32))[0], np.full(56, 2, np.float32))
         big.release()
         with client.compile(desc, owned=[weights, None]) as owned:  # room again
@@ -179,7 +179,7 @@ def test_handles_are_unguessable(client: dmlrpc.Client) -> None:
 def test_capabilities_report_the_limits(quota_server: ServerThread, client: dmlrpc.Client) -> None:
     with dmlrpc.Client(quota_server.address) as quota_client:
         limits = quota_client.get_capabilities().limits
-    assert (limits.compiled_operators_per_caller, limits.compiled_bytes_per_caller) == (2, 2048)
+    assert (limits.compiled_operators_per_caller, limits.compiled_bytes_per_caller) == (2, 4096)
     assert (limits.compiled_idle_seconds, limits.max_graph_nodes) == (600, 7)
     defaults = client.get_capabilities().limits
     assert (defaults.compiled_operators_per_caller, defaults.compiled_bytes_per_caller) == (256, 1024 * 1024 * 1024)
