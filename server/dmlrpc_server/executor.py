@@ -151,9 +151,16 @@ class Executor:
                 raise ResourceExhausted(path + error.message.removeprefix("operator_desc")) from None
             raise
 
-    def compile_graph(self, graph: graph_pb2.GraphDesc, *, max_nodes: int) -> tuple[Compiled, GraphLowering]:
+    def compile_graph(
+        self,
+        graph: graph_pb2.GraphDesc,
+        *,
+        max_nodes: int,
+        admit_constants: Callable[[int], None] | None = None,
+    ) -> tuple[Compiled, GraphLowering]:
         """Validate a DML_GRAPH_DESC and compile it: one session when every intermediate edge passes its tensor
-        unchanged between the nodes' models, else one session per node run in order (still on the server)."""
+        unchanged between the nodes' models, else one session per node run in order (still on the server).
+        ``admit_constants`` may refuse the constants' materialised bytes before they are made."""
         lowering = lower_graph(
             graph,
             self.plan_node,
@@ -161,6 +168,7 @@ class Executor:
             constants_allowed=self.feature_level >= operators_pb2.FEATURE_LEVEL_6_2,
             path="graph_desc",
             max_constant_bytes=self.limits.max_tensor_bytes,
+            admit_constants=admit_constants,
         )
         if lowering.composable():
             # A graph of operators that all batch on a new leading axis batches the same way as a whole.

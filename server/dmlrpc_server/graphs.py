@@ -143,12 +143,14 @@ def lower_graph(
     constants_allowed: bool,
     path: str,
     max_constant_bytes: int = 1 << 62,
+    admit_constants: Callable[[int], None] | None = None,
 ) -> GraphLowering:
     """Validate a DML_GRAPH_DESC (every rule naming its node or edge) and resolve it into ordered nodes.
 
     Raises:
         InvalidArgument: a rule is broken.
-        ResourceExhausted: the constants, materialised as their nodes read them, exceed ``max_constant_bytes``.
+        ResourceExhausted: the constants, materialised as their nodes read them, exceed ``max_constant_bytes``, or
+            ``admit_constants`` (called with their running total before each is materialised) refuses them.
     """
     for name, array in (
         ("node_count", "nodes"),
@@ -380,6 +382,8 @@ def lower_graph(
                         f"{held:,} bytes (broadcast descs count at their logical size), over the limit of "
                         f"{max_constant_bytes:,} (--max-tensor-bytes)"
                     )
+                if admit_constants is not None:
+                    admit_constants(held)
                 resolved.constants[k] = np.array(decode(np.frombuffer(constants[feeder.index], np.uint8), layout))
         nodes.append(resolved)
     outputs = [graph_outputs[g] for g in range(graph.output_count)]

@@ -269,7 +269,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         resident=ResidentStore(
             tensors_per_owner=settings.resident_tensors_per_caller,
             bytes_per_owner=settings.resident_bytes_per_caller,
-            bytes_total=settings.resident_bytes_total,
+            bytes_total=settings.resident_bytes_limit,
             tensors_total=settings.resident_tensors_total,
             idle_seconds=settings.resident_idle_seconds,
             device=device_of(provider),
@@ -356,7 +356,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         max_batch_size=settings.max_batch_size,
         resident_tensors_per_caller=settings.resident_tensors_per_caller,
         resident_bytes_per_caller=settings.resident_bytes_per_caller,
-        resident_bytes_total=settings.resident_bytes_total,
+        resident_bytes_total=settings.resident_bytes_limit,
         resident_idle_seconds=settings.resident_idle_seconds,
         compiled_operators_per_caller=settings.compiled_operators_per_caller,
         compiled_bytes_per_caller=settings.compiled_bytes_per_caller,

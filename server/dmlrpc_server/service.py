@@ -24,7 +24,7 @@ from dmlrpc_server.many import ManyStream, binds_resident
 from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.responses import Encoded, execute_response, resident_response
 from dmlrpc_server.runtime.admission import ByteBudget
-from dmlrpc_server.runtime.compiler import Compiled, StagedCompiled, data_bytes
+from dmlrpc_server.runtime.compiler import INITIALIZER_COPIES, Compiled, StagedCompiled, data_bytes
 from dmlrpc_server.runtime.handles import Handle, HandleStore, owned_buffers
 from dmlrpc_server.runtime.resident import Resident
 from dmlrpc_server.scheduler import Scheduler
@@ -405,9 +405,14 @@ class Service:
         constant_bytes = sum(len(node.constant_data.data) for node in graph.nodes)
         owned_bytes = sum(len(binding.buffer.data) for binding in request.owned_inputs)
         handles.check_room(owner, constant_bytes + owned_bytes)
+
+        def admit(materialised: int) -> None:
+            # Refused before the constants are made, not after: a refused graph must not have cost their memory.
+            handles.check_room(owner, INITIALIZER_COPIES * materialised + owned_bytes)
+
         async with self.scheduler.turn(None):
             compiled, lowering = await self.scheduler.offload(
-                lambda _: self.executor.compile_graph(graph, max_nodes=self.max_graph_nodes)
+                lambda _: self.executor.compile_graph(graph, max_nodes=self.max_graph_nodes, admit_constants=admit)
             )
         bound = owned_buffers(request.owned_inputs, compiled.plan.inputs, lowering.owned)
         # What the handle holds is what it is charged: its models' data, constants as materialised (a few bytes of

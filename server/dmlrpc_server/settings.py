@@ -57,6 +57,21 @@ def available_cpus() -> int:
     return cpus
 
 
+def physical_memory() -> int:
+    """The host's physical memory in bytes, capped by a cgroup v2 memory limit (a container's)."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - not on a POSIX system
+        memory = 16384 * MiB
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit != "max":
+            memory = min(memory, int(limit))
+    except (OSError, ValueError):
+        pass
+    return memory
+
+
 def default_workers(cpus: int, *, gpu: bool, shared_port: bool) -> int:
     """The worker processes --workers defaults to.
 
@@ -230,8 +245,11 @@ class ServerSettings(BaseSettings):
     resident_bytes_per_caller: Annotated[int, Field(ge=0)] = Field(
         4096 * MiB, description="Bytes of resident tensors one caller may hold."
     )
-    resident_bytes_total: Annotated[int, Field(ge=0)] = Field(
-        16384 * MiB, description="Bytes of resident tensors all callers together may hold (kept outputs included)."
+    resident_bytes_total: Annotated[int, Field(ge=0)] | None = Field(
+        None,
+        description="Bytes of resident tensors all callers together may hold (kept outputs included); default: a "
+        "quarter of the host's physical memory, at most 16 GiB (raise it for a GPU with room: resident tensors "
+        "then live in device memory).",
     )
     resident_tensors_total: Annotated[int, Field(ge=0)] = Field(
         16384,
@@ -316,6 +334,13 @@ class ServerSettings(BaseSettings):
             if self.worker_ports == "consecutive" and self.port and self.port + workers - 1 > 65535:
                 raise ValueError(f"worker_ports consecutive: ports {self.port} to {self.port + workers - 1} pass 65535")
         return self
+
+    @property
+    def resident_bytes_limit(self) -> int:
+        """--resident-bytes-total, or its default for this host."""
+        if self.resident_bytes_total is not None:
+            return self.resident_bytes_total
+        return min(16384 * MiB, physical_memory() // 4)
 
     @property
     def worker_processes(self) -> int:

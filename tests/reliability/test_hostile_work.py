@@ -232,3 +232,20 @@ def test_capabilities_report_the_hardening_limits() -> None:
         assert {name: getattr(limits, name) for name in settings} == settings
     finally:
         running.stop()
+
+
+def _rss() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) << 10 for line in status if line.startswith("VmRSS:"))
+
+
+def test_a_graph_over_the_quota_is_refused_before_its_constants_are_made(server: ServerThread) -> None:
+    # A 256 MiB constant (charged 1 GiB) against a 200 MiB quota: refused before it is materialised, so the
+    # server (in this process) does not grow by it, however many times it is asked.
+    desc = broadcast_constant_graph(1 << 26)
+    before = _rss()
+    with dmlrpc.Client(server.address) as client:
+        for _ in range(3):
+            with pytest.raises(dmlrpc.ResourceExhaustedError, match="--compiled-bytes-per-caller"):
+                client.compile(desc)
+    assert _rss() - before < 64 << 20
