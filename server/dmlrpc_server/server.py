@@ -215,6 +215,12 @@ def _register_v1_descriptor() -> None:
     pool.AddSerializedFile(proto.SerializeToString())
 
 
+def _share(total: int) -> int:
+    """This worker's share of a server-wide total: the workers hold their callers' state apart, so each gets an
+    even share and together they stay within the total."""
+    return total // worker_count()
+
+
 def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
     """The gRPC server's channel arguments for ``settings``."""
     shared_port = worker_count() > 1 and settings.worker_ports == "shared"
@@ -269,8 +275,8 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         resident=ResidentStore(
             tensors_per_owner=settings.resident_tensors_per_caller,
             bytes_per_owner=settings.resident_bytes_per_caller,
-            bytes_total=settings.resident_bytes_limit,
-            tensors_total=settings.resident_tensors_total,
+            bytes_total=_share(settings.resident_bytes_limit),
+            tensors_total=_share(settings.resident_tensors_total),
             idle_seconds=settings.resident_idle_seconds,
             device=device_of(provider),
         ),
@@ -309,8 +315,8 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         HandleStore(
             handles_per_owner=settings.compiled_operators_per_caller,
             bytes_per_owner=settings.compiled_bytes_per_caller,
-            handles_total=settings.compiled_operators_total,
-            bytes_total=settings.compiled_bytes_total,
+            handles_total=_share(settings.compiled_operators_total),
+            bytes_total=_share(settings.compiled_bytes_total),
             idle_seconds=settings.compiled_idle_seconds,
         ),
         metrics=metrics,

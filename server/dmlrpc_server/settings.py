@@ -273,7 +273,7 @@ class ServerSettings(BaseSettings):
         "session; without auth a caller is a self-chosen id, so only the totals bound many ids).",
     )
     compiled_bytes_total: Annotated[int, Field(ge=0)] = Field(
-        1024 * MiB,
+        512 * MiB,
         description="Bytes all callers' compiled operators may hold together (their sessions, constants and owned "
         "data, as charged to each caller).",
     )

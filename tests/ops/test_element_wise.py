@@ -104,12 +104,20 @@ def _values(data: st.DataObject, name: str, dtype: np.dtype[Any], shape: tuple[i
     return data.draw(st.one_of(small, hnp.arrays(dtype, shape)), label=label)
 
 
+#: Attributes where an activation jumps: values drawn at them would test float rounding, not the operator.
+_THRESHOLDS = {("ACTIVATION_THRESHOLDED_RELU", "alpha"), ("ACTIVATION_SHRINK", "threshold")}
+
+
 def _attribute(data: st.DataObject, name: str, field: FieldDescriptor, chosen: dict[str, np.dtype[Any]]) -> Any:
     label = field.name
     if name == "ACTIVATION_SOFTPLUS" and field.name == "steepness":
         return data.draw(st.sampled_from([1.0, 1.5, 3.0]), label=label)
     if name == "ACTIVATION_CELU" and field.name == "alpha":
         return data.draw(st.sampled_from([0.5, 1.0, 2.0]), label=label)
+    if (name, field.name) in _THRESHOLDS:
+        # Off the data's 0.1 grid: a value that is exactly the threshold in decimal is a float rounding away from
+        # either side of it, and float32 and float64 arithmetic round it differently.
+        return data.draw(st.floats(-4, 4).map(lambda v: round(v * 4) / 4 + 0.125), label=label)
     if field.name == "rounding_mode":
         return data.draw(st.integers(0, 2), label=label)
     if field.name == "infinity_mode":
