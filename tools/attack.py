@@ -256,13 +256,18 @@ def tree_rss(pid: int) -> int:
     return total
 
 
+_COUNTING = threading.Lock()
+
+
 def call(outcome: Outcome, function: Callable[[], object]) -> None:
-    """Run one attacking call and count its status."""
+    """Run one attacking call and count its status (from any thread)."""
     try:
         function()
-        outcome.statuses["OK"] += 1
+        code = "OK"
     except grpc.RpcError as error:
-        outcome.statuses[error.code().name] += 1
+        code = error.code().name
+    with _COUNTING:
+        outcome.statuses[code] += 1
 
 
 def many(outcome: Outcome, functions: list[Callable[[], object]], threads: int = 16) -> None:
