@@ -103,10 +103,16 @@ def main() -> int:
     parser.add_argument("--server-flags", default="", help="extra dmlrpc-server flags, e.g. '--worker-threads 1'")
     args = parser.parse_args()
     device = {"cuda": "cuda", "directml": "dml", "cpu": "cpu"}[args.provider]
-    limits = Limits(max_tensor_bytes=2048 * MiB, max_request_bytes=4096 * MiB, max_message_bytes=512 * MiB)
+    limits = Limits(
+        max_tensor_bytes=2048 * MiB,
+        max_request_bytes=4096 * MiB,
+        max_message_bytes=512 * MiB,
+        max_run_bytes=8192 * MiB,
+    )
     executor = Executor(choose_provider(args.provider), feature_level=LATEST, limits=limits, cache_capacity=64)
     flags = ["--provider", args.provider, "--max-tensor-bytes", str(2048 * MiB), "--max-request-bytes", str(4096 * MiB)]
     flags += ["--resident-bytes-per-caller", str(8192 * MiB), "--resident-bytes-total", str(16384 * MiB)]
+    flags += ["--call-memory-bytes", str(8192 * MiB)]  # 1 GiB inputs: a call holds several GiB
     flags += args.server_flags.split()
     server = procs.Server(
         "dmlrpc",
