@@ -151,6 +151,13 @@ def test_help_lists_the_main_flags() -> None:
     for flag in ("--host", "--port", "--provider", "--feature-level", "--max-message-bytes"):
         assert flag in result.stdout
     assert "{auto,directml,cuda,cpu}" in result.stdout
+    # Metavars say what a value is, not its Python type; no "(default: null)", no default said twice.
+    assert "--max-message-bytes BYTES" in result.stdout and "--port PORT" in result.stdout
+    assert "--workers N" in result.stdout and "--feature-level LEVEL" in result.stdout
+    for noise in (" int]", " str]", " Path]", "SecretStr", "dict[", "default: null", "default factory"):
+        assert noise not in result.stdout, noise
+    assert "(default: 512 MiB)" in result.stdout
+    assert "(default: 25600)" not in result.stdout  # the feature level's description states its default
 
 
 @pytest.mark.parametrize(
@@ -196,3 +203,18 @@ def test_second_server_on_the_same_port_is_refused(spawn: Callable[..., ServerPr
     match = second.wait_for(LISTENING)
     assert match is None, f"a second server listens on port {port}:\n{second.log()}"
     assert second.finish() != 0
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_metrics_port_in_use_exits_2_naming_the_flag(workers: str) -> None:
+    # A second server on one host with the default --metrics-port: a message naming the flag, nothing else (before,
+    # gRPC's server also printed an "Event loop is closed" traceback on its way out).
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        metrics_port = holder.getsockname()[1]
+        result = _run(["--port", "0", "--provider", "cpu", "--workers", workers, "--metrics-port", str(metrics_port)])
+    assert result.returncode == 2, result.stderr
+    assert f"could not bind the metrics endpoint 127.0.0.1:{metrics_port}" in result.stderr
+    assert "--metrics-port N (0 picks a free one) or --no-metrics" in result.stderr
+    assert "Traceback" not in result.stderr and "Event loop is closed" not in result.stderr, result.stderr

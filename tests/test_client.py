@@ -91,3 +91,10 @@ def test_concurrent_requests_with_different_descs_never_mix(client: dmlrpc.Clien
         results = list(pool.map(call, inputs * 4))
     for x, (values, _) in zip(inputs * 4, results, strict=True):
         np.testing.assert_array_equal(values, -np.sort(-x, axis=1)[:, :2])
+
+
+def test_version_is_the_installed_distributions() -> None:
+    from importlib import metadata
+
+    assert dmlrpc.__version__ == metadata.version("dmlrpc")
+    assert dmlrpc.__version__.count(".") >= 2

@@ -1,5 +1,7 @@
 """dmlrpc client SDK: run DirectML operator descs on a remote server with NumPy arrays in and out."""
 
+from importlib import metadata as _metadata
+
 from dmlrpc import codec, ops
 from dmlrpc._channel import TLS, KeepAlive, RetryPolicy
 from dmlrpc.aio import AsyncClient
@@ -21,6 +23,11 @@ from dmlrpc.errors import (
 from dmlrpc.graph import Graph, GraphTensor
 from dmlrpc.many import AsyncExecuteManyStream, ExecuteManyStream
 from dmlrpc.resident import AsyncResidentTensor, ResidentTensor
+
+try:
+    __version__ = _metadata.version("dmlrpc")
+except _metadata.PackageNotFoundError:  # pragma: no cover - imported from a source tree that is not installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "TLS",
@@ -46,6 +53,7 @@ __all__ = [
     "UnauthenticatedError",
     "UnavailableError",
     "UnimplementedError",
+    "__version__",
     "calc_buffer_tensor_size",
     "codec",
     "ops",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import errno
 import gzip
 import logging
 from collections.abc import Callable, Iterable, Iterator
@@ -122,7 +123,13 @@ class _Endpoint:
         try:
             self._server = await asyncio.start_server(self._connected, address, port, limit=_HEAD_LIMIT)
         except OSError as error:
-            raise OSError(f"could not bind the metrics endpoint {host}:{port}: {error}") from None
+            hint = (
+                "; another process (another dmlrpc-server?) serves that port: give this server its own "
+                "--metrics-port N (0 picks a free one) or --no-metrics"
+                if error.errno == errno.EADDRINUSE
+                else ""
+            )
+            raise OSError(f"could not bind the metrics endpoint {host}:{port}: {error.strerror}{hint}") from None
         bound = int(self._server.sockets[0].getsockname()[1])
         if worker_index() is None:
             _log.info("metrics on http://%s:%d/metrics", host, bound)

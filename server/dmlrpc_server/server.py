@@ -88,7 +88,14 @@ class BuiltServer:
         await self.server.start()
         if self.metrics is not None:
             host = self.settings.metrics_host or self.settings.host
-            self.metrics_port = await self.metrics.serve(host, self.settings.metrics_port)
+            try:
+                self.metrics_port = await self.metrics.serve(host, self.settings.metrics_port)
+            except OSError:
+                # Stopped here, on the running loop: left to the collector, gRPC's server would try to stop
+                # itself after the loop has closed and print a traceback beside the real error.
+                await self.server.stop(None)
+                self.workers.shutdown(wait=False, cancel_futures=True)
+                raise
         self._sweeper = asyncio.create_task(self._sweep_resident())
         if self.heap is not None and self.heap.available:
             self._trimmer = asyncio.create_task(self._trim_heap(self.heap))

@@ -6,6 +6,7 @@ import argparse
 import json
 import math
 import os
+import re
 import socket
 import sys
 from collections.abc import Mapping, Sequence
@@ -18,6 +19,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
     CliApp,
+    CliSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
@@ -428,7 +430,9 @@ def load_settings(argv: Sequence[str] | None = None, environ: Mapping[str, str] 
     config = known.config or environ.get(f"{ENV_PREFIX}CONFIG")
     token = _CONFIG_FILE.set(Path(config) if config else None)
     try:
-        settings = CliApp.run(ServerSettings, cli_args=args if args is not None else None)
+        settings = CliApp.run(
+            ServerSettings, cli_args=args if args is not None else None, cli_settings_source=_cli_source()
+        )
     except ValidationError as error:
         raise SettingsError(_describe(error)) from None
     except (OSError, ValueError) as error:  # an unreadable or malformed config file
@@ -436,6 +440,61 @@ def load_settings(argv: Sequence[str] | None = None, environ: Mapping[str, str] 
     finally:
         _CONFIG_FILE.reset(token)
     return settings
+
+
+def _cli_source() -> CliSettingsSource[ServerSettings]:
+    """The command line's source, its --help made readable: metavars that say what a value is (BYTES, SECONDS, N,
+    FILE) instead of Python types, sizes in MiB, and no pydantic default where the description states one."""
+    parser = argparse.ArgumentParser(
+        prog="dmlrpc-server",
+        description=ServerSettings.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    config = ServerSettings.model_config
+    source: CliSettingsSource[ServerSettings] = CliSettingsSource(
+        ServerSettings,
+        root_parser=parser,
+        cli_prog_name=config.get("cli_prog_name"),
+        cli_kebab_case=config.get("cli_kebab_case"),
+        cli_implicit_flags=config.get("cli_implicit_flags"),
+        cli_hide_none_type=config.get("cli_hide_none_type"),
+    )
+    for action in parser._actions:
+        flag = next((option for option in action.option_strings if option.startswith("--")), None)
+        if flag is None or action.help is None or not isinstance(action.metavar, str):
+            continue
+        action.metavar = _metavar(flag, action.metavar)
+        action.help = _help_default(action.help, bytes_=action.metavar == "BYTES")
+    return source
+
+
+def _metavar(flag: str, python_type: str) -> str:
+    if python_type.startswith("{"):  # choices: argparse lists them
+        return python_type
+    if flag == "--feature-level":
+        return "LEVEL"
+    for suffix, name in (("-bytes", "BYTES"), ("-seconds", "SECONDS"), ("-port", "PORT"), ("-file", "FILE")):
+        if flag.endswith(suffix):
+            return name
+    if flag.endswith("-host") or flag == "--host":
+        return "HOST"
+    return {"int": "N", "float": "X", "Path": "FILE", "SecretStr": "TOKEN", "str": "TEXT"}.get(python_type, "JSON")
+
+
+def _help_default(text: str, *, bytes_: bool) -> str:
+    """``text`` without pydantic's "(default: ...)" where it says nothing (null) or the description states the
+    default itself; byte sizes in MiB."""
+    start = max(text.rfind(" (default: "), text.rfind(" (default factory: "))
+    match = re.fullmatch(r" \(default(?: factory)?: (.*)\)", text[start:]) if start >= 0 else None
+    if match is None:
+        return text
+    described = text[:start]
+    value = match.group(1)
+    if value == "null" or "factory" in match.group(0) or "default" in described.lower():
+        return described
+    if bytes_ and value.isdigit() and int(value) >= MiB and int(value) % MiB == 0:
+        value = f"{int(value) // MiB} MiB"
+    return f"{described} (default: {value})"
 
 
 def _describe(error: Any) -> str:
