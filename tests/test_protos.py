@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import dmlrpc
 from dmlrpc.schema import tensor_fields
@@ -103,3 +104,14 @@ def test_capabilities_agree_with_registry(client: dmlrpc.Client) -> None:
         tensor_pb2.TENSOR_DATA_TYPE_UINT64,
     }
     assert caps.limits.max_tensor_bytes > 0
+
+
+def test_protocol_doc_lists_every_rpc() -> None:
+    # docs/protocol.md's "methods" row is what a client author reads first: every RPC of the service is in it.
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "protocol.md").read_text()
+    (row,) = [line for line in doc.splitlines() if line.startswith("| methods |")]
+    service = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"]
+    missing = [
+        method.name for method in service.methods if f"`{method.name}`" not in row and f"/{method.name}`" not in row
+    ]
+    assert not missing, f"docs/protocol.md's methods row omits {missing}"
