@@ -42,3 +42,64 @@ def test_readme_grpcurl_execute_json_is_what_the_server_answers(server: ServerTh
     assert np.frombuffer(values, "<f4").tolist() == [9.0, 7.0]
     assert np.frombuffer(indices, "<u4").tolist() == [1, 3]
     assert '"AAAQQQAA4EA=" (9, 7)' in README.read_text() and '"AQAAAAMAAAA=" (1, 3)' in README.read_text()
+
+
+def test_configuration_sample_runs_as_written(tmp_path: pathlib.Path) -> None:
+    # The README's configuration example: its command line and its TOML file, as written, but with the TLS and token
+    # files made here (the sample's /etc paths) and free ports for its 50052 and 9465. Variables override the
+    # file (max_queue_depth 64, not 128); the file overrides the defaults (max_tensor_bytes).
+    import os
+    import shlex
+    import subprocess
+    import sys
+    import time
+
+    import numpy as np
+
+    import dmlrpc
+    from tests.service.certificates import Authority
+    from tests.test_cli import START_TIMEOUT, _free_port
+
+    text = README.read_text()
+    (command,) = re.findall(r"```sh\n(DMLRPC_\S+ .*?dmlrpc-server --config dmlrpc\.toml.*?)\n```", text)
+    (toml,) = re.findall(r"```toml\n# dmlrpc\.toml\n(.*?)```", text, re.S)
+    authority = Authority(tmp_path, "readme")
+    server = authority.issue("localhost", server=True)
+    (tmp_path / "tokens").write_text("readme-token\n")
+    toml = toml.replace("/etc/dmlrpc/tls.crt", server.cert_file.as_posix())
+    toml = toml.replace("/etc/dmlrpc/tls.key", server.key_file.as_posix())
+    toml = toml.replace("/etc/dmlrpc/tokens", (tmp_path / "tokens").as_posix())
+    (tmp_path / "dmlrpc.toml").write_text(toml)
+    port, metrics_port = _free_port(), _free_port()
+    words = shlex.split(command.replace("50052", str(port)).replace("9465", str(metrics_port)))
+    environment = dict(os.environ)
+    while "=" in words[0]:
+        name, _, value = words.pop(0).partition("=")
+        environment[name] = value
+    assert words[0] == "dmlrpc-server"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dmlrpc_server", *words[1:]],
+        cwd=tmp_path,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        tls = dmlrpc.TLS(root_certificates=authority.pem)
+        with dmlrpc.Client(f"localhost:{port}", tls=tls, token="readme-token", timeout=START_TIMEOUT) as client:
+            deadline = time.monotonic() + START_TIMEOUT
+            while True:  # until the server listens
+                try:
+                    limits = client.get_capabilities().limits
+                    break
+                except dmlrpc.UnavailableError:
+                    assert time.monotonic() < deadline and process.poll() is None, "the server did not start"
+                    time.sleep(0.2)
+            values, _ = client.top_k(np.array([[3, 9, 1, 7]], np.float32), k=2, axis=1)
+    finally:
+        process.terminate()
+        _, log = process.communicate(timeout=30)
+    assert (limits.max_queue_depth, limits.max_concurrent_requests, limits.max_tensor_bytes) == (64, 32, 268435456)
+    np.testing.assert_array_equal(values, [[9, 7]])
+    assert process.returncode == 0, log
