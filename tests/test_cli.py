@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import queue
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -218,3 +219,43 @@ def test_metrics_port_in_use_exits_2_naming_the_flag(workers: str) -> None:
     assert f"could not bind the metrics endpoint 127.0.0.1:{metrics_port}" in result.stderr
     assert "--metrics-port N (0 picks a free one) or --no-metrics" in result.stderr
     assert "Traceback" not in result.stderr and "Event loop is closed" not in result.stderr, result.stderr
+
+
+def _readme_worker_commands() -> list[list[str]]:
+    text = (ROOT / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```sh\n(.*?)```", text, re.S) if "--workers 4" in b]
+    return [shlex.split(line.split("#")[0]) for line in block.strip().splitlines()]
+
+
+@pytest.mark.parametrize("command", _readme_worker_commands(), ids=lambda words: " ".join(words[2:]))
+def test_readme_worker_samples_serve(spawn: Callable[..., ServerProcess], command: list[str]) -> None:
+    # The README's --workers samples as written, on a free port instead of 50051 (and metrics on any free port):
+    # every worker answers (consecutive ports: each its own), with one listening line for the whole server.
+    assert command[0] == "dmlrpc-server"
+    port = _free_port()
+    consecutive = "consecutive" in command
+    if consecutive:  # worker i listens on port + i: find two free ones in a row
+        while True:
+            with socket.socket() as probe:
+                try:
+                    probe.bind(("127.0.0.1", port + 1))
+                    break
+                except OSError:
+                    port = _free_port()
+    server = spawn(*command[1:], "--port", str(port), "--metrics-port", "0")
+    listening = re.compile(r"dmlrpc server listening on (?:127\.0\.0\.1|0\.0\.0\.0):(\d+)")
+    assert server.wait_for(listening) is not None, server.log()
+    workers = int(command[command.index("--workers") + 1])
+    ports = [port + i for i in range(workers)] if consecutive else [port]
+    data = np.array([[3, 9, 1, 7]], np.float32)
+    for each in ports:
+        with dmlrpc.Client(f"127.0.0.1:{each}", timeout=START_TIMEOUT) as client:
+            deadline = time.monotonic() + START_TIMEOUT
+            while True:
+                try:
+                    values, _ = client.top_k(data, k=2, axis=1)
+                    break
+                except dmlrpc.UnavailableError:
+                    assert time.monotonic() < deadline, server.log()
+                    time.sleep(0.2)
+        np.testing.assert_array_equal(values, [[9, 7]])
