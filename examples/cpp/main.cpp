@@ -240,6 +240,38 @@ std::vector<std::string> BadRequestFields(const grpc::Status& status) {
     return fieldPaths;
 }
 
+// gRPC's canonical name of a status code, as other languages print it (grpc::StatusCode has no to_string).
+std::string CodeName(grpc::StatusCode code) {
+    switch (code) {
+        case grpc::StatusCode::OK: return "OK";
+        case grpc::StatusCode::CANCELLED: return "CANCELLED";
+        case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
+        case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+        case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+        case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+        case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+        case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+        case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+        case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+        case grpc::StatusCode::ABORTED: return "ABORTED";
+        case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
+        case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+        case grpc::StatusCode::INTERNAL: return "INTERNAL";
+        case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+        case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
+        case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+        default: return "CODE_" + std::to_string(static_cast<int>(code));
+    }
+}
+
+// What an expected-INVALID_ARGUMENT check prints: the status it really got and the first violated field; the
+// message as well when the check failed, since then the code alone rarely says why.
+std::string StatusDetail(grpc::StatusCode code, const std::string& message, const std::string& field, bool ok) {
+    std::string detail = CodeName(code) + " " + field;
+    if (!ok && !message.empty()) detail += ": " + message;
+    return detail;
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // The checks.
 
@@ -302,7 +334,8 @@ class Checks {
         const std::vector<std::string> fields = BadRequestFields(status);
         const bool ok = status.error_code() == grpc::StatusCode::INVALID_ARGUMENT && fields.size() == 1 &&
                         fields[0] == "operator_desc.top_k1.k";
-        Report("invalid_argument", ok, "INVALID_ARGUMENT " + (fields.empty() ? std::string("-") : fields[0]));
+        Report("invalid_argument", ok,
+               StatusDetail(status.error_code(), status.error_message(), fields.empty() ? "-" : fields[0], ok));
     }
 
     // ExecuteMany: four items over one stream, two per message, each answered with its tag (out of order) and
@@ -345,7 +378,9 @@ class Checks {
                                 result.status().field_violations(0).field() == "operator_desc.top_k1.k";
                 const std::string field =
                     result.status().field_violations_size() ? result.status().field_violations(0).field() : "-";
-                Report(name, ok, "INVALID_ARGUMENT " + field);
+                Report(name, ok,
+                       StatusDetail(static_cast<grpc::StatusCode>(result.status().code()), result.status().message(),
+                                    field, ok));
             } else if (result.status().code() != grpc::StatusCode::OK) {
                 RpcFailed(name, grpc::Status(static_cast<grpc::StatusCode>(result.status().code()),
                                              result.status().message()));
@@ -395,8 +430,9 @@ class Checks {
     }
 
     void RpcFailed(const std::string& name, const grpc::Status& status) {
-        Report(name, false, "rpc failed with status " + std::to_string(status.error_code()) + ": " +
-                                status.error_message());
+        Report(name, false,
+               "rpc failed with status " + CodeName(status.error_code()) + " (" +
+                   std::to_string(status.error_code()) + "): " + status.error_message());
     }
 
     std::unique_ptr<v1::DirectMLService::Stub> stub_;

@@ -168,7 +168,8 @@ function report(name, ok, detail) {
   else failed += 1;
   console.log(`${ok ? 'PASS' : 'FAIL'} ${name}: ${detail}`);
 }
-const rpcFailed = (name, error) => report(name, false, `rpc failed with status ${error.code}: ${error.details}`);
+const rpcFailed = (name, error) =>
+  report(name, false, `rpc failed with status ${grpc.status[error.code]} (${error.code}): ${error.details}`);
 
 async function capabilities() {
   let response;

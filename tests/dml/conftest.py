@@ -1,4 +1,8 @@
-"""The real-DirectML lane: the environment (tools/dml-wine), the real server under Wine, and the Windows-side probe."""
+"""The real-DirectML lane: the environment (tools/dml-wine), the real server under Wine, and the Windows-side probe.
+
+Opt-in: the lane builds a 2.5 GB chroot as root, so its tests run only with DMLRPC_DML_LANE=1 (.ci/run sets it) and
+skip otherwise, before any fixture touches tools/dml-wine.
+"""
 
 from __future__ import annotations
 
@@ -36,6 +40,22 @@ PROBE_SECTIONS: tuple[tuple[str, ...], ...] = (
 #: Distinct descs (hence DirectML sessions) one server process may compile before the lane restarts it.
 SESSIONS_PER_SERVER = int(os.environ.get("DMLRPC_DML_SESSIONS_PER_SERVER", "8"))
 START_TIMEOUT = 180.0
+#: The switch that turns the lane on ("1"); anything else, or unset, leaves it off.
+LANE_VARIABLE = "DMLRPC_DML_LANE"
+LANE_OFF_REASON = (
+    f"the real DirectML lane is off: set {LANE_VARIABLE}=1 to build its Wine chroot (root, about 2.5 GB, "
+    "tools/dml-wine/build.sh) and run it (README, 'Real DirectML lane')"
+)
+
+
+def lane_enabled() -> bool:
+    return os.environ.get(LANE_VARIABLE) == "1"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Before fixtures: a lane test that is off must not build or mount anything, nor start servers.
+    if item.get_closest_marker("dml") is not None and not lane_enabled():
+        pytest.skip(LANE_OFF_REASON)
 
 
 def _lane_failure(message: str) -> None:
@@ -47,6 +67,8 @@ def _lane_failure(message: str) -> None:
 def dml_environment() -> Path:
     """Build (or check, in seconds when cached) the Wine + vkd3d + lavapipe environment; skip loudly where the
     machine cannot create the chroot."""
+    if not lane_enabled():
+        pytest.skip(LANE_OFF_REASON)
     started = time.monotonic()
     result = subprocess.run(
         [str(LANE / "build.sh")], capture_output=True, text=True, check=False, timeout=900, stdin=subprocess.DEVNULL

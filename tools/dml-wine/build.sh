@@ -3,8 +3,12 @@
 #
 # Idempotent: every step is skipped when its output exists, and a stamp records the inputs (these scripts, the
 # server's requirements from pyproject.toml, the Windows constraints, the chroot packages), so a warm rerun only
-# re-mounts and takes seconds. Needs root (debootstrap, chroot, mounts). Exit status 3 means "this machine cannot
-# build the chroot" (callers skip the lane loudly); anything else non-zero is a real failure.
+# checks and takes seconds. Needs root (debootstrap, chroot, mounts). Exit status 3 means "this machine cannot
+# build the chroot" (callers skip the lane loudly); anything else non-zero is a real failure. The chroot's mounts
+# (proc, dev, sys) are made in this script's own mount namespace (env.sh, dml_wine_private_mounts), so none is left
+# on the host when it ends; `build.sh --clean` also unmounts what earlier versions left behind.
+#
+# pytest runs the lane (tests/dml) only with DMLRPC_DML_LANE=1 (.ci/run sets it); without it, nothing here runs.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -77,10 +81,11 @@ main() {
     local digest
     digest=$(inputs_digest)
     if [ -f "$DML_WINE_STAMP" ] && [ "$(cat "$DML_WINE_STAMP")" = "$digest" ] && [ -f "$DML_WINE_PYTHON" ]; then
-        dml_wine_mount
         log "environment is up to date: $DML_WINE_CACHE"
         return 0
     fi
+    unshare --mount true 2>/dev/null || cannot "mount namespaces are not permitted here (no CAP_SYS_ADMIN)"
+    dml_wine_private_mounts "$@"
     preflight
     mkdir -p "$DML_WINE_CACHE"
     rm -f "$DML_WINE_STAMP"

@@ -14,8 +14,23 @@ DML_WINE_PYTHON="$DML_WINE_ROOT$DML_WINE_WINPY/python.exe"
 # A chroot path as Wine's Z: drive sees it.
 dml_wine_winpath() { printf 'Z:%s' "${1//\//\\}"; }
 
-# proc, dev and sys inside the chroot; rslave so that unmounting there never propagates to the host.
+# Re-run the calling script ("$0" "$@") in a mount namespace of its own, once. Every mount the lane makes (proc,
+# dev and sys inside the chroot) is made there, so the host never sees one and they all vanish with the script's
+# last process, even after a kill: nothing is left to unmount. Slave propagation: the host's later mounts still
+# show inside, nothing made inside reaches the host. unshare execs without forking, so the pid (which callers
+# signal) stays the script's.
+dml_wine_private_mounts() {
+    [ "${DML_WINE_PRIVATE_MOUNTS:-}" = "$DML_WINE_ROOT" ] && return 0
+    DML_WINE_PRIVATE_MOUNTS="$DML_WINE_ROOT" exec unshare --mount --propagation slave -- "$BASH" "$0" "$@"
+}
+
+# proc, dev and sys inside the chroot, in the script's private mount namespace (dml_wine_private_mounts); rslave
+# as well, so that unmounting there never propagates to the host's /dev or /sys.
 dml_wine_mount() {
+    if [ "${DML_WINE_PRIVATE_MOUNTS:-}" != "$DML_WINE_ROOT" ]; then
+        echo "dml-wine: refusing to mount on the host: call dml_wine_private_mounts first" >&2
+        return 1
+    fi
     mountpoint -q "$DML_WINE_ROOT/proc" || mount -t proc proc "$DML_WINE_ROOT/proc"
     local dir
     for dir in dev sys; do
@@ -26,6 +41,7 @@ dml_wine_mount() {
     done
 }
 
+# Unmount what an earlier version of these scripts left mounted on the host (build.sh --clean).
 dml_wine_umount() {
     local dir
     for dir in proc dev sys; do

@@ -3,7 +3,8 @@
 #   tools/dml-wine/run.sh -m dml_wine_serve --provider directml --port 50100    (the real server)
 #   tools/dml-wine/run.sh -m dml_wine_probe                                    (the Windows-side checks)
 # Arguments go to python.exe. Starts a private Xvfb (vkd3d needs a display) and stops it on exit; SIGTERM or
-# SIGINT end the Windows process too. Exit status 3: the environment is not built (run build.sh).
+# SIGINT end the Windows process too. Exit status 3: the environment is not built (run build.sh). The chroot's
+# mounts live in this script's own mount namespace: the host never sees them, and they end with the script.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -15,6 +16,7 @@ if [ ! -f "$DML_WINE_STAMP" ] || [ ! -f "$DML_WINE_PYTHON" ]; then
     echo "dml-wine: environment not built in $DML_WINE_CACHE; run tools/dml-wine/build.sh" >&2
     exit 3
 fi
+dml_wine_private_mounts "$@"
 dml_wine_mount
 
 # Copy the project's code into the chroot when it changed; the swap is a rename, so a process started from the
