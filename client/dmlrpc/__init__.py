@@ -7,6 +7,9 @@ from dmlrpc.client import Client
 from dmlrpc.codec import calc_buffer_tensor_size, tensor_desc
 from dmlrpc.compiled import AsyncCompiledOperator, CompiledOperator
 from dmlrpc.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ArgumentValueError,
     DeadlineExceededError,
     DmlRpcError,
     FieldViolation,
@@ -24,6 +27,9 @@ from dmlrpc.resident import AsyncResidentTensor, ResidentTensor
 
 __all__ = [
     "TLS",
+    "ArgumentError",
+    "ArgumentTypeError",
+    "ArgumentValueError",
     "AsyncClient",
     "AsyncCompiledOperator",
     "AsyncExecuteManyStream",
