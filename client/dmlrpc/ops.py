@@ -57,8 +57,9 @@ class Call:
         return results
 
 
-#: The operator descs built here that DirectML gives FLOAT64 at any feature level (its tensor-support tables);
-#: every other one refuses it, so the SDK says so before sending.
+#: The operator descs built here that take FLOAT64 at some feature level (DirectML's tensor-support tables, as the
+#: server applies them: tests/test_client_errors.py holds the two together); every other one refuses it at all
+#: levels, so the SDK says so before sending.
 _FLOAT64_CASES = frozenset(
     {
         "element_wise_identity",
@@ -68,6 +69,8 @@ _FLOAT64_CASES = frozenset(
         "element_wise_bit_xor",
         "element_wise_bit_not",
         "element_wise_bit_count",
+        "scatter_elements",
+        "scatter_nd",
     }
 )
 #: Element-wise operators that read UINT8 0/1 as booleans, so that NumPy bool arrays mean the same to them as to
