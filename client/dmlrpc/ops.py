@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from google.protobuf import message_factory
 
-from dmlrpc.codec import DATA_TYPE_BY_DTYPE, packed_strides, tensor_desc
+from dmlrpc.codec import DATA_TYPE_BY_DTYPE, DTYPE_NAMES, packed_strides, tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.schema import tensor_fields
 from dmlrpc.v1 import operators_pb2, tensor_pb2
@@ -90,8 +90,6 @@ _BOOLEAN_INPUTS = frozenset(
 )
 #: Of those, the ones whose output is the first input's type, so that bool inputs give a bool result as in NumPy.
 _BOOLEAN_SAME_TYPE = frozenset({"logical_and", "logical_or", "logical_xor", "logical_not"})
-#: The NumPy dtypes an array may have to travel (DirectML's data types NumPy holds; bool travels as UINT8).
-_DTYPE_NAMES = tuple(sorted({np.dtype(d.newbyteorder("=")).name for d in DATA_TYPE_BY_DTYPE}))
 
 
 def _axis(axis: object, rank: int, where: str) -> int:
@@ -121,7 +119,7 @@ def _array(value: object, argument: str, where: str, dtype: np.dtype[Any] | None
         raise ArgumentTypeError(
             argument,
             f"{where}: {argument} has dtype {data.dtype}, which DirectML has no data type for",
-            allowed=_DTYPE_NAMES,
+            allowed=DTYPE_NAMES,
         )
     return data
 
@@ -188,37 +186,30 @@ def top_k(
 
 
 def _direction(direction: object, where: str) -> int:
-    values = tuple(tensor_pb2.AxisDirection.values())
-    allowed = (*(repr(name) for name in _DIRECTIONS), *(str(v) for v in values))
     if isinstance(direction, str):
         if direction not in _DIRECTIONS:
             raise ArgumentValueError(
-                "direction", f"{where}: direction {direction!r} is not a top-k direction", allowed=allowed
+                "direction",
+                f"{where}: direction {direction!r} is not a top-k direction",
+                allowed=(*(repr(name) for name in _DIRECTIONS), "an AxisDirection int"),
             )
         return _DIRECTIONS[direction]
     if isinstance(direction, bool) or not isinstance(direction, int | np.integer):
         raise ArgumentTypeError(
             "direction", f"{where}: direction must be a str or an AxisDirection int; got {type(direction).__name__}"
         )
-    if direction not in values:
-        raise ArgumentValueError(
-            "direction", f"{where}: direction {direction} is not an AxisDirection value", allowed=allowed
-        )
+    # An int goes into the desc as it is (the way to send any DML_AXIS_DIRECTION): the server names bad ones.
     return int(direction)
 
 
 def _index_dtype(index_dtype: npt.DTypeLike, where: str) -> np.dtype[Any]:
-    allowed = ("uint32", "uint64")
     try:
         dtype = np.dtype(index_dtype)
     except TypeError:
         raise ArgumentTypeError(
-            "index_dtype", f"{where}: index_dtype {index_dtype!r} is not a NumPy dtype", allowed=allowed
+            "index_dtype", f"{where}: index_dtype {index_dtype!r} is not a NumPy dtype", allowed=("uint32", "uint64")
         ) from None
-    if dtype.name not in allowed:
-        raise ArgumentValueError(
-            "index_dtype", f"{where}: index_dtype {dtype} is not an index type of TOP_K1", allowed=allowed
-        )
+    # Other DirectML types go into the desc as asked; the server refuses them, naming UINT32 and UINT64.
     return dtype
 
 
@@ -331,11 +322,11 @@ def element_wise(
             output = np.dtype(output_dtype)
         except TypeError:
             raise ArgumentTypeError(
-                "output_dtype", f"{where}: output_dtype {output_dtype!r} is not a NumPy dtype", allowed=_DTYPE_NAMES
+                "output_dtype", f"{where}: output_dtype {output_dtype!r} is not a NumPy dtype", allowed=DTYPE_NAMES
             ) from None
         if output not in DATA_TYPE_BY_DTYPE:
             raise ArgumentTypeError(
-                "output_dtype", f"{where}: output_dtype {output} has no DirectML data type", allowed=_DTYPE_NAMES
+                "output_dtype", f"{where}: output_dtype {output} has no DirectML data type", allowed=DTYPE_NAMES
             )
     if output is None and lowered in _BOOLEAN_RESULTS:
         output = np.dtype(np.uint8)
