@@ -296,7 +296,8 @@ def element_wise(
 
     Inputs broadcast as in NumPy: each is sent once and described with stride 0 along its broadcast dimensions
     (DirectML's way). The output has the broadcast shape (0-d when every input is) and the first input's data type
-    (UINT8 for the comparisons, IS_NAN, IS_INFINITY and BIT_COUNT), unless ``output_dtype`` says otherwise.
+    (IF: its values'; UINT8 for the comparisons, IS_NAN, IS_INFINITY and BIT_COUNT), unless ``output_dtype`` says
+    otherwise.
     ``attributes`` are the desc's other fields by their proto names; ``scale_bias=(scale, bias)`` and
     ``fused_activation=activation("relu", ...).operator_desc`` are accepted as shown.
 
@@ -411,7 +412,9 @@ def _single_output(
         broadcast = any(size == 1 and full != 1 for size, full in zip(padded.shape, wire, strict=True))
         getattr(message, tensor_field.name).CopyFrom(tensor_desc((padded.dtype, wire), strides if broadcast else None))
         bound.append(np.broadcast_to(padded, wire) if broadcast else padded)
-    dtype = output if output is not None else present[0].dtype
+    # IF's output has its values' type (A and B), not its condition's.
+    first = arrays[1] if case == "element_wise_if" and arrays[1] is not None else present[0]
+    dtype = output if output is not None else first.dtype
     getattr(message, output_field.name).CopyFrom(tensor_desc((dtype, wire)))
     # bool travels as UINT8 and comes back as UINT8 unless told: the logical operators return the inputs' type.
     result_dtype = dtype if dtype == np.bool_ else None
