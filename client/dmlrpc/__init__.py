@@ -9,6 +9,9 @@ from dmlrpc.client import Client
 from dmlrpc.codec import calc_buffer_tensor_size, tensor_desc
 from dmlrpc.compiled import AsyncCompiledOperator, CompiledOperator
 from dmlrpc.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    ArgumentValueError,
     DeadlineExceededError,
     DmlRpcError,
     FieldViolation,
@@ -31,6 +34,9 @@ except _metadata.PackageNotFoundError:  # pragma: no cover - imported from a sou
 
 __all__ = [
     "TLS",
+    "ArgumentError",
+    "ArgumentTypeError",
+    "ArgumentValueError",
     "AsyncClient",
     "AsyncCompiledOperator",
     "AsyncExecuteManyStream",

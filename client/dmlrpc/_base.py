@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from dmlrpc._wire import CHUNK_BYTES, decode_chunk, encode_chunk
 from dmlrpc.codec import TensorLayout, decode, encode
+from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.schema import desc_case, tensor_fields
 from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
 
@@ -176,29 +177,40 @@ def prepare_execute(
     input_fields, output_fields = tensor_fields(desc.DESCRIPTOR)
     if len(inputs) != len(input_fields):
         names = ", ".join(f.name for f in input_fields)
-        raise ValueError(f"{case} takes {len(input_fields)} inputs ({names}); got {len(inputs)}")
+        raise ArgumentValueError(
+            "inputs",
+            f"{case} takes {len(input_fields)} inputs ({names}); got {len(inputs)}",
+            allowed=(str(len(input_fields)),),
+        )
     has_arrays = any(field.array for field in (*input_fields, *output_fields))
     if has_arrays and keep:
-        raise ValueError(f"{case} has tensor-array fields, whose outputs cannot be kept on the server")
+        raise ArgumentValueError("keep", f"{case} has tensor-array fields, whose outputs cannot be kept on the server")
     bindings: list[bytes | memoryview | str | None] = []
-    for field, value in zip(input_fields, inputs, strict=True):
+    for position, (field, value) in enumerate(zip(input_fields, inputs, strict=True)):
+        argument = f"inputs[{position}]"
         if field.array:
             descs = getattr(desc, field.name)
             values = list(value) if isinstance(value, list | tuple) else None
             if values is None or len(values) != len(descs):
-                raise ValueError(
-                    f"{case}.{field.name} is a tensor array of {len(descs)} tensor descs: pass a list of as many arrays"
+                raise ArgumentValueError(
+                    argument,
+                    f"{case}.{field.name} is a tensor array of {len(descs)} tensor descs: pass a list of as many "
+                    "arrays",
                 )
             for i, (item, tensor) in enumerate(zip(values, descs, strict=True)):
                 if isinstance(item, Resident) or item is None:
-                    raise ValueError(f"{case}.{field.name}[{i}]: a tensor array binds arrays or bytes only")
+                    raise ArgumentTypeError(
+                        f"{argument}[{i}]", f"{case}.{field.name}[{i}]: a tensor array binds arrays or bytes only"
+                    )
                 bindings.append(
-                    item if isinstance(item, bytes) else _buffer(item, _layout(tensor.buffer, f"{case}.{field.name}"))
+                    item
+                    if isinstance(item, bytes)
+                    else _input_buffer(item, tensor.buffer, f"{argument}[{i}]", f"{case}.{field.name}[{i}]")
                 )
             continue
         if value is None or not desc.HasField(field.name):
             if value is not None:
-                raise ValueError(f"{case}.{field.name} is unset, so its input must be None")
+                raise ArgumentValueError(argument, f"{case}.{field.name} is unset, so its input must be None")
             bindings.append(None)
             continue
         if isinstance(value, Resident):
@@ -206,7 +218,7 @@ def prepare_execute(
             continue
         tensor = getattr(desc, field.name)
         bindings.append(
-            value if isinstance(value, bytes) else _buffer(value, _layout(tensor.buffer, f"{case}.{field.name}"))
+            value if isinstance(value, bytes) else _input_buffer(value, tensor.buffer, argument, f"{case}.{field.name}")
         )
     outputs: list[TensorLayout | None] = []
     for f in output_fields:
@@ -218,6 +230,15 @@ def prepare_execute(
     return PreparedCall(
         operator_desc, tuple(bindings), tuple(outputs), kept_outputs(keep, tuple(outputs)), input_arrays
     )
+
+
+def _input_buffer(value: npt.ArrayLike, buffer: object, argument: str, name: str) -> bytes | memoryview:
+    """An input's buffer laid out per its desc; an array of another shape is the caller's argument error."""
+    layout = _layout(buffer, name)
+    try:
+        return _buffer(value, layout)
+    except ValueError as error:  # encode's shape check, or a value that does not convert to the desc's dtype
+        raise ArgumentValueError(argument, f"{name}: {error}") from None
 
 
 def _buffer(value: npt.ArrayLike, layout: TensorLayout) -> bytes | memoryview:
@@ -238,7 +259,7 @@ def _layout(buffer: object, name: str) -> TensorLayout:
     try:
         return TensorLayout.of(buffer)  # type: ignore[arg-type]
     except KeyError:
-        raise TypeError(f"{name} has a data type NumPy cannot hold; pass its buffer as bytes") from None
+        raise ArgumentTypeError(name, f"{name} has a data type NumPy cannot hold; pass its buffer as bytes") from None
 
 
 def decode_outputs(

@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 import grpc
 
+from dmlrpc.errors import ArgumentValueError
+
 #: Calls with a buffer larger than this go over ExecuteStream by default: past a few MiB, chunks of a stream move
 #: several times faster through Python gRPC than one large message.
 STREAM_THRESHOLD_BYTES = 8 << 20
@@ -88,7 +90,7 @@ class TLS:
 
     def credentials(self) -> grpc.ChannelCredentials:
         if (self.certificate_chain is None) != (self.private_key is None):
-            raise ValueError("a client certificate needs its private key, and the reverse")
+            raise ArgumentValueError("tls", "TLS: a client certificate needs its private key, and the reverse")
         return grpc.ssl_channel_credentials(self.root_certificates, self.private_key, self.certificate_chain)
 
 

@@ -26,6 +26,7 @@ from dmlrpc._channel import (
     open_channel,
     resolve_tls,
 )
+from dmlrpc.errors import ArgumentValueError
 from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
 
 #: Call metadata naming this client (scopes its resident tensors where the server has no auth).
@@ -70,7 +71,7 @@ class ClientCore:
     ) -> None:
         if channel is None:
             if target is None:
-                raise ValueError("give a target address or a channel")
+                raise ArgumentValueError("target", "Client: give a target address or a channel")
             security = resolve_tls(tls)
             arguments = channel_options(
                 retry=retry, keepalive=keepalive, load_balancing=load_balancing, tls=security, extra=options
@@ -114,7 +115,9 @@ class ClientCore:
         prepared = prepare_execute(operator_desc, inputs, keep)
         if prepared.resident:
             if stream:
-                raise ValueError("resident tensors travel over Execute, not ExecuteStream: leave stream unset")
+                raise ArgumentValueError(
+                    "stream", "resident tensors travel over Execute, not ExecuteStream: leave stream unset"
+                )
             return prepared, False
         if stream is None:
             stream = prepared.largest_buffer > self.stream_threshold_bytes

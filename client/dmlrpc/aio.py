@@ -272,7 +272,7 @@ class AsyncClient(ClientCore):
         """DML_ELEMENT_WISE_<NAME> over NumPy-broadcast inputs: ``element_wise("add", a, b)`` (see
         ``dmlrpc.ops.element_wise``)."""
         call = ops.element_wise(name, *inputs, output_dtype=output_dtype, **attributes)
-        (output,) = await self.execute(call.operator_desc, call.inputs, timeout=timeout)
+        (output,) = call.results(await self.execute(call.operator_desc, call.inputs, timeout=timeout))
         assert isinstance(output, np.ndarray)
         return output
 
@@ -281,7 +281,7 @@ class AsyncClient(ClientCore):
     ) -> np.ndarray:
         """DML_ACTIVATION_<NAME>: ``activation("leaky_relu", x, alpha=0.1)`` (see ``dmlrpc.ops.activation``)."""
         call = ops.activation(name, *inputs, **attributes)
-        (output,) = await self.execute(call.operator_desc, call.inputs, timeout=timeout)
+        (output,) = call.results(await self.execute(call.operator_desc, call.inputs, timeout=timeout))
         assert isinstance(output, np.ndarray)
         return output
 
@@ -297,7 +297,7 @@ class AsyncClient(ClientCore):
     ) -> tuple[np.ndarray, np.ndarray]:
         """The k largest (``direction="decreasing"``) or smallest elements along ``axis``: (values, indices)."""
         call = ops.top_k(input, k, axis, direction=direction, index_dtype=index_dtype)
-        values, indices = await self.execute(call.operator_desc, call.inputs, timeout=timeout)
+        values, indices = call.results(await self.execute(call.operator_desc, call.inputs, timeout=timeout))
         assert isinstance(values, np.ndarray) and isinstance(indices, np.ndarray)
         return values, indices
 
@@ -312,7 +312,7 @@ class AsyncClient(ClientCore):
     ) -> np.ndarray:
         """A copy of ``input`` with ``updates`` written at ``indices`` along ``axis``."""
         call = ops.scatter_elements(input, indices, updates, axis)
-        (output,) = await self.execute(call.operator_desc, call.inputs, timeout=timeout)
+        (output,) = call.results(await self.execute(call.operator_desc, call.inputs, timeout=timeout))
         assert isinstance(output, np.ndarray)
         return output
 
@@ -337,6 +337,6 @@ class AsyncClient(ClientCore):
             input_dimension_count=input_dimension_count,
             indices_dimension_count=indices_dimension_count,
         )
-        (output,) = await self.execute(call.operator_desc, call.inputs, timeout=timeout)
+        (output,) = call.results(await self.execute(call.operator_desc, call.inputs, timeout=timeout))
         assert isinstance(output, np.ndarray)
-        return output.reshape(np.shape(input))
+        return output

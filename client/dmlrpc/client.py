@@ -292,7 +292,7 @@ class Client(ClientCore):
         """DML_ELEMENT_WISE_<NAME> over NumPy-broadcast inputs: ``element_wise("add", a, b)`` (see
         ``dmlrpc.ops.element_wise``)."""
         call = ops.element_wise(name, *inputs, output_dtype=output_dtype, **attributes)
-        (output,) = self.execute(call.operator_desc, call.inputs, timeout=timeout)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
         assert isinstance(output, np.ndarray)
         return output
 
@@ -301,7 +301,7 @@ class Client(ClientCore):
     ) -> np.ndarray:
         """DML_ACTIVATION_<NAME>: ``activation("leaky_relu", x, alpha=0.1)`` (see ``dmlrpc.ops.activation``)."""
         call = ops.activation(name, *inputs, **attributes)
-        (output,) = self.execute(call.operator_desc, call.inputs, timeout=timeout)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
         assert isinstance(output, np.ndarray)
         return output
 
@@ -317,7 +317,7 @@ class Client(ClientCore):
     ) -> tuple[np.ndarray, np.ndarray]:
         """The k largest (``direction="decreasing"``) or smallest elements along ``axis``: (values, indices)."""
         call = ops.top_k(input, k, axis, direction=direction, index_dtype=index_dtype)
-        values, indices = self.execute(call.operator_desc, call.inputs, timeout=timeout)
+        values, indices = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
         assert isinstance(values, np.ndarray) and isinstance(indices, np.ndarray)
         return values, indices
 
@@ -332,7 +332,7 @@ class Client(ClientCore):
     ) -> np.ndarray:
         """A copy of ``input`` with ``updates`` written at ``indices`` along ``axis``."""
         call = ops.scatter_elements(input, indices, updates, axis)
-        (output,) = self.execute(call.operator_desc, call.inputs, timeout=timeout)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
         assert isinstance(output, np.ndarray)
         return output
 
@@ -357,6 +357,6 @@ class Client(ClientCore):
             input_dimension_count=input_dimension_count,
             indices_dimension_count=indices_dimension_count,
         )
-        (output,) = self.execute(call.operator_desc, call.inputs, timeout=timeout)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
         assert isinstance(output, np.ndarray)
-        return output.reshape(np.shape(input))
+        return output

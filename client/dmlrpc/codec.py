@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -10,11 +11,13 @@ from typing import Any, Final, cast
 import numpy as np
 import numpy.typing as npt
 
+from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.v1 import tensor_pb2
 
 __all__ = [
     "DATA_TYPE_BY_DTYPE",
     "DTYPE_BY_DATA_TYPE",
+    "DTYPE_NAMES",
     "ELEMENT_BITS",
     "MAX_DIMENSION_COUNT",
     "MAX_ELEMENT_COUNT",
@@ -73,6 +76,8 @@ DATA_TYPE_BY_DTYPE: Final[dict[np.dtype[np.generic], int]] = {
     **{dtype.newbyteorder(">"): data_type for data_type, dtype in DTYPE_BY_DATA_TYPE.items()},
     np.dtype(np.bool_): DT.TENSOR_DATA_TYPE_UINT8,
 }
+#: The names of the NumPy dtypes the codec takes, for messages: "bool", "float16", ... "uint8".
+DTYPE_NAMES: Final = tuple(sorted({d.newbyteorder("=").name for d in DATA_TYPE_BY_DTYPE}))
 
 
 def data_type_name(data_type: int) -> str:
@@ -174,16 +179,32 @@ def tensor_desc(
         A ``TensorDesc`` whose buffer desc is filled the way DirectMLX fills one.
     """
     if isinstance(array_or_spec, tuple) and len(array_or_spec) == 2 and not isinstance(array_or_spec[0], int):
-        dtype = np.dtype(array_or_spec[0])
-        shape = tuple(int(s) for s in array_or_spec[1])
+        try:
+            dtype = np.dtype(array_or_spec[0])
+        except TypeError:
+            raise ArgumentTypeError(
+                "array_or_spec", f"tensor_desc: {array_or_spec[0]!r} is not a NumPy dtype", allowed=DTYPE_NAMES
+            ) from None
+        try:
+            shape = tuple(operator.index(s) for s in array_or_spec[1])
+        except TypeError:
+            raise ArgumentTypeError(
+                "array_or_spec", f"tensor_desc: shape {array_or_spec[1]!r} is not a sequence of ints"
+            ) from None
     else:
         array = np.asarray(array_or_spec)
         dtype, shape = array.dtype, array.shape
+    if any(size < 0 for size in shape):
+        raise ArgumentValueError("array_or_spec", f"tensor_desc: shape {shape} has a negative size")
     data_type = _data_type_of(dtype)
     sizes = shape or (1,)  # DirectML has no 0-d tensors: a scalar is a {1} tensor.
     stride_list = list(strides) if strides is not None else []
     if stride_list and len(stride_list) != len(sizes):
-        raise ValueError(f"strides has {len(stride_list)} entries for {len(sizes)} dimensions")
+        raise ArgumentValueError(
+            "strides",
+            f"tensor_desc: strides has {len(stride_list)} entries for shape {shape}: one per dimension "
+            f"({len(sizes)}), or None for packed",
+        )
     if total_tensor_size_in_bytes is None:
         total_tensor_size_in_bytes = calc_buffer_tensor_size(data_type, sizes, stride_list or None)
     buffer = tensor_pb2.BufferTensorDesc(
@@ -200,7 +221,9 @@ def _data_type_of(dtype: np.dtype[np.generic]) -> int:
     try:
         return DATA_TYPE_BY_DTYPE[dtype]
     except KeyError:
-        raise TypeError(f"NumPy dtype {dtype} has no DirectML tensor data type") from None
+        raise ArgumentTypeError(
+            "dtype", f"NumPy dtype {dtype} has no DirectML tensor data type", allowed=DTYPE_NAMES
+        ) from None
 
 
 def encode(array: npt.ArrayLike, layout: TensorLayout) -> bytes:

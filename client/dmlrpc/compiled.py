@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from dmlrpc._base import InputValue, Resident, _binding, _buffer, _layout, decode_outputs, kept_outputs
+from dmlrpc._base import InputValue, Resident, _binding, _input_buffer, _layout, decode_outputs, kept_outputs
 from dmlrpc.codec import TensorLayout
-from dmlrpc.errors import NotFoundError
+from dmlrpc.errors import ArgumentValueError, NotFoundError
 from dmlrpc.graph import Graph
 from dmlrpc.schema import desc_case, tensor_fields
 from dmlrpc.v1 import graph_pb2, operators_pb2, service_pb2, tensor_pb2
@@ -42,7 +42,11 @@ class _Compiled:
         """The DispatchRequest: one value per input that is not owned (owned inputs were bound at compile time)."""
         wanted = [i for i, owned in enumerate(self._owned) if not owned]
         if len(inputs) != len(wanted):
-            raise ValueError(f"this compiled operator takes {len(wanted)} inputs; got {len(inputs)}")
+            raise ArgumentValueError(
+                "inputs",
+                f"this compiled operator takes {len(wanted)} inputs; got {len(inputs)}",
+                allowed=(str(len(wanted)),),
+            )
         bindings = [service_pb2.BindingDesc() for _ in self._inputs]
         for index, value in zip(wanted, inputs, strict=True):
             if value is None:
@@ -50,7 +54,14 @@ class _Compiled:
             if isinstance(value, Resident):
                 bindings[index] = _binding(value.handle)
             else:
-                bindings[index] = _binding(value if isinstance(value, bytes) else _buffer(value, self._inputs[index]))
+                data = (
+                    value
+                    if isinstance(value, bytes)
+                    else _input_buffer(
+                        value, self.input_descs[index].buffer, f"inputs[{index}]", f"input_descs[{index}]"
+                    )
+                )
+                bindings[index] = _binding(data)
         return service_pb2.DispatchRequest(
             handle=self.handle, inputs=bindings, keep_outputs=kept_outputs(keep, self._outputs)
         )
@@ -144,7 +155,7 @@ def compile_graph_request(
     GraphDesc whose input edges you know; a ``Graph``'s inputs are never owned)."""
     graph_desc = graph.desc() if isinstance(graph, Graph) else graph
     if owned:
-        raise ValueError("owned graph inputs: send a CompileGraphRequest with owned_inputs yourself")
+        raise ArgumentValueError("owned", "owned graph inputs: send a CompileGraphRequest with owned_inputs yourself")
     return service_pb2.CompileGraphRequest(graph_desc=graph_desc)
 
 
@@ -154,11 +165,13 @@ def _owned(
     if not owned:
         return []
     if len(owned) != len(descs):
-        raise ValueError(f"owned takes one entry per input ({len(descs)}); got {len(owned)}")
+        raise ArgumentValueError(
+            "owned", f"owned takes one entry per input ({len(descs)}); got {len(owned)}", allowed=(str(len(descs)),)
+        )
     bindings = []
     for index, (tensor, value) in enumerate(zip(descs, owned, strict=True)):
         if value is None or tensor is None:
             bindings.append(service_pb2.BindingDesc())
             continue
-        bindings.append(_binding(_buffer(value, _layout(tensor.buffer, f"inputs[{index}]"))))
+        bindings.append(_binding(_input_buffer(value, tensor.buffer, f"owned[{index}]", f"inputs[{index}]")))
     return bindings

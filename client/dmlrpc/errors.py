@@ -7,7 +7,10 @@
     ├── UnavailableError            the server cannot be reached or is shutting down
     ├── DeadlineExceededError, CancelledError, NotFoundError, AlreadyExistsError, PermissionDeniedError,
     │   UnauthenticatedError, FailedPreconditionError, AbortedError, OutOfRangeError, DataLossError
-    └── InternalError, UnknownError a server fault (request_id names it in the server log)
+    ├── InternalError, UnknownError a server fault (request_id names it in the server log)
+    └── ArgumentError               the SDK refused an argument before any RPC (argument, allowed)
+        ├── ArgumentValueError      also a ValueError: a value out of its allowed set or range
+        └── ArgumentTypeError       also a TypeError: a value (or an array's dtype) of the wrong type
 
 ``from_rpc_error`` is the only place a ``grpc.RpcError`` becomes one of these, and ``from_item_status`` the only
 place an ExecuteMany item's status does.
@@ -28,6 +31,9 @@ from dmlrpc.v1 import service_pb2
 __all__ = [
     "AbortedError",
     "AlreadyExistsError",
+    "ArgumentError",
+    "ArgumentTypeError",
+    "ArgumentValueError",
     "CancelledError",
     "DataLossError",
     "DeadlineExceededError",
@@ -186,6 +192,40 @@ class UnauthenticatedError(DmlRpcError):
     """The call carried no valid credentials."""
 
     grpc_status_code = grpc.StatusCode.UNAUTHENTICATED
+
+
+class ArgumentError(DmlRpcError):
+    """The SDK refused an argument before sending anything: ``argument`` names it (``"direction"``,
+    ``"inputs[1]"``, ``"axis"``), ``allowed`` lists the values it may take where they are few, else is empty.
+
+    Its ``code`` is INVALID_ARGUMENT (what the server would have answered), ``request_id`` is None (no call was
+    made) and ``field_violations`` holds one entry naming the argument, so handlers of server errors read it the
+    same way.
+    """
+
+    def __init__(self, argument: str, message: str, *, allowed: tuple[str, ...] = ()) -> None:
+        if allowed:
+            message = f"{message} (allowed: {', '.join(allowed)})"
+        super().__init__(
+            message,
+            code=grpc.StatusCode.INVALID_ARGUMENT,
+            field_violations=(FieldViolation(argument, message),),
+        )
+        self.argument = argument
+        self.allowed = allowed
+
+    def __str__(self) -> str:
+        # No status prefix: nothing reached a server, and the message already names the argument.
+        return self.message
+
+
+class ArgumentValueError(ArgumentError, ValueError):
+    """An argument of the right type with a value the SDK cannot send: an unknown operator or direction name, an
+    axis out of range, shapes that do not broadcast."""
+
+
+class ArgumentTypeError(ArgumentError, TypeError):
+    """An argument of the wrong type, or an array whose dtype DirectML (or the operator) has no data type for."""
 
 
 def _status_messages() -> tuple[type[Any], type[Any]]:

@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from dmlrpc import ops
 from dmlrpc.codec import DTYPE_BY_DATA_TYPE, TensorLayout, encode, tensor_desc
+from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.schema import desc_case, tensor_fields
 from dmlrpc.v1 import graph_pb2, operators_pb2, tensor_pb2
 
@@ -43,6 +44,28 @@ def _placeholder(tensor: GraphTensor) -> np.ndarray:
     return np.broadcast_to(np.zeros((), tensor.dtype), tensor.shape)
 
 
+def _tensors(where: str, inputs: Sequence[object], *, optional: bool = False) -> None:
+    for i, tensor in enumerate(inputs):
+        if not isinstance(tensor, GraphTensor) and not (optional and tensor is None):
+            raise ArgumentTypeError(
+                f"inputs[{i}]",
+                f"{where}: inputs[{i}] is a {type(tensor).__name__}, not a GraphTensor (an array enters a graph "
+                f"through Graph.input or Graph.constant)",
+            )
+
+
+def _one_shape(where: str, inputs: Sequence[GraphTensor]) -> None:
+    """Tensors joined by an edge keep their shape (DirectML's rule), so a node cannot broadcast its inputs."""
+    _tensors(where, inputs)
+    if len({tensor.shape for tensor in inputs}) > 1:
+        shapes = " and ".join(str(tensor.shape) for tensor in inputs)
+        raise ArgumentValueError(
+            "inputs",
+            f"{where}: inputs of shapes {shapes}: a graph node's inputs have one shape (edges do not broadcast); "
+            f"give the graph inputs that shape",
+        )
+
+
 class Graph:
     """Build a graph, then compile it once with ``client.compile(graph)`` and call the result many times::
 
@@ -67,7 +90,7 @@ class Graph:
 
     def input(self, dtype: npt.DTypeLike, shape: Sequence[int]) -> GraphTensor:
         """A new graph input (dispatches bind one array per input, in the order they were added)."""
-        desc = tensor_desc((np.dtype(dtype), tuple(shape)))
+        desc = tensor_desc((dtype, tuple(shape)))
         self._inputs.append(desc)
         return GraphTensor("input", len(self._inputs) - 1, 0, desc)
 
@@ -85,14 +108,28 @@ class Graph:
     ) -> list[GraphTensor]:
         """An operator node: ``inputs`` feed the desc's input tensor fields in binding order (``None`` for an unset
         optional one); returns one tensor per output tensor field."""
+        if not isinstance(operator_desc, operators_pb2.OperatorDesc):
+            raise ArgumentTypeError(
+                "operator_desc", f"Graph.node: operator_desc is a {type(operator_desc).__name__}, not an OperatorDesc"
+            )
+        if operator_desc.WhichOneof("desc") is None:
+            raise ArgumentValueError("operator_desc", "Graph.node: the OperatorDesc has no operator desc set")
         operator_desc = operators_pb2.OperatorDesc.FromString(operator_desc.SerializeToString())  # a copy we may edit
         case = desc_case(operator_desc)
         desc = getattr(operator_desc, case)
         input_fields, output_fields = tensor_fields(desc.DESCRIPTOR)
         if any(f.array for f in (*input_fields, *output_fields)):
-            raise ValueError(f"{case} has tensor arrays; Graph.node takes operators without them")
+            raise ArgumentValueError(
+                "operator_desc", f"Graph.node: {case} has tensor arrays; Graph.node takes operators without them"
+            )
         if len(inputs) != len(input_fields):
-            raise ValueError(f"{case} takes {len(input_fields)} inputs; got {len(inputs)}")
+            names = ", ".join(f.name for f in input_fields)
+            raise ArgumentValueError(
+                "inputs",
+                f"Graph.node: {case} takes {len(input_fields)} inputs ({names}); got {len(inputs)}",
+                allowed=(str(len(input_fields)),),
+            )
+        _tensors("Graph.node", inputs, optional=True)
         index = len(self._nodes)
         self._nodes.append(graph_pb2.GraphNodeDesc(operator=graph_pb2.OperatorGraphNodeDesc(operator=operator_desc)))
         for k, (tensor_field, tensor) in enumerate(zip(input_fields, inputs, strict=True)):
@@ -128,11 +165,13 @@ class Graph:
 
     def element_wise(self, name: str, *inputs: GraphTensor, **attributes: Any) -> GraphTensor:
         """A DML_ELEMENT_WISE_* node (as ``dmlrpc.ops.element_wise``); the inputs have one shape."""
+        _one_shape(f"Graph.element_wise({name!r})", inputs)
         call = ops.element_wise(name, *(_placeholder(t) for t in inputs), **attributes)
         return self.node(call.operator_desc, list(inputs))[0]
 
     def activation(self, name: str, *inputs: GraphTensor, **attributes: Any) -> GraphTensor:
-        """A DML_ACTIVATION_* node (as ``dmlrpc.ops.activation``)."""
+        """A DML_ACTIVATION_* node (as ``dmlrpc.ops.activation``); the inputs have one shape."""
+        _one_shape(f"Graph.activation({name!r})", inputs)
         call = ops.activation(name, *(_placeholder(t) for t in inputs), **attributes)
         return self.node(call.operator_desc, list(inputs))[0]
 
@@ -146,6 +185,7 @@ class Graph:
         index_dtype: npt.DTypeLike = np.uint32,
     ) -> tuple[GraphTensor, GraphTensor]:
         """A DML_TOP_K1 node (as ``dmlrpc.ops.top_k``): its values and indices."""
+        _tensors("Graph.top_k", [input])
         call = ops.top_k(_placeholder(input), k, axis, direction=direction, index_dtype=index_dtype)
         values, indices = self.node(call.operator_desc, [input])
         return values, indices
@@ -153,14 +193,17 @@ class Graph:
     def output(self, *tensors: GraphTensor) -> None:
         """Make ``tensors`` the next graph outputs (dispatches return them in this order)."""
         for tensor in tensors:
+            _tensors("Graph.output", [tensor])
             if tensor.kind != "node":
-                raise ValueError("a graph output must be a node's output")
+                raise ArgumentValueError(
+                    "tensors", f"Graph.output: a graph output is a node's output, not a graph {tensor.kind}"
+                )
             self._outputs.append(tensor)
 
     def desc(self) -> graph_pb2.GraphDesc:
         """The DML_GRAPH_DESC."""
         if not self._outputs:
-            raise ValueError("the graph has no outputs: call output()")
+            raise ArgumentValueError("graph", "the graph has no outputs: call Graph.output() first")
         output_edges = [
             graph_pb2.GraphEdgeDesc(
                 output=graph_pb2.OutputGraphEdgeDesc(

@@ -28,7 +28,7 @@ from dmlrpc._base import InputValue, decode_outputs, prepare_execute
 from dmlrpc._wire import varint
 from dmlrpc.codec import TensorLayout
 from dmlrpc.compiled import _Compiled
-from dmlrpc.errors import DmlRpcError, UnknownError, from_item_status, from_rpc_error
+from dmlrpc.errors import ArgumentValueError, DmlRpcError, UnknownError, from_item_status, from_rpc_error
 from dmlrpc.v1 import operators_pb2, service_pb2
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ class ExecuteManyStream:
 
     def __init__(self, client: Client, *, window: int, timeout: float | None) -> None:
         if window < 1:
-            raise ValueError(f"window must be at least 1; got {window}")
+            raise ArgumentValueError("window", f"window must be at least 1; got {window}")
         #: Most items unanswered at once.
         self.window = window
         self._lock = threading.Condition()
@@ -265,7 +265,7 @@ class AsyncExecuteManyStream:
 
     def __init__(self, client: AsyncClient, *, window: int | None, timeout: float | None) -> None:
         if window is not None and window < 1:
-            raise ValueError(f"window must be at least 1; got {window}")
+            raise ArgumentValueError("window", f"window must be at least 1; got {window}")
         #: Most items unanswered at once (the server's limit, asked for on start, when not given).
         self.window = window or 0
         self._client = client

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -9,7 +10,8 @@ import numpy as np
 import numpy.typing as npt
 from google.protobuf import message_factory
 
-from dmlrpc.codec import packed_strides, tensor_desc
+from dmlrpc.codec import DATA_TYPE_BY_DTYPE, DTYPE_NAMES, packed_strides, tensor_desc
+from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.schema import tensor_fields
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
@@ -32,17 +34,112 @@ class Call:
 
     operator_desc: operators_pb2.OperatorDesc
     inputs: tuple[np.ndarray | None, ...]
+    #: Per output, the shape NumPy would give the caller (a 0-d result travels as a {1} tensor: DirectML has no
+    #: 0-d tensors); empty or ``None``: the desc's sizes.
+    output_shapes: tuple[tuple[int, ...] | None, ...] = ()
+    #: Per output, the dtype NumPy would give the caller (bool travels as UINT8); empty or ``None``: the desc's.
+    output_dtypes: tuple[np.dtype[Any] | None, ...] = ()
+
+    def results(self, outputs: Sequence[Any]) -> list[Any]:
+        """The outputs of executing this call reshaped and viewed as NumPy would return them (no copies); values
+        that are not arrays (resident tensors, ``None``) pass through."""
+        results = list(outputs)
+        for i, output in enumerate(results):
+            if not isinstance(output, np.ndarray):
+                continue
+            shape = self.output_shapes[i] if i < len(self.output_shapes) else None
+            dtype = self.output_dtypes[i] if i < len(self.output_dtypes) else None
+            if dtype is not None and output.dtype != dtype:
+                output = output.view(dtype)
+            if shape is not None and output.shape != shape:
+                output = output.reshape(shape)
+            results[i] = output
+        return results
 
 
-def _axis(axis: int, rank: int) -> int:
+#: The operator descs built here that take FLOAT64 at some feature level (DirectML's tensor-support tables, as the
+#: server applies them: tests/test_client_errors.py holds the two together); every other one refuses it at all
+#: levels, so the SDK says so before sending.
+_FLOAT64_CASES = frozenset(
+    {
+        "element_wise_identity",
+        "element_wise_if",
+        "element_wise_bit_and",
+        "element_wise_bit_or",
+        "element_wise_bit_xor",
+        "element_wise_bit_not",
+        "element_wise_bit_count",
+        "scatter_elements",
+        "scatter_nd",
+    }
+)
+#: Element-wise operators that read UINT8 0/1 as booleans, so that NumPy bool arrays mean the same to them as to
+#: NumPy. Every other operator would do arithmetic on the 0/1 (True + True = 2, where NumPy's is True).
+_BOOLEAN_INPUTS = frozenset(
+    {
+        "logical_and",
+        "logical_or",
+        "logical_xor",
+        "logical_not",
+        "logical_equals",
+        "logical_greater_than",
+        "logical_less_than",
+        "logical_greater_than_or_equal",
+        "logical_less_than_or_equal",
+    }
+)
+#: Of those, the ones whose output is the first input's type, so that bool inputs give a bool result as in NumPy.
+_BOOLEAN_SAME_TYPE = frozenset({"logical_and", "logical_or", "logical_xor", "logical_not"})
+
+
+def _axis(axis: object, rank: int, where: str) -> int:
+    if isinstance(axis, bool) or not isinstance(axis, int | np.integer):
+        raise ArgumentTypeError("axis", f"{where}: axis must be an int; got {type(axis).__name__}")
     if not -rank <= axis < rank:
-        raise ValueError(f"axis {axis} is out of range for {rank} dimensions")
-    return axis % rank
+        raise ArgumentValueError(
+            "axis", f"{where}: axis {axis} is out of range for {rank} dimensions: {-rank} <= axis < {rank}"
+        )
+    return int(axis) % rank
 
 
-def _as_tensor(array: npt.ArrayLike) -> np.ndarray:
-    data = np.asarray(array)
-    return data.reshape(1) if data.ndim == 0 else data
+def _is_python_scalar(value: object) -> bool:
+    return isinstance(value, bool | int | float) and not isinstance(value, np.generic)
+
+
+def _array(value: object, argument: str, where: str, dtype: np.dtype[Any] | None = None) -> np.ndarray:
+    """``value`` as an array of a dtype the codec sends, as NumPy converts it (``dtype``: for a Python scalar,
+    the dtype NumPy's promotion gives it beside the other inputs)."""
+    try:
+        data = np.asarray(value, dtype=dtype)
+    except OverflowError as error:  # a Python int that does not fit the other inputs' integer dtype
+        raise ArgumentValueError(argument, f"{where}: {argument}: {error}") from None
+    except (TypeError, ValueError) as error:  # ragged lists, strings, objects NumPy cannot make an array of
+        raise ArgumentTypeError(argument, f"{where}: {argument} is not an array NumPy can convert: {error}") from None
+    if data.dtype not in DATA_TYPE_BY_DTYPE:
+        raise ArgumentTypeError(
+            argument,
+            f"{where}: {argument} has dtype {data.dtype}, which DirectML has no data type for",
+            allowed=DTYPE_NAMES,
+        )
+    return data
+
+
+def _check_float64(case: str, argument: str, data: np.ndarray, where: str) -> None:
+    if data.dtype.kind == "f" and data.dtype.itemsize == 8 and case not in _FLOAT64_CASES:
+        raise ArgumentTypeError(
+            argument,
+            f"{where}: {argument} has dtype float64 (what NumPy makes of Python floats and lists of them), which "
+            f"DML_OPERATOR_{case.upper()} does not take in DirectML; pass a float32 array, e.g. "
+            f"np.asarray(x, np.float32)",
+            # The logical operators take no floating type at all; the server's answer names theirs.
+            allowed=() if case.removeprefix("element_wise_") in _BOOLEAN_SAME_TYPE else ("float32", "float16"),
+        )
+
+
+def _input(value: npt.ArrayLike, argument: str, case: str, where: str) -> np.ndarray:
+    data = _array(value, argument, where)
+    _check_float64(case, argument, data, where)
+    return data
 
 
 def top_k(
@@ -57,25 +154,63 @@ def top_k(
 
     Args:
         input: the array to select from (1 to 8 dimensions).
-        k: how many elements to select, 1 <= k <= input.shape[axis].
+        k: how many elements to select, 1 <= k <= input.shape[axis] (the server checks the upper bound).
         axis: the dimension to select along; negative counts from the end.
         direction: "decreasing" (largest first) or "increasing" (smallest first), or an AxisDirection value.
         index_dtype: np.uint32 or np.uint64 for the returned indices.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: an argument the SDK cannot send (named, with its allowed values).
     """
-    data = _as_tensor(input)
-    axis = _axis(axis, data.ndim)
+    where = "top_k"
+    data = _input(input, "input", "top_k1", where)
+    if data.ndim == 0:
+        # NumPy has no axis in a 0-d array to select along either (np.sort raises AxisError).
+        raise ArgumentValueError("input", f"{where}: input is 0-d; it needs at least 1 dimension to select along")
+    axis = _axis(axis, data.ndim, where)
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        raise ArgumentTypeError("k", f"{where}: k must be an int; got {type(k).__name__}")
+    if k < 1:
+        raise ArgumentValueError("k", f"{where}: k = {k} must be at least 1")
     out_shape = list(data.shape)
-    out_shape[axis] = k
-    resolved = _DIRECTIONS[direction] if isinstance(direction, str) else direction
+    out_shape[axis] = int(k)
     desc = operators_pb2.TopK1OperatorDesc(
         input_tensor=tensor_desc(data),
         output_value_tensor=tensor_desc((data.dtype, out_shape)),
-        output_index_tensor=tensor_desc((index_dtype, out_shape)),
+        output_index_tensor=tensor_desc((_index_dtype(index_dtype, where), out_shape)),
         axis=axis,
-        k=k,
-        axis_direction=resolved,  # type: ignore[arg-type]
+        k=int(k),
+        axis_direction=_direction(direction, where),  # type: ignore[arg-type]
     )
     return Call(operators_pb2.OperatorDesc(top_k1=desc), (data,))
+
+
+def _direction(direction: object, where: str) -> int:
+    if isinstance(direction, str):
+        if direction not in _DIRECTIONS:
+            raise ArgumentValueError(
+                "direction",
+                f"{where}: direction {direction!r} is not a top-k direction",
+                allowed=(*(repr(name) for name in _DIRECTIONS), "an AxisDirection int"),
+            )
+        return _DIRECTIONS[direction]
+    if isinstance(direction, bool) or not isinstance(direction, int | np.integer):
+        raise ArgumentTypeError(
+            "direction", f"{where}: direction must be a str or an AxisDirection int; got {type(direction).__name__}"
+        )
+    # An int goes into the desc as it is (the way to send any DML_AXIS_DIRECTION): the server names bad ones.
+    return int(direction)
+
+
+def _index_dtype(index_dtype: npt.DTypeLike, where: str) -> np.dtype[Any]:
+    try:
+        dtype = np.dtype(index_dtype)
+    except TypeError:
+        raise ArgumentTypeError(
+            "index_dtype", f"{where}: index_dtype {index_dtype!r} is not a NumPy dtype", allowed=("uint32", "uint64")
+        ) from None
+    # Other DirectML types go into the desc as asked; the server refuses them, naming UINT32 and UINT64.
+    return dtype
 
 
 def scatter_elements(
@@ -85,16 +220,21 @@ def scatter_elements(
     axis: int = 0,
 ) -> Call:
     """DML_SCATTER_ELEMENTS_OPERATOR_DESC: a copy of ``input`` with ``updates`` written at ``indices`` along
-    ``axis`` (as ``numpy.put_along_axis``). All three arrays have the same number of dimensions."""
-    data, index_array, update_array = _as_tensor(input), _as_tensor(indices), _as_tensor(updates)
+    ``axis`` (as ``numpy.put_along_axis``). All three arrays have the same number of dimensions; ``updates`` is
+    cast to ``input``'s dtype, as NumPy does."""
+    where = "scatter_elements"
+    data = _input(input, "input", "scatter_elements", where)
+    index_array, update_array = _array(indices, "indices", where), _array(updates, "updates", where)
+    shape = data.shape
+    data, index_array, update_array = (a.reshape(1) if a.ndim == 0 else a for a in (data, index_array, update_array))
     desc = operators_pb2.ScatterElementsOperatorDesc(
         input_tensor=tensor_desc(data),
         indices_tensor=tensor_desc(index_array),
         updates_tensor=tensor_desc(update_array.astype(data.dtype, copy=False)),
         output_tensor=tensor_desc(data),
-        axis=_axis(axis, data.ndim),
+        axis=_axis(axis, data.ndim, where),
     )
-    return Call(operators_pb2.OperatorDesc(scatter_elements=desc), (data, index_array, update_array))
+    return Call(operators_pb2.OperatorDesc(scatter_elements=desc), (data, index_array, update_array), (shape,))
 
 
 def scatter_nd(
@@ -106,13 +246,17 @@ def scatter_nd(
     indices_dimension_count: int | None = None,
 ) -> Call:
     """DML_SCATTER_ND_OPERATOR_DESC: a copy of ``input`` with ``updates`` written at the index tuples in the
-    last dimension of ``indices`` (as ONNX ScatterND).
+    last dimension of ``indices`` (as ONNX ScatterND); ``updates`` is cast to ``input``'s dtype.
 
     The arrays may have different ranks, as in ONNX: they are padded with leading 1s to one dimension count
     and the dimension counts default to the arrays' own ranks. Pass the counts explicitly to send arrays that
-    already share a dimension count as they are.
+    already share a dimension count as they are. The result has ``input``'s shape.
     """
-    data, index_array, update_array = _as_tensor(input), _as_tensor(indices), _as_tensor(updates)
+    where = "scatter_nd"
+    data = _input(input, "input", "scatter_nd", where)
+    index_array, update_array = _array(indices, "indices", where), _array(updates, "updates", where)
+    shape = data.shape
+    data, index_array, update_array = (a.reshape(1) if a.ndim == 0 else a for a in (data, index_array, update_array))
     rank = max(data.ndim, index_array.ndim, update_array.ndim)
     input_count = input_dimension_count if input_dimension_count is not None else data.ndim
     indices_count = indices_dimension_count if indices_dimension_count is not None else index_array.ndim
@@ -127,7 +271,7 @@ def scatter_nd(
         input_dimension_count=input_count,
         indices_dimension_count=indices_count,
     )
-    return Call(operators_pb2.OperatorDesc(scatter_nd=desc), (data, index_array, update_array))
+    return Call(operators_pb2.OperatorDesc(scatter_nd=desc), (data, index_array, update_array), (shape,))
 
 
 #: Element-wise operators whose output is a 0/1 boolean (UINT8 unless ``output_dtype`` says UINT32).
@@ -151,71 +295,183 @@ def element_wise(
     """DML_ELEMENT_WISE_<NAME>_OPERATOR_DESC over NumPy-broadcast inputs: ``element_wise("add", a, b)``.
 
     Inputs broadcast as in NumPy: each is sent once and described with stride 0 along its broadcast dimensions
-    (DirectML's way). The output has the broadcast shape and the first input's data type (UINT8 for the
-    comparisons, IS_NAN, IS_INFINITY and BIT_COUNT), unless ``output_dtype`` says otherwise. ``attributes`` are
-    the desc's other fields by their proto names; ``scale_bias=(scale, bias)`` and
+    (DirectML's way). The output has the broadcast shape (0-d when every input is) and the first input's data type
+    (IF: its values'; UINT8 for the comparisons, IS_NAN, IS_INFINITY and BIT_COUNT), unless ``output_dtype`` says
+    otherwise.
+    ``attributes`` are the desc's other fields by their proto names; ``scale_bias=(scale, bias)`` and
     ``fused_activation=activation("relu", ...).operator_desc`` are accepted as shown.
+
+    Data types follow NumPy where DirectML has the type, and are refused before sending where it has not:
+
+    - arrays keep their dtype; a Python list becomes what NumPy makes of it (floats: float64), and a Python
+      scalar takes the dtype NumPy's promotion gives it beside the other inputs (``add(x32, 1.5)`` sends 1.5 as
+      float32). FLOAT64 is refused, with a hint, by every operator but IDENTITY, IF and the BIT_* ones, as
+      DirectML has it nowhere else: pass float32 arrays.
+    - DirectML has no BOOL: bool arrays travel as UINT8 0/1 to the logical operators (LOGICAL_AND, _OR, _XOR,
+      _NOT give bool back, the comparisons UINT8) and as IF's condition, and are refused elsewhere, where 0/1
+      arithmetic would differ from NumPy's bool arithmetic (True + True is 2 in UINT8).
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: an unknown name or attribute, a wrong input count, shapes that do
+            not broadcast, a dtype the operator cannot take (each names the argument and its allowed values).
     """
-    output = None if output_dtype is None else np.dtype(output_dtype)
-    if output is None and name.lower() in _BOOLEAN_RESULTS:
+    lowered = _operator_name(name, "element_wise", _ELEMENT_WISE_NAMES)
+    where = f"element_wise({lowered!r})"
+    output = None
+    if output_dtype is not None:
+        try:
+            output = np.dtype(output_dtype)
+        except TypeError:
+            raise ArgumentTypeError(
+                "output_dtype", f"{where}: output_dtype {output_dtype!r} is not a NumPy dtype", allowed=DTYPE_NAMES
+            ) from None
+        if output not in DATA_TYPE_BY_DTYPE:
+            raise ArgumentTypeError(
+                "output_dtype", f"{where}: output_dtype {output} has no DirectML data type", allowed=DTYPE_NAMES
+            )
+    if output is None and lowered in _BOOLEAN_RESULTS:
         output = np.dtype(np.uint8)
-    return _single_output(f"element_wise_{name.lower()}", inputs, output, attributes)
+    return _single_output(f"element_wise_{lowered}", where, inputs, output, attributes)
 
 
 def activation(name: str, *inputs: npt.ArrayLike | None, **attributes: Any) -> Call:
     """DML_ACTIVATION_<NAME>_OPERATOR_DESC: ``activation("leaky_relu", x, alpha=0.1)``,
     ``activation("softmax1", x, axes=[1])`` (``axis_count`` is filled in). With no inputs, the desc is one to
-    use as a fused activation (its tensors unset)."""
-    return _single_output(f"activation_{name.lower()}", inputs, None, attributes)
+    use as a fused activation (its tensors unset). Inputs convert as ``element_wise``'s do; no activation takes
+    FLOAT64 or bool.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: as ``element_wise``.
+    """
+    lowered = _operator_name(name, "activation", _ACTIVATION_NAMES)
+    return _single_output(f"activation_{lowered}", f"activation({lowered!r})", inputs, None, attributes)
+
+
+def _operator_names(prefix: str) -> tuple[str, ...]:
+    return tuple(
+        sorted(
+            f.name.removeprefix(prefix)
+            for f in operators_pb2.OperatorDesc.DESCRIPTOR.fields
+            if f.name.startswith(prefix) and f.message_type is not None
+        )
+    )
+
+
+_ELEMENT_WISE_NAMES = _operator_names("element_wise_")
+_ACTIVATION_NAMES = _operator_names("activation_")
+
+
+def _operator_name(name: object, function: str, allowed: tuple[str, ...]) -> str:
+    if not isinstance(name, str):
+        raise ArgumentTypeError("name", f"{function}: name must be a str; got {type(name).__name__}")
+    lowered = name.lower()
+    if lowered not in allowed:
+        raise ArgumentValueError("name", f"{function}: no operator named {name!r}", allowed=allowed)
+    return lowered
 
 
 def _single_output(
-    case: str, inputs: tuple[npt.ArrayLike | None, ...], output: np.dtype[Any] | None, attributes: dict[str, Any]
+    case: str,
+    where: str,
+    inputs: tuple[npt.ArrayLike | None, ...],
+    output: np.dtype[Any] | None,
+    attributes: dict[str, Any],
 ) -> Call:
-    field = operators_pb2.OperatorDesc.DESCRIPTOR.fields_by_name.get(case)
-    if field is None or field.message_type is None:
-        raise ValueError(f"no operator desc named {case!r}")
-    message = message_factory.GetMessageClass(field.message_type)()
-    if "scale_bias" in attributes and isinstance(attributes["scale_bias"], tuple):
-        scale, bias = attributes.pop("scale_bias")
-        attributes["scale_bias"] = operators_pb2.ScaleBias(scale=scale, bias=bias)
-    if "axes" in attributes and "axis_count" not in attributes:
-        attributes["axis_count"] = len(attributes["axes"])
-    for key, value in attributes.items():
-        if key not in message.DESCRIPTOR.fields_by_name:
-            raise ValueError(f"{case} has no field {key!r}")
-        target = getattr(message, key)
-        if hasattr(target, "CopyFrom"):
-            target.CopyFrom(value)
-        elif hasattr(target, "extend"):
-            target.extend(value)
-        else:
-            setattr(message, key, value)
+    descriptor = operators_pb2.OperatorDesc.DESCRIPTOR.fields_by_name[case].message_type
+    assert descriptor is not None  # every OperatorDesc case is a desc message (the names were checked)
+    message = message_factory.GetMessageClass(descriptor)()
     fields, (output_field, *_) = tensor_fields(message.DESCRIPTOR)
-    arrays = [None if value is None else _as_tensor(value) for value in inputs]
-    if not arrays:
+    _set_attributes(message, where, {f.name for f in fields} | {output_field.name}, attributes)
+    if not inputs:
         return Call(_wrap(case, message), ())
-    if len(arrays) != len(fields):
+    if len(inputs) != len(fields):
         names = ", ".join(f.name for f in fields)
-        raise ValueError(f"{case} takes {len(fields)} inputs ({names}); got {len(arrays)}")
+        raise ArgumentValueError(
+            "inputs", f"{where} takes {len(fields)} inputs ({names}); got {len(inputs)}", allowed=(str(len(fields)),)
+        )
+    arrays = _convert_inputs(case, where, inputs)
     present = [a for a in arrays if a is not None]
-    shape = np.broadcast_shapes(*(a.shape for a in present))
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in present))
+    except ValueError:
+        shapes = " and ".join(str(a.shape) for a in present)
+        raise ArgumentValueError(
+            "inputs", f"{where}: inputs of shapes {shapes} do not broadcast to one shape (NumPy's rule)"
+        ) from None
+    wire = shape or (1,)  # DirectML has no 0-d tensors: a 0-d result travels as a {1} tensor
     bound: list[np.ndarray | None] = []
     for tensor_field, array in zip(fields, arrays, strict=True):
         if array is None:
             bound.append(None)
             continue
-        padded = array.reshape((1,) * (len(shape) - array.ndim) + array.shape)
+        padded = array.reshape((1,) * (len(wire) - array.ndim) + array.shape)
         strides = [
             0 if size == 1 and full != 1 else stride
-            for size, full, stride in zip(padded.shape, shape, packed_strides(padded.shape), strict=True)
+            for size, full, stride in zip(padded.shape, wire, packed_strides(padded.shape), strict=True)
         ]
-        broadcast = any(size == 1 and full != 1 for size, full in zip(padded.shape, shape, strict=True))
-        getattr(message, tensor_field.name).CopyFrom(tensor_desc((padded.dtype, shape), strides if broadcast else None))
-        bound.append(np.broadcast_to(padded, shape) if broadcast else padded)
-    dtype = output if output is not None else present[0].dtype
-    getattr(message, output_field.name).CopyFrom(tensor_desc((dtype, shape)))
-    return Call(_wrap(case, message), tuple(bound))
+        broadcast = any(size == 1 and full != 1 for size, full in zip(padded.shape, wire, strict=True))
+        getattr(message, tensor_field.name).CopyFrom(tensor_desc((padded.dtype, wire), strides if broadcast else None))
+        bound.append(np.broadcast_to(padded, wire) if broadcast else padded)
+    # IF's output has its values' type (A and B), not its condition's.
+    first = arrays[1] if case == "element_wise_if" and arrays[1] is not None else present[0]
+    dtype = output if output is not None else first.dtype
+    getattr(message, output_field.name).CopyFrom(tensor_desc((dtype, wire)))
+    # bool travels as UINT8 and comes back as UINT8 unless told: the logical operators return the inputs' type.
+    result_dtype = dtype if dtype == np.bool_ else None
+    return Call(_wrap(case, message), tuple(bound), (shape,), (result_dtype,))
+
+
+def _set_attributes(message: Any, where: str, tensors: set[str], attributes: dict[str, Any]) -> None:
+    if "scale_bias" in attributes and isinstance(attributes["scale_bias"], tuple):
+        scale, bias = attributes.pop("scale_bias")
+        attributes["scale_bias"] = operators_pb2.ScaleBias(scale=scale, bias=bias)
+    if "axes" in attributes and "axis_count" not in attributes:
+        attributes["axis_count"] = len(attributes["axes"])
+    names = tuple(f.name for f in message.DESCRIPTOR.fields if f.name not in tensors)
+    for key, value in attributes.items():
+        if key not in names:
+            has = "" if names else " (it has none)"
+            raise ArgumentValueError(key, f"{where} has no attribute {key!r}{has}", allowed=names)
+        target = getattr(message, key)
+        try:
+            if hasattr(target, "CopyFrom"):
+                target.CopyFrom(value)
+            elif hasattr(target, "extend"):
+                target.extend(value)
+            else:
+                setattr(message, key, value)
+        except TypeError as error:
+            raise ArgumentTypeError(key, f"{where}: attribute {key}={value!r}: {error}") from None
+        except ValueError as error:  # a number the field cannot hold (a negative count, an enum out of range)
+            raise ArgumentValueError(key, f"{where}: attribute {key}={value!r}: {error}") from None
+
+
+def _convert_inputs(case: str, where: str, inputs: tuple[npt.ArrayLike | None, ...]) -> list[np.ndarray | None]:
+    """The inputs as arrays, as NumPy converts operands: arrays and lists first, then each Python scalar in the
+    dtype NumPy's promotion gives it beside them (a weak scalar: ``x32 + 1.5`` stays float32)."""
+    arrays: list[np.ndarray | None] = [
+        None if value is None or _is_python_scalar(value) else _array(value, f"inputs[{i}]", where)
+        for i, value in enumerate(inputs)
+    ]
+    dtypes = [a.dtype for a in arrays if a is not None]
+    for i, value in enumerate(inputs):
+        if value is not None and arrays[i] is None:
+            dtype = np.result_type(*dtypes, value) if dtypes else None
+            arrays[i] = _array(value, f"inputs[{i}]", where, dtype)
+    operator = case.removeprefix("element_wise_")
+    for i, array in enumerate(arrays):
+        if array is None:
+            continue
+        _check_float64(case, f"inputs[{i}]", array, where)
+        if array.dtype == np.bool_ and operator not in _BOOLEAN_INPUTS and not (operator == "if" and i == 0):
+            raise ArgumentTypeError(
+                f"inputs[{i}]",
+                f"{where}: inputs[{i}] has dtype bool, which DirectML has no data type for: "
+                f"DML_OPERATOR_{case.upper()} would read it as UINT8 0/1 and compute on numbers (True + True = 2), "
+                f"not as NumPy does on bool; pass a uint8 array to compute on 0/1, or use a logical operator",
+                allowed=tuple(f"element_wise({name!r})" for name in sorted(_BOOLEAN_INPUTS)),
+            )
+    return arrays
 
 
 def _wrap(case: str, message: Any) -> operators_pb2.OperatorDesc:

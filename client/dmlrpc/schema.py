@@ -8,6 +8,7 @@ from functools import cache
 
 from google.protobuf.descriptor import Descriptor
 
+from dmlrpc.errors import ArgumentValueError
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
 __all__ = ["TensorField", "desc_case", "snake_case", "tensor_descs", "tensor_fields"]
@@ -56,7 +57,7 @@ def desc_case(operator_desc: operators_pb2.OperatorDesc) -> str:
     """The set case of ``OperatorDesc.desc`` (e.g. ``"top_k1"``)."""
     case = operator_desc.WhichOneof("desc")
     if case is None:
-        raise ValueError("the OperatorDesc has no operator desc set")
+        raise ArgumentValueError("operator_desc", "the OperatorDesc has no operator desc set")
     return case
 
 
