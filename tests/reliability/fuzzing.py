@@ -93,6 +93,9 @@ def valid_calls(draw: st.DrawFn) -> ops.Call:
     shape = draw(_shape())
     data = draw(_values(dtype, shape))
     if kind == "top_k":
+        # The SDK refuses FLOAT64 for TOP_K1 (DirectML has no such kernel) before any request is made; the mutations
+        # below still send the server every data type.
+        data = data.astype(np.float32) if data.dtype == np.float64 else data
         axis = draw(st.integers(0, len(shape) - 1))
         k = draw(st.integers(1, shape[axis]))
         direction: Literal["decreasing", "increasing"] = draw(st.sampled_from(("decreasing", "increasing")))
