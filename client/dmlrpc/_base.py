@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from dmlrpc._wire import CHUNK_BYTES, decode_chunk, encode_chunk
 from dmlrpc.codec import TensorLayout, decode, encode
-from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.errors import ArgumentTypeError, ArgumentValueError, MalformedResponseError
 from dmlrpc.schema import desc_case, tensor_fields
 from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
 
@@ -126,17 +126,17 @@ class StreamedOutputs:
                 return
             chunk = part.chunk.binding, memoryview(part.chunk.data)
         if self._buffers is None:
-            raise ValueError("malformed ExecuteStream answer: chunks before the outputs header")
+            raise MalformedResponseError("malformed ExecuteStream answer: chunks before the outputs header")
         index, data = chunk
         target = self._buffers[index] if index < len(self._buffers) else None
         if target is None or self._filled[index] + len(data) > len(target):
-            raise ValueError(f"malformed ExecuteStream answer: too many bytes for output {index}")
+            raise MalformedResponseError(f"malformed ExecuteStream answer: too many bytes for output {index}")
         target[self._filled[index] : self._filled[index] + len(data)] = np.frombuffer(data, np.uint8)
         self._filled[index] += len(data)
 
     def arrays(self) -> list[np.ndarray | None]:
         if self._buffers is None:
-            raise ValueError("malformed ExecuteStream answer: no outputs header")
+            raise MalformedResponseError("malformed ExecuteStream answer: no outputs header")
         results: list[np.ndarray | None] = []
         for index, layout in enumerate(self._layouts):
             buffer = self._buffers[index] if index < len(self._buffers) else None
@@ -144,7 +144,7 @@ class StreamedOutputs:
                 results.append(None)
                 continue
             if self._filled[index] != len(buffer):
-                raise ValueError(f"malformed ExecuteStream answer: output {index} is incomplete")
+                raise MalformedResponseError(f"malformed ExecuteStream answer: output {index} is incomplete")
             results.append(decode(buffer, layout))
         return results
 
@@ -307,17 +307,17 @@ class TensorReader:
                 return
             chunk = part.chunk.binding, memoryview(part.chunk.data)
         if self._buffer is None:
-            raise ValueError("malformed ReadTensor answer: chunks before the tensor")
+            raise MalformedResponseError("malformed ReadTensor answer: chunks before the tensor")
         _, data = chunk
         end = self._filled + len(data)
         if end > len(self._buffer):
-            raise ValueError("malformed ReadTensor answer: more bytes than the desc holds")
+            raise MalformedResponseError("malformed ReadTensor answer: more bytes than the desc holds")
         self._buffer[self._filled : end] = np.frombuffer(data, np.uint8)
         self._filled = end
 
     def array(self) -> np.ndarray:
         if self.tensor is None or self._buffer is None or self._filled != len(self._buffer):
-            raise ValueError("malformed ReadTensor answer: incomplete")
+            raise MalformedResponseError("malformed ReadTensor answer: incomplete")
         return decode(self._buffer, _layout(self.tensor.desc.buffer, "tensor.desc"))
 
 

@@ -7,6 +7,7 @@
     ├── UnavailableError            the server cannot be reached or is shutting down
     ├── DeadlineExceededError, CancelledError, NotFoundError, AlreadyExistsError, PermissionDeniedError,
     │   UnauthenticatedError, FailedPreconditionError, AbortedError, OutOfRangeError, DataLossError
+    │   └── MalformedResponseError  the server's answer broke the protocol (also a ValueError)
     ├── InternalError, UnknownError a server fault (request_id names it in the server log)
     └── ArgumentError               the SDK refused an argument before any RPC (argument, allowed)
         ├── ArgumentValueError      also a ValueError: a value out of its allowed set or range
@@ -42,6 +43,7 @@ __all__ = [
     "FieldViolation",
     "InternalError",
     "InvalidArgumentError",
+    "MalformedResponseError",
     "NotFoundError",
     "OutOfRangeError",
     "PermissionDeniedError",
@@ -186,6 +188,16 @@ class DataLossError(DmlRpcError):
     """Data was lost or corrupted."""
 
     grpc_status_code = grpc.StatusCode.DATA_LOSS
+
+
+class MalformedResponseError(DataLossError, ValueError):
+    """The server's answer broke the protocol (a stream's chunks out of order, too many or too few bytes): a
+    server fault or a corrupted connection, never the caller's input. Also a ``ValueError``, as it once was."""
+
+    grpc_status_code: ClassVar[grpc.StatusCode | None] = None  # DATA_LOSS from the server stays DataLossError
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code=grpc.StatusCode.DATA_LOSS)
 
 
 class UnauthenticatedError(DmlRpcError):

@@ -172,3 +172,38 @@ def test_service_config_is_valid_json_naming_the_service() -> None:
     )
     assert options["grpc.enable_retries"] == 0
     assert options["grpc.keepalive_time_ms"] == 30_000
+
+
+class _Malformed(service_pb2_grpc.DirectMLServiceServicer):
+    """Answers ExecuteStream against the protocol: a chunk before the outputs header."""
+
+    def ExecuteStream(self, request_iterator: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        for _ in request_iterator:
+            pass
+        yield service_pb2.ExecuteStreamResponse(chunk=service_pb2.TensorChunk(binding=0, data=b"\0" * 8))
+
+
+def test_a_malformed_stream_answer_is_a_typed_error() -> None:
+    # A server that breaks the stream protocol is a server fault, not the caller's ValueError: MalformedResponseError
+    # is a DataLossError (DATA_LOSS), and still a ValueError for code that caught the old error.
+    import numpy as np
+
+    from dmlrpc import ops
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    service_pb2_grpc.add_DirectMLServiceServicer_to_server(_Malformed(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        call = ops.top_k(np.zeros((1, 4), np.float32), 2)
+        with (
+            dmlrpc.Client(f"127.0.0.1:{port}", timeout=30) as client,
+            pytest.raises(dmlrpc.MalformedResponseError) as info,
+        ):
+            client.execute(call.operator_desc, list(call.inputs), stream=True)
+    finally:
+        server.stop(None)
+    error = info.value
+    assert isinstance(error, dmlrpc.DmlRpcError) and isinstance(error, ValueError)
+    assert error.code == grpc.StatusCode.DATA_LOSS and "chunks before the outputs header" in error.message
+    assert dmlrpc.errors.DmlRpcError._by_code[grpc.StatusCode.DATA_LOSS] is dmlrpc.errors.DataLossError
