@@ -202,6 +202,7 @@ def test_the_sdk_s_dtype_sets_match_the_server_s_tables() -> None:
     uint8 = tensor_pb2.TENSOR_DATA_TYPE_UINT8
     built = {case for case in REGISTRY if case.startswith(("element_wise_", "activation_"))}
     built |= {"top_k1", "scatter_elements", "scatter_nd"}
+    built |= {"reduce", "cast", "average_pooling", "max_pooling"}
     takes_float64 = {
         case
         for case in built

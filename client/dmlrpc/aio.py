@@ -340,3 +340,70 @@ class AsyncClient(ClientCore):
         (output,) = call.results(await self.execute(call.operator_desc, call.inputs, timeout=timeout))
         assert isinstance(output, np.ndarray)
         return output
+
+    async def reduce(
+        self,
+        function: str,
+        input: npt.ArrayLike,
+        axes: int | Sequence[int] | None = None,
+        *,
+        keepdims: bool = False,
+        index_dtype: npt.DTypeLike = np.int64,
+        timeout: float | None = None,
+    ) -> np.ndarray:
+        """DML_REDUCE: ``function`` ("sum", "mean", "max", "argmax", ...) over ``axes`` (``None``: all), shaped as
+        NumPy's with ``keepdims`` (see ``dmlrpc.ops.reduce``)."""
+        call = ops.reduce(function, input, axes, keepdims=keepdims, index_dtype=index_dtype)
+        (output,) = call.results(await self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
+    async def cast(self, input: npt.ArrayLike, dtype: npt.DTypeLike, *, timeout: float | None = None) -> np.ndarray:
+        """DML_CAST: ``input.astype(dtype)`` by DirectML's conversion rules (see ``dmlrpc.ops.cast``)."""
+        call = ops.cast(input, dtype)
+        (output,) = call.results(await self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
+    async def average_pooling(
+        self,
+        input: npt.ArrayLike,
+        window_size: int | Sequence[int],
+        *,
+        strides: int | Sequence[int] | None = None,
+        start_padding: int | Sequence[int] | None = None,
+        end_padding: int | Sequence[int] | None = None,
+        include_padding: bool = False,
+        timeout: float | None = None,
+    ) -> np.ndarray:
+        """DML_AVERAGE_POOLING over the spatial dimensions of an (N, C, ...) array (see
+        ``dmlrpc.ops.average_pooling``)."""
+        call = ops.average_pooling(
+            input,
+            window_size,
+            strides=strides,
+            start_padding=start_padding,
+            end_padding=end_padding,
+            include_padding=include_padding,
+        )
+        (output,) = call.results(await self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
+    async def max_pooling(
+        self,
+        input: npt.ArrayLike,
+        window_size: int | Sequence[int],
+        *,
+        strides: int | Sequence[int] | None = None,
+        start_padding: int | Sequence[int] | None = None,
+        end_padding: int | Sequence[int] | None = None,
+        timeout: float | None = None,
+    ) -> np.ndarray:
+        """DML_MAX_POOLING over the spatial dimensions of an (N, C, ...) array (see ``dmlrpc.ops.max_pooling``)."""
+        call = ops.max_pooling(
+            input, window_size, strides=strides, start_padding=start_padding, end_padding=end_padding
+        )
+        (output,) = call.results(await self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output

@@ -66,6 +66,19 @@ def _one_shape(where: str, inputs: Sequence[GraphTensor]) -> None:
         )
 
 
+def _pooled_tensor(where: str, tensor: object) -> None:
+    """A graph's pooling input is 4-D or 5-D: the SDK's 3-D form reshapes, and an edge cannot."""
+    _tensors(where, [tensor])
+    assert isinstance(tensor, GraphTensor)
+    if len(tensor.shape) not in (4, 5):
+        raise ArgumentValueError(
+            "input",
+            f"{where}: input has {len(tensor.shape)} dimensions; a graph's pooling node takes (N, C, H, W) or "
+            f"(N, C, D, H, W)",
+            allowed=("4", "5"),
+        )
+
+
 class Graph:
     """Build a graph, then compile it once with ``client.compile(graph)`` and call the result many times::
 
@@ -189,6 +202,65 @@ class Graph:
         call = ops.top_k(_placeholder(input), k, axis, direction=direction, index_dtype=index_dtype)
         values, indices = self.node(call.operator_desc, [input])
         return values, indices
+
+    def reduce(
+        self,
+        function: str,
+        input: GraphTensor,
+        axes: int | Sequence[int] | None = None,
+        *,
+        index_dtype: npt.DTypeLike = np.int64,
+    ) -> GraphTensor:
+        """A DML_REDUCE node (as ``dmlrpc.ops.reduce``). Its output keeps the input's rank with the reduced axes of
+        size 1 (DirectML's shape, ``keepdims=True``): a graph's tensors have their descs' shapes."""
+        _tensors(f"Graph.reduce({function!r})", [input])
+        call = ops.reduce(function, _placeholder(input), axes, keepdims=True, index_dtype=index_dtype)
+        return self.node(call.operator_desc, [input])[0]
+
+    def cast(self, input: GraphTensor, dtype: npt.DTypeLike) -> GraphTensor:
+        """A DML_CAST node (as ``dmlrpc.ops.cast``): ``input`` converted to ``dtype``."""
+        _tensors("Graph.cast", [input])
+        call = ops.cast(_placeholder(input), dtype)
+        return self.node(call.operator_desc, [input])[0]
+
+    def average_pooling(
+        self,
+        input: GraphTensor,
+        window_size: int | Sequence[int],
+        *,
+        strides: int | Sequence[int] | None = None,
+        start_padding: int | Sequence[int] | None = None,
+        end_padding: int | Sequence[int] | None = None,
+        include_padding: bool = False,
+    ) -> GraphTensor:
+        """A DML_AVERAGE_POOLING node (as ``dmlrpc.ops.average_pooling``) over a 4-D or 5-D input (a graph's
+        tensors keep their shapes, so a 3-D one is refused: make the graph input (N, C, 1, W))."""
+        _pooled_tensor("Graph.average_pooling", input)
+        call = ops.average_pooling(
+            _placeholder(input),
+            window_size,
+            strides=strides,
+            start_padding=start_padding,
+            end_padding=end_padding,
+            include_padding=include_padding,
+        )
+        return self.node(call.operator_desc, [input])[0]
+
+    def max_pooling(
+        self,
+        input: GraphTensor,
+        window_size: int | Sequence[int],
+        *,
+        strides: int | Sequence[int] | None = None,
+        start_padding: int | Sequence[int] | None = None,
+        end_padding: int | Sequence[int] | None = None,
+    ) -> GraphTensor:
+        """A DML_MAX_POOLING node (as ``dmlrpc.ops.max_pooling``) over a 4-D or 5-D input."""
+        _pooled_tensor("Graph.max_pooling", input)
+        call = ops.max_pooling(
+            _placeholder(input), window_size, strides=strides, start_padding=start_padding, end_padding=end_padding
+        )
+        return self.node(call.operator_desc, [input])[0]
 
     def output(self, *tensors: GraphTensor) -> None:
         """Make ``tensors`` the next graph outputs (dispatches return them in this order)."""

@@ -15,7 +15,19 @@ from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.schema import tensor_fields
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
-__all__ = ["Call", "Direction", "activation", "element_wise", "scatter_elements", "scatter_nd", "top_k"]
+__all__ = [
+    "Call",
+    "Direction",
+    "activation",
+    "average_pooling",
+    "cast",
+    "element_wise",
+    "max_pooling",
+    "reduce",
+    "scatter_elements",
+    "scatter_nd",
+    "top_k",
+]
 
 #: Top-k direction: "decreasing"/"largest", "increasing"/"smallest", or a DML_AXIS_DIRECTION value.
 Direction = Literal["decreasing", "increasing", "largest", "smallest"] | int
@@ -71,6 +83,7 @@ _FLOAT64_CASES = frozenset(
         "element_wise_bit_count",
         "scatter_elements",
         "scatter_nd",
+        "cast",
     }
 )
 #: Element-wise operators that read UINT8 0/1 as booleans, so that NumPy bool arrays mean the same to them as to
@@ -345,6 +358,319 @@ def activation(name: str, *inputs: npt.ArrayLike | None, **attributes: Any) -> C
     """
     lowered = _operator_name(name, "activation", _ACTIVATION_NAMES)
     return _single_output(f"activation_{lowered}", f"activation({lowered!r})", inputs, None, attributes)
+
+
+#: REDUCE's functions by their DML_REDUCE_FUNCTION names, lower-case, and NumPy's names for two of them.
+_REDUCE_FUNCTIONS: dict[str, int] = {
+    **{name.removeprefix("REDUCE_FUNCTION_").lower(): value for name, value in operators_pb2.ReduceFunction.items()},
+    "mean": operators_pb2.REDUCE_FUNCTION_AVERAGE,
+    "prod": operators_pb2.REDUCE_FUNCTION_MULTIPLY,
+}
+#: The functions DirectML computes in floating point only (no integer type at any feature level).
+_FLOAT_ONLY_REDUCE = frozenset({"average", "mean", "l2", "log_sum", "log_sum_exp"})
+
+
+def reduce(
+    function: str,
+    input: npt.ArrayLike,
+    axes: int | Sequence[int] | None = None,
+    *,
+    keepdims: bool = False,
+    index_dtype: npt.DTypeLike = np.int64,
+) -> Call:
+    """DML_REDUCE_OPERATOR_DESC: ``function`` over ``axes`` of ``input``, as ``np.sum(input, axis=axes)``.
+
+    Functions (DML_REDUCE_FUNCTION, lower-case): ``sum``, ``average`` (alias ``mean``), ``max``, ``min``,
+    ``multiply`` (alias ``prod``), ``l1`` = sum(|x|), ``l2`` = sqrt(sum(x^2)), ``sum_square`` = sum(x^2),
+    ``log_sum`` = log(sum(x)), ``log_sum_exp`` = log(sum(exp(x))), ``argmax`` and ``argmin`` (the first extreme;
+    over several axes, its row-major index over them, flattened).
+
+    DirectML's rules: the output keeps the input's rank with the reduced axes of size 1; its data type is the
+    input's (integers wrap, as DirectML's arithmetic does: NumPy's ``sum`` widens small integers, this does
+    not), except ARGMAX/ARGMIN, whose indices are ``index_dtype`` (int64 as NumPy's; int32, uint32, uint64 too).
+    AVERAGE, L2, LOG_SUM and LOG_SUM_EXP take float32/float16 only; the others integers too, per feature level
+    (MIN, MAX, ARGMIN, ARGMAX every integer type from 5.0 / 4.1; SUM, MULTIPLY, L1, SUM_SQUARE 32/64-bit ones).
+    No function takes FLOAT64 or bool.
+
+    Args:
+        function: the reduce function's name.
+        input: the array to reduce (1 to 8 dimensions; a 0-d one travels as one element).
+        axes: an axis or axes to reduce, negative counting from the end, unique; ``None`` (default): all of them.
+        keepdims: keep the reduced axes as size 1 (DirectML's output shape); ``False`` (default, as NumPy)
+            removes them, so that reducing every axis gives a 0-d array.
+        index_dtype: ARGMAX/ARGMIN's index type; ignored by the other functions.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: an unknown function, axes out of range or repeated, a dtype no
+            feature level takes for the function (each names the argument and its allowed values).
+    """
+    if not isinstance(function, str):
+        raise ArgumentTypeError("function", f"reduce: function must be a str; got {type(function).__name__}")
+    name = function.lower()
+    if name not in _REDUCE_FUNCTIONS:
+        raise ArgumentValueError(
+            "function", f"reduce: no reduce function named {function!r}", allowed=tuple(_REDUCE_FUNCTIONS)
+        )
+    where = f"reduce({name!r})"
+    data = _input(input, "input", "reduce", where)
+    if data.dtype == np.bool_:
+        raise ArgumentTypeError(
+            "input",
+            f"{where}: input has dtype bool, which DirectML has no data type for (it would reduce UINT8 0/1); pass "
+            f"a uint8 or int32 array, e.g. x.astype(np.int32) to count Trues with 'sum'",
+        )
+    if name in _FLOAT_ONLY_REDUCE and data.dtype.kind != "f":
+        raise ArgumentTypeError(
+            "input",
+            f"{where}: input has dtype {data.dtype}; DML_REDUCE_FUNCTION_{name.upper()} takes floating types only: "
+            f"pass a float32 array, e.g. x.astype(np.float32)",
+            allowed=("float32", "float16"),
+        )
+    if not isinstance(keepdims, bool | np.bool_):
+        raise ArgumentTypeError("keepdims", f"{where}: keepdims must be a bool; got {type(keepdims).__name__}")
+    shape = data.shape
+    reduced = _reduce_axes(axes, data.ndim, where)
+    data = data.reshape(1) if data.ndim == 0 else data
+    kept = [1 if d in reduced else size for d, size in enumerate(data.shape)]
+    function_value = _REDUCE_FUNCTIONS[name]
+    arg = function_value in (operators_pb2.REDUCE_FUNCTION_ARGMAX, operators_pb2.REDUCE_FUNCTION_ARGMIN)
+    dtype = data.dtype
+    if arg:
+        try:
+            dtype = np.dtype(index_dtype)
+        except TypeError:
+            raise ArgumentTypeError(
+                "index_dtype",
+                f"{where}: index_dtype {index_dtype!r} is not a NumPy dtype",
+                allowed=("int64", "int32", "uint64", "uint32"),
+            ) from None
+        # Other DirectML types go into the desc as asked; the server refuses them, naming the index types.
+    desc = operators_pb2.ReduceOperatorDesc(
+        function=function_value,  # type: ignore[arg-type]
+        input_tensor=tensor_desc(data),
+        output_tensor=tensor_desc((dtype, kept)),
+        axis_count=len(reduced),
+        axes=reduced,
+    )
+    if keepdims:
+        result = tuple(1 if d in reduced else size for d, size in enumerate(shape))
+    else:
+        result = tuple(size for d, size in enumerate(shape) if d not in reduced)
+    return Call(operators_pb2.OperatorDesc(reduce=desc), (data,), (result,))
+
+
+def _reduce_axes(axes: object, rank: int, where: str) -> list[int]:
+    """The reduced axes, ascending and non-negative; ``None``: all (a 0-d input's one element)."""
+    if axes is None:
+        return list(range(max(rank, 1)))
+    items = [axes] if isinstance(axes, int | np.integer) else axes
+    if isinstance(axes, bool) or not isinstance(items, Sequence | np.ndarray):
+        raise ArgumentTypeError("axes", f"{where}: axes must be an int, a sequence of ints or None; got {axes!r}")
+    result: list[int] = []
+    for axis in items:
+        if isinstance(axis, bool) or not isinstance(axis, int | np.integer):
+            raise ArgumentTypeError("axes", f"{where}: axes must be ints; got {type(axis).__name__}")
+        if not -rank <= axis < rank:
+            raise ArgumentValueError(
+                "axes", f"{where}: axis {axis} is out of range for {rank} dimensions: {-rank} <= axis < {rank}"
+            )
+        result.append(int(axis) % rank)
+    if not result:
+        raise ArgumentValueError("axes", f"{where}: axes is empty; DirectML reduces at least one axis")
+    if len(set(result)) != len(result):
+        raise ArgumentValueError("axes", f"{where}: axes {list(items)} repeat an axis")
+    return sorted(result)
+
+
+def cast(input: npt.ArrayLike, dtype: npt.DTypeLike) -> Call:
+    """DML_CAST_OPERATOR_DESC: ``input`` converted to ``dtype``, as ``input.astype(dtype)``; the shape is kept.
+
+    Any DirectML type to any other (FLOAT64 from feature level 4.1, 32/64-bit integers from 3.0). Where NumPy
+    leaves a conversion undefined, this server's rules hold: float to integer truncates toward zero and saturates
+    at the type's limits (NaN gives 0); integer to integer wraps (the low bits, as NumPy); to a float rounds to
+    nearest even. Bool input converts as 0/1; bool is refused as ``dtype`` (DirectML would write UINT8 values,
+    not NumPy's ``x != 0``: use ``element_wise("logical_not", ...)`` or a comparison instead).
+
+    Raises:
+        ArgumentTypeError: a ``dtype`` DirectML has no data type for, or bool.
+    """
+    where = "cast"
+    data = _array(input, "input", where)
+    try:
+        target = np.dtype(dtype)
+    except TypeError:
+        raise ArgumentTypeError(
+            "dtype", f"{where}: dtype {dtype!r} is not a NumPy dtype", allowed=DTYPE_NAMES
+        ) from None
+    names = tuple(name for name in DTYPE_NAMES if name != "bool")
+    if target not in DATA_TYPE_BY_DTYPE or target == np.bool_:
+        raise ArgumentTypeError(
+            "dtype", f"{where}: dtype {target} is not a DirectML data type to cast to", allowed=names
+        )
+    shape = data.shape
+    data = data.reshape(1) if data.ndim == 0 else data
+    desc = operators_pb2.CastOperatorDesc(
+        input_tensor=tensor_desc(data), output_tensor=tensor_desc((target, data.shape))
+    )
+    return Call(operators_pb2.OperatorDesc(cast=desc), (data,), (shape,))
+
+
+def average_pooling(
+    input: npt.ArrayLike,
+    window_size: int | Sequence[int],
+    *,
+    strides: int | Sequence[int] | None = None,
+    start_padding: int | Sequence[int] | None = None,
+    end_padding: int | Sequence[int] | None = None,
+    include_padding: bool = False,
+) -> Call:
+    """DML_AVERAGE_POOLING_OPERATOR_DESC: the mean of each window over the spatial dimensions of an NCHW-style
+    ``input`` (N, C, then 1 to 3 spatial dimensions).
+
+    Each output element averages ``window_size`` input elements (along each spatial dimension, starting at
+    ``o * strides - start_padding``); padding elements count as zeros in the divisor only when
+    ``include_padding``, else the divisor is the number of in-bounds elements. The output's spatial sizes are
+    ``(size + start_padding + end_padding - window_size) // strides + 1`` (DirectML's formula). float32/float16
+    only.
+
+    Args:
+        input: an (N, C, W), (N, C, H, W) or (N, C, D, H, W) array (DirectML takes 4 or 5 dimensions: a 3-D one
+            travels as (N, C, 1, W) and its result comes back 3-D).
+        window_size: the window's size per spatial dimension, each at least 1; an int: the same for all.
+        strides: the step between windows per spatial dimension, at least 1; default 1 (as ONNX).
+        start_padding, end_padding: implicit padding before/after each spatial dimension; default 0.
+        include_padding: count padding elements in the divisor.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a rank other than 3-5, a window, stride or padding of the wrong
+            length or range, a window larger than the padded input, a window that covers only padding (its
+            average is undefined unless ``include_padding``), a dtype other than float32/float16.
+    """
+    if not isinstance(include_padding, bool | np.bool_):
+        raise ArgumentTypeError(
+            "include_padding", f"average_pooling: include_padding must be a bool; got {type(include_padding).__name__}"
+        )
+    data, shape, attributes, result = _pooling(
+        "average_pooling", input, window_size, strides, start_padding, end_padding, empty_ok=bool(include_padding)
+    )
+    desc = operators_pb2.AveragePoolingOperatorDesc(
+        input_tensor=tensor_desc(data),
+        output_tensor=tensor_desc((data.dtype, shape)),
+        include_padding=bool(include_padding),
+        **attributes,
+    )
+    return Call(operators_pb2.OperatorDesc(average_pooling=desc), (data,), (result,))
+
+
+def max_pooling(
+    input: npt.ArrayLike,
+    window_size: int | Sequence[int],
+    *,
+    strides: int | Sequence[int] | None = None,
+    start_padding: int | Sequence[int] | None = None,
+    end_padding: int | Sequence[int] | None = None,
+) -> Call:
+    """DML_MAX_POOLING_OPERATOR_DESC: the maximum of each window over the spatial dimensions of an NCHW-style
+    ``input`` (N, C, then 1 to 3 spatial dimensions); padding elements never win.
+
+    Windows, strides, padding and the output size are as ``average_pooling``'s. Types: float32/float16, INT8
+    and UINT8 from feature level 3.0, every 8-64-bit integer from 5.0; never FLOAT64.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: as ``average_pooling`` (a window covering only padding has no
+            maximum).
+    """
+    data, shape, attributes, result = _pooling(
+        "max_pooling", input, window_size, strides, start_padding, end_padding, empty_ok=False
+    )
+    desc = operators_pb2.MaxPoolingOperatorDesc(
+        input_tensor=tensor_desc(data), output_tensor=tensor_desc((data.dtype, shape)), **attributes
+    )
+    return Call(operators_pb2.OperatorDesc(max_pooling=desc), (data,), (result,))
+
+
+def _pooling(
+    where: str,
+    input: npt.ArrayLike,
+    window_size: object,
+    strides: object,
+    start_padding: object,
+    end_padding: object,
+    *,
+    empty_ok: bool,
+) -> tuple[np.ndarray, list[int], dict[str, Any], tuple[int, ...]]:
+    """The input as sent (4-5-D), the output's sizes, the desc's window attributes and the caller's shape."""
+    data = _input(input, "input", where, where)
+    if data.dtype == np.bool_ or (where == "average_pooling" and data.dtype.kind != "f"):
+        raise ArgumentTypeError(
+            "input",
+            f"{where}: input has dtype {data.dtype}, which DML_OPERATOR_{where.upper()} does not take",
+            allowed=("float32", "float16") if where == "average_pooling" else (),
+        )
+    if not 3 <= data.ndim <= 5:
+        raise ArgumentValueError(
+            "input",
+            f"{where}: input has {data.ndim} dimensions; pooling takes (N, C, W), (N, C, H, W) or (N, C, D, H, W)",
+            allowed=("3", "4", "5"),
+        )
+    spatial = data.ndim - 2
+    window = _per_dimension("window_size", window_size, spatial, 1, None, where)
+    steps = _per_dimension("strides", strides, spatial, 1, 1, where)
+    start = _per_dimension("start_padding", start_padding, spatial, 0, 0, where)
+    end = _per_dimension("end_padding", end_padding, spatial, 0, 0, where)
+    out = list(data.shape[:2])
+    for i in range(spatial):
+        size = data.shape[2 + i]
+        padded = size + start[i] + end[i]
+        if window[i] > padded:
+            raise ArgumentValueError(
+                "window_size",
+                f"{where}: window_size[{i}] = {window[i]} is larger than the padded input's {padded} along spatial "
+                f"dimension {i}",
+            )
+        count = (padded - window[i]) // steps[i] + 1
+        # The first and last windows are the ones that can fall wholly in the padding (DirectML leaves them
+        # undefined: the server refuses them).
+        if not empty_ok and (window[i] <= start[i] or (count - 1) * steps[i] - start[i] > size - 1):
+            argument = "start_padding" if window[i] <= start[i] else "end_padding"
+            raise ArgumentValueError(
+                argument,
+                f"{where}: along spatial dimension {i} a window covers only padding (start_padding {start[i]}, "
+                f"end_padding {end[i]}, window_size {window[i]}, size {size}); its result is undefined",
+            )
+        out.append(count)
+    result = tuple(out)
+    if spatial == 1:  # DirectML pools 2 or 3 spatial dimensions: W travels as (1, W)
+        data = data.reshape(data.shape[0], data.shape[1], 1, data.shape[2])
+        window, steps, start, end = [1, *window], [1, *steps], [0, *start], [0, *end]
+        out = [out[0], out[1], 1, out[2]]
+    attributes = {
+        "dimension_count": len(window),
+        "strides": steps,
+        "window_size": window,
+        "start_padding": start,
+        "end_padding": end,
+    }
+    return data, out, attributes, result
+
+
+def _per_dimension(argument: str, value: object, count: int, least: int, default: int | None, where: str) -> list[int]:
+    if value is None and default is not None:
+        return [default] * count
+    items = [value] * count if isinstance(value, int | np.integer) else value
+    if isinstance(value, bool) or not isinstance(items, Sequence | np.ndarray):
+        raise ArgumentTypeError(argument, f"{where}: {argument} must be an int or {count} ints; got {value!r}")
+    values = list(items)
+    if len(values) != count:
+        raise ArgumentValueError(
+            argument, f"{where}: {argument} has {len(values)} values; the input has {count} spatial dimensions"
+        )
+    for i, item in enumerate(values):
+        if isinstance(item, bool) or not isinstance(item, int | np.integer):
+            raise ArgumentTypeError(argument, f"{where}: {argument}[{i}] must be an int; got {type(item).__name__}")
+        if item < least:
+            raise ArgumentValueError(argument, f"{where}: {argument}[{i}] = {item} must be at least {least}")
+    return [int(item) for item in values]
 
 
 def _operator_names(prefix: str) -> tuple[str, ...]:
