@@ -334,3 +334,74 @@ def test_the_dtypes_refused_here_are_the_ones_the_server_s_tables_lack() -> None
             for data_type in rule.data_types
         }
         assert taken == set(ops._FLOATS), case
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape", "a_dtype", "b_dtype", "a_zero", "b_zero"),
+    [
+        ((3, 4), (4, 5), np.uint8, np.uint8, None, None),
+        ((2, 3, 4), (4, 2), np.int8, np.uint8, "scalar", "per"),  # signedness may differ; b shared by the batch
+        ((1, 2, 3, 6), (2, 6, 4), np.uint8, np.int8, "per", "scalar"),
+    ],
+)
+def test_matrix_multiply_integer_matches_numpy(
+    client: dmlrpc.Client,
+    a_shape: tuple[int, ...],
+    b_shape: tuple[int, ...],
+    a_dtype: Any,
+    b_dtype: Any,
+    a_zero: str | None,
+    b_zero: str | None,
+) -> None:
+    def integers(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        info = np.iinfo(dtype)
+        return RNG.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
+
+    a, b = integers(a_shape, a_dtype), integers(b_shape, b_dtype)
+    m, n = a_shape[-2], b_shape[-1]
+    za = None if a_zero is None else integers(() if a_zero == "scalar" else (m,), a_dtype)
+    zb = None if b_zero is None else integers(() if b_zero == "scalar" else (n,), b_dtype)
+    got = client.matrix_multiply_integer(a, b, a_zero_point=za, b_zero_point=zb)
+    a64 = a.astype(np.int64) - (0 if za is None else za.astype(np.int64).reshape(-1, 1))
+    b64 = b.astype(np.int64) - (0 if zb is None else zb.astype(np.int64))
+    expected = a64 @ b64
+    assert got.dtype == np.int32 and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_graph_and_async_matrix_multiply_integer(server: ServerThread, client: dmlrpc.Client) -> None:
+    a, b = RNG.integers(0, 255, (4, 3), np.uint8), RNG.integers(-128, 127, (3, 2), np.int8)
+    zero = np.array([[1], [2], [3], [4]], np.uint8)
+    expected = (a.astype(np.int64) - zero) @ b.astype(np.int64)
+    g = dmlrpc.Graph()
+    g.output(
+        g.matrix_multiply_integer(
+            g.input(np.uint8, (4, 3)), g.input(np.int8, (3, 2)), a_zero_point=g.input(np.uint8, (4, 1))
+        )
+    )
+    np.testing.assert_array_equal(client.compile(g)(a, b, zero)[0], expected)
+
+    async def run() -> np.ndarray:
+        async with dmlrpc.AsyncClient(server.address, timeout=30) as sdk:
+            return await sdk.matrix_multiply_integer(a, b, a_zero_point=zero)
+
+    np.testing.assert_array_equal(asyncio.run(run()), expected)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "argument"),
+    [
+        ({"a": np.ones((2, 3), np.float32)}, dmlrpc.ArgumentTypeError, "a"),
+        ({"b": np.ones((3, 2), np.int32)}, dmlrpc.ArgumentTypeError, "b"),
+        ({"b": np.ones((2, 2), np.uint8)}, dmlrpc.ArgumentValueError, "b"),
+        ({"a_zero_point": np.int8(1)}, dmlrpc.ArgumentTypeError, "a_zero_point"),  # a is uint8
+        ({"a_zero_point": np.ones(3, np.uint8)}, dmlrpc.ArgumentValueError, "a_zero_point"),  # M is 2
+        ({"b_zero_point": np.ones((2, 1), np.uint8)}, dmlrpc.ArgumentValueError, "b_zero_point"),  # per row
+        ({"b_zero_point": -1}, dmlrpc.ArgumentValueError, "b_zero_point"),  # no uint8
+    ],
+)
+def test_matrix_multiply_integer_argument_errors(kwargs: dict[str, Any], error: type[Exception], argument: str) -> None:
+    arguments: dict[str, Any] = {"a": np.ones((2, 3), np.uint8), "b": np.ones((3, 2), np.uint8), **kwargs}
+    with pytest.raises(error) as caught:
+        ops.matrix_multiply_integer(**arguments)
+    assert caught.value.argument == argument  # type: ignore[attr-defined]

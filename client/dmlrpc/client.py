@@ -414,3 +414,19 @@ class Client(ClientCore):
         (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
         assert isinstance(output, np.ndarray)
         return output
+
+    def matrix_multiply_integer(
+        self,
+        a: npt.ArrayLike,
+        b: npt.ArrayLike,
+        *,
+        a_zero_point: npt.ArrayLike | None = None,
+        b_zero_point: npt.ArrayLike | None = None,
+        timeout: float | None = None,
+    ) -> np.ndarray:
+        """DML_MATRIX_MULTIPLY_INTEGER: ``(a - a_zero_point) @ (b - b_zero_point)`` of int8/uint8 arrays, in int32
+        (see ``dmlrpc.ops.matrix_multiply_integer``)."""
+        call = ops.matrix_multiply_integer(a, b, a_zero_point=a_zero_point, b_zero_point=b_zero_point)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output

@@ -254,6 +254,31 @@ class Graph:
         )
         return self._exact_node(where, call, {"input": input, "filter": filter, "bias": bias})[0]
 
+    def matrix_multiply_integer(
+        self,
+        a: GraphTensor,
+        b: GraphTensor,
+        *,
+        a_zero_point: GraphTensor | None = None,
+        b_zero_point: GraphTensor | None = None,
+    ) -> GraphTensor:
+        """A DML_MATRIX_MULTIPLY_INTEGER node (as ``dmlrpc.ops.matrix_multiply_integer``). Edges neither broadcast
+        nor pad: ``a`` and ``b`` have one dimension count and the same batch sizes; a zero point has theirs too,
+        {1.., M or 1, 1} for A and {1.., 1, N or 1} for B."""
+        where = "Graph.matrix_multiply_integer"
+        _tensors(where, [a, b])
+        _tensors(where, [a_zero_point, b_zero_point], optional=True)
+        call = ops._matrix_multiply_integer(
+            _placeholder(a),
+            _placeholder(b),
+            a_zero_point=None if a_zero_point is None else _placeholder(a_zero_point),
+            b_zero_point=None if b_zero_point is None else _placeholder(b_zero_point),
+            where=where,
+            rank=None,
+        )
+        inputs = {"a": a, "a_zero_point": a_zero_point, "b": b, "b_zero_point": b_zero_point}
+        return self._exact_node(where, call, inputs)[0]
+
     def _exact_node(self, where: str, call: ops.Call, inputs: dict[str, GraphTensor | None]) -> list[GraphTensor]:
         """``call``'s node, where every input tensor enters as it is: an edge keeps its tensor's shape, so a desc that
         would pad, broadcast or reshape one is refused, naming it."""

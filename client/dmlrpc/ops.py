@@ -22,6 +22,7 @@ __all__ = [
     "convolution",
     "element_wise",
     "gemm",
+    "matrix_multiply_integer",
     "scatter_elements",
     "scatter_nd",
     "top_k",
@@ -604,6 +605,117 @@ def convolution(
     if bias_data is not None:
         desc.bias_tensor.CopyFrom(tensor_desc(bias_data))
     return Call(operators_pb2.OperatorDesc(convolution=desc), (data, weights, bias_data))
+
+
+_INTEGERS = ("int8", "uint8")
+
+
+def _integer_operand(value: object, argument: str, where: str, like: np.ndarray | None = None) -> np.ndarray:
+    """``value`` as an INT8 or UINT8 array (a Python scalar in ``like``'s dtype, of which it must be if given)."""
+    data = _array(value, argument, where, like.dtype if like is not None and _is_python_scalar(value) else None)
+    if data.dtype.name not in _INTEGERS or (like is not None and data.dtype != like.dtype):
+        allowed = _INTEGERS if like is None else (like.dtype.name,)
+        raise ArgumentTypeError(
+            argument,
+            f"{where}: {argument} has dtype {data.dtype}; DML_OPERATOR_MATRIX_MULTIPLY_INTEGER takes "
+            + ("int8 and uint8" if like is None else f"a zero point of its tensor's dtype, {like.dtype}"),
+            allowed=allowed,
+        )
+    return data
+
+
+def _zero_point(
+    value: object, argument: str, where: str, like: np.ndarray, count: int, per: str, sizes: tuple[int, ...]
+) -> np.ndarray | None:
+    """A zero point as a {1.., c, 1} (per row) or {1.., 1, c} (per column) array of ``sizes``' dimension count."""
+    if value is None:
+        return None
+    data = _integer_operand(value, argument, where, like)
+    core = data.shape
+    while len(core) > 2 and core[0] == 1:  # leading 1s, as DirectML's {[1], [1], ..} sizes have them
+        core = core[1:]
+    accepted = {(), (1,), (1, 1), (count,)} | ({(count, 1)} if per == "row" else {(1, count)})
+    if core not in accepted:
+        shapes = f"({count}, 1)" if per == "row" else f"(1, {count})"
+        raise ArgumentValueError(
+            argument,
+            f"{where}: {argument} of shape {data.shape} must be a scalar (per tensor), ({count},) or {shapes} (one per "
+            f"{per})",
+        )
+    flat = data.reshape(-1)
+    shape = (len(flat), 1) if per == "row" else (1, len(flat))
+    return flat.reshape((1,) * (len(sizes) - 2) + shape)
+
+
+def matrix_multiply_integer(
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    *,
+    a_zero_point: npt.ArrayLike | None = None,
+    b_zero_point: npt.ArrayLike | None = None,
+) -> Call:
+    """DML_MATRIX_MULTIPLY_INTEGER_OPERATOR_DESC: ``(a - a_zero_point) @ (b - b_zero_point)`` in INT32.
+
+    DirectML's rules: A is {[batch, channel,] M, K} and B {.., K, N}, INT8 or UINT8 each (they may differ), the
+    output {.., M, N} INT32 (accumulated in INT32: it wraps on overflow); each zero point has its tensor's data type
+    and is one value (per tensor) or one per row of A / per column of B. Here ``a`` and ``b`` have 2 to 4
+    dimensions whose batch dimensions broadcast as in ``np.matmul`` (sent 4-D, through zero strides); a zero point
+    is a scalar, or M values (shape (M,) or (M, 1)) for A, N values (shape (N,) or (1, N)) for B. The result has
+    NumPy's shape.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a dimension count outside 2-4, inner dimensions that differ, batch
+            dimensions that do not broadcast, a dtype other than int8/uint8 or a zero point unlike its tensor.
+    """
+    return _matrix_multiply_integer(
+        a, b, a_zero_point=a_zero_point, b_zero_point=b_zero_point, where="matrix_multiply_integer", rank=4
+    )
+
+
+def _matrix_multiply_integer(
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    *,
+    a_zero_point: npt.ArrayLike | None,
+    b_zero_point: npt.ArrayLike | None,
+    where: str,
+    rank: int | None,
+) -> Call:
+    a_data, b_data = _integer_operand(a, "a", where), _integer_operand(b, "b", where)
+    for argument, data in (("a", a_data), ("b", b_data)):
+        if not 2 <= data.ndim <= 4:
+            raise ArgumentValueError(
+                argument,
+                f"{where}: {argument} has {data.ndim} dimensions; it takes 2 to 4 ([batch, channel,] rows, columns)",
+                allowed=("2", "3", "4"),
+            )
+    (m, k), (k_b, n) = a_data.shape[-2:], b_data.shape[-2:]
+    if k != k_b:
+        raise ArgumentValueError(
+            "b", f"{where}: the inner dimension K of b (shape {b_data.shape}) is {k_b} and of a {k}: they must be equal"
+        )
+    try:
+        batch = np.broadcast_shapes(a_data.shape[:-2], b_data.shape[:-2])
+    except ValueError:
+        raise ArgumentValueError(
+            "b",
+            f"{where}: the batch dimensions of a {a_data.shape[:-2]} and b {b_data.shape[:-2]} do not broadcast "
+            "(np.matmul's rule)",
+        ) from None
+    shape = (*batch, m, n)
+    wire = (1,) * ((rank or len(shape)) - len(shape)) + shape
+    a_desc, a_bound = _broadcast(a_data, (*wire[:-2], m, k))
+    b_desc, b_bound = _broadcast(b_data, (*wire[:-2], k, n))
+    a_zero = _zero_point(a_zero_point, "a_zero_point", where, a_data, m, "row", wire)
+    b_zero = _zero_point(b_zero_point, "b_zero_point", where, b_data, n, "column", wire)
+    desc = operators_pb2.MatrixMultiplyIntegerOperatorDesc(
+        a_tensor=a_desc, b_tensor=b_desc, output_tensor=tensor_desc((np.int32, wire))
+    )
+    if a_zero is not None:
+        desc.a_zero_point_tensor.CopyFrom(tensor_desc(a_zero))
+    if b_zero is not None:
+        desc.b_zero_point_tensor.CopyFrom(tensor_desc(b_zero))
+    return Call(operators_pb2.OperatorDesc(matrix_multiply_integer=desc), (a_bound, a_zero, b_bound, b_zero), (shape,))
 
 
 #: Element-wise operators whose output is a 0/1 boolean (UINT8 unless ``output_dtype`` says UINT32).
