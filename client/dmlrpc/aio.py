@@ -341,6 +341,76 @@ class AsyncClient(ClientCore):
         assert isinstance(output, np.ndarray)
         return output
 
+    async def gemm(
+        self,
+        a: npt.ArrayLike,
+        b: npt.ArrayLike,
+        c: npt.ArrayLike | None = None,
+        *,
+        trans_a: bool = False,
+        trans_b: bool = False,
+        alpha: float = 1.0,
+        beta: float = 1.0,
+        timeout: float | None = None,
+    ) -> np.ndarray:
+        """DML_GEMM: ``alpha * (a @ b) + beta * c`` over 2-D to 4-D float32/float16 arrays, ``a``/``b`` transposed in
+        their last two dimensions where ``trans_a``/``trans_b`` say (see ``dmlrpc.ops.gemm``); NumPy's result shape."""
+        call = ops.gemm(a, b, c, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta)
+        (output,) = call.results(await self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
+    async def convolution(
+        self,
+        input: npt.ArrayLike,
+        filter: npt.ArrayLike,
+        bias: npt.ArrayLike | None = None,
+        *,
+        strides: int | Sequence[int] | None = None,
+        dilations: int | Sequence[int] | None = None,
+        start_padding: int | Sequence[int] | None = None,
+        end_padding: int | Sequence[int] | None = None,
+        output_padding: int | Sequence[int] | None = None,
+        group_count: int = 1,
+        mode: Literal["cross_correlation", "convolution"] = "cross_correlation",
+        direction: Literal["forward", "backward"] = "forward",
+        timeout: float | None = None,
+    ) -> np.ndarray:
+        """DML_CONVOLUTION of {batch, channels, spatial..} ``input`` with ``filter`` plus ``bias`` per output channel
+        (ONNX Conv by default, ConvTranspose with ``direction="backward"``; see ``dmlrpc.ops.convolution``)."""
+        call = ops.convolution(
+            input,
+            filter,
+            bias,
+            strides=strides,
+            dilations=dilations,
+            start_padding=start_padding,
+            end_padding=end_padding,
+            output_padding=output_padding,
+            group_count=group_count,
+            mode=mode,
+            direction=direction,
+        )
+        (output,) = call.results(await self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
+    async def matrix_multiply_integer(
+        self,
+        a: npt.ArrayLike,
+        b: npt.ArrayLike,
+        *,
+        a_zero_point: npt.ArrayLike | None = None,
+        b_zero_point: npt.ArrayLike | None = None,
+        timeout: float | None = None,
+    ) -> np.ndarray:
+        """DML_MATRIX_MULTIPLY_INTEGER: ``(a - a_zero_point) @ (b - b_zero_point)`` of int8/uint8 arrays, in int32
+        (see ``dmlrpc.ops.matrix_multiply_integer``)."""
+        call = ops.matrix_multiply_integer(a, b, a_zero_point=a_zero_point, b_zero_point=b_zero_point)
+        (output,) = call.results(await self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
     async def reduce(
         self,
         function: str,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -202,6 +202,113 @@ class Graph:
         call = ops.top_k(_placeholder(input), k, axis, direction=direction, index_dtype=index_dtype)
         values, indices = self.node(call.operator_desc, [input])
         return values, indices
+
+    def gemm(
+        self,
+        a: GraphTensor,
+        b: GraphTensor,
+        c: GraphTensor | None = None,
+        *,
+        trans_a: bool = False,
+        trans_b: bool = False,
+        alpha: float = 1.0,
+        beta: float = 1.0,
+    ) -> GraphTensor:
+        """A DML_GEMM node (as ``dmlrpc.ops.gemm``). Edges neither broadcast nor pad: ``a``, ``b`` and ``c`` have
+        one dimension count (2 to 4) and the same leading (batch) sizes, and ``c`` the result's shape."""
+        where = "Graph.gemm"
+        _tensors(where, [a, b])
+        _tensors(where, [c], optional=True)
+        call = ops._gemm(
+            _placeholder(a),
+            _placeholder(b),
+            None if c is None else _placeholder(c),
+            trans_a=trans_a,
+            trans_b=trans_b,
+            alpha=alpha,
+            beta=beta,
+            where=where,
+            rank=None,
+        )
+        return self._exact_node(where, call, {"a": a, "b": b, "c": c})[0]
+
+    def convolution(
+        self,
+        input: GraphTensor,
+        filter: GraphTensor,
+        bias: GraphTensor | None = None,
+        *,
+        strides: int | Sequence[int] | None = None,
+        dilations: int | Sequence[int] | None = None,
+        start_padding: int | Sequence[int] | None = None,
+        end_padding: int | Sequence[int] | None = None,
+        output_padding: int | Sequence[int] | None = None,
+        group_count: int = 1,
+        mode: Literal["cross_correlation", "convolution"] = "cross_correlation",
+        direction: Literal["forward", "backward"] = "forward",
+    ) -> GraphTensor:
+        """A DML_CONVOLUTION node (as ``dmlrpc.ops.convolution``); ``bias``, if any, is {1, output channels, 1..}
+        (an edge does not reshape)."""
+        where = "Graph.convolution"
+        _tensors(where, [input, filter])
+        _tensors(where, [bias], optional=True)
+        call = ops.convolution(
+            _placeholder(input),
+            _placeholder(filter),
+            None if bias is None else _placeholder(bias),
+            strides=strides,
+            dilations=dilations,
+            start_padding=start_padding,
+            end_padding=end_padding,
+            output_padding=output_padding,
+            group_count=group_count,
+            mode=mode,
+            direction=direction,
+        )
+        return self._exact_node(where, call, {"input": input, "filter": filter, "bias": bias})[0]
+
+    def matrix_multiply_integer(
+        self,
+        a: GraphTensor,
+        b: GraphTensor,
+        *,
+        a_zero_point: GraphTensor | None = None,
+        b_zero_point: GraphTensor | None = None,
+    ) -> GraphTensor:
+        """A DML_MATRIX_MULTIPLY_INTEGER node (as ``dmlrpc.ops.matrix_multiply_integer``). Edges neither broadcast
+        nor pad: ``a`` and ``b`` have one dimension count and the same batch sizes; a zero point has theirs too,
+        {1.., M or 1, 1} for A and {1.., 1, N or 1} for B."""
+        where = "Graph.matrix_multiply_integer"
+        _tensors(where, [a, b])
+        _tensors(where, [a_zero_point, b_zero_point], optional=True)
+        call = ops._matrix_multiply_integer(
+            _placeholder(a),
+            _placeholder(b),
+            a_zero_point=None if a_zero_point is None else _placeholder(a_zero_point),
+            b_zero_point=None if b_zero_point is None else _placeholder(b_zero_point),
+            where=where,
+            rank=None,
+        )
+        inputs = {"a": a, "a_zero_point": a_zero_point, "b": b, "b_zero_point": b_zero_point}
+        return self._exact_node(where, call, inputs)[0]
+
+    def _exact_node(self, where: str, call: ops.Call, inputs: dict[str, GraphTensor | None]) -> list[GraphTensor]:
+        """``call``'s node, where every input tensor enters as it is: an edge keeps its tensor's shape, so a desc that
+        would pad, broadcast or reshape one is refused, naming it."""
+        desc = getattr(call.operator_desc, desc_case(call.operator_desc))
+        input_fields, _ = tensor_fields(desc.DESCRIPTOR)
+        for (argument, tensor), tensor_field in zip(inputs.items(), input_fields, strict=True):
+            if tensor is None:
+                continue
+            buffer = getattr(desc, tensor_field.name).buffer
+            if tuple(buffer.sizes) != tensor.shape or any(stride == 0 for stride in buffer.strides):
+                raise ArgumentValueError(
+                    argument,
+                    f"{where}: {argument} has shape {tensor.shape}, which the node would take as "
+                    f"{tuple(buffer.sizes)}{' broadcast' if any(s == 0 for s in buffer.strides) else ''}; edges do "
+                    "not broadcast or reshape: give the graph tensor that shape",
+                )
+        return self.node(call.operator_desc, list(inputs.values()))
 
     def reduce(
         self,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -21,7 +21,10 @@ __all__ = [
     "activation",
     "average_pooling",
     "cast",
+    "convolution",
     "element_wise",
+    "gemm",
+    "matrix_multiply_integer",
     "max_pooling",
     "reduce",
     "scatter_elements",
@@ -285,6 +288,439 @@ def scatter_nd(
         indices_dimension_count=indices_count,
     )
     return Call(operators_pb2.OperatorDesc(scatter_nd=desc), (data, index_array, update_array), (shape,))
+
+
+_FLOATS = ("float32", "float16")
+_MATRIX_TRANSFORMS = {False: operators_pb2.MATRIX_TRANSFORM_NONE, True: operators_pb2.MATRIX_TRANSFORM_TRANSPOSE}
+#: DML_CONVOLUTION_MODE and DML_CONVOLUTION_DIRECTION by name.
+_CONVOLUTION_MODES = {
+    "cross_correlation": operators_pb2.CONVOLUTION_MODE_CROSS_CORRELATION,
+    "convolution": operators_pb2.CONVOLUTION_MODE_CONVOLUTION,
+}
+_CONVOLUTION_DIRECTIONS = {
+    "forward": operators_pb2.CONVOLUTION_DIRECTION_FORWARD,
+    "backward": operators_pb2.CONVOLUTION_DIRECTION_BACKWARD,
+}
+
+
+def _float_operand(
+    value: npt.ArrayLike, argument: str, case: str, where: str, like: np.ndarray | None = None
+) -> np.ndarray:
+    """``value`` as a FLOAT32 or FLOAT16 array (a Python scalar in ``like``'s dtype), of ``like``'s dtype if given:
+    the operators that take only these give every tensor one data type."""
+    if like is not None and _is_python_scalar(value):
+        return _array(value, argument, where, like.dtype)
+    data = _input(value, argument, case, where)  # float64 is refused with a hint
+    if data.dtype.name not in _FLOATS:
+        raise ArgumentTypeError(
+            argument,
+            f"{where}: {argument} has dtype {data.dtype}; DML_OPERATOR_{case.upper()} takes float32 and float16 only",
+            allowed=_FLOATS,
+        )
+    if like is not None and data.dtype != like.dtype:
+        raise ArgumentTypeError(
+            argument,
+            f"{where}: {argument} has dtype {data.dtype} and the first operand {like.dtype}: DirectML takes one data "
+            f"type for all of DML_OPERATOR_{case.upper()}'s tensors; cast one, e.g. np.asarray({argument}, "
+            f"np.{like.dtype})",
+            allowed=(like.dtype.name,),
+        )
+    return data
+
+
+def _flag(value: object, argument: str, where: str) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise ArgumentTypeError(argument, f"{where}: {argument} must be a bool; got {type(value).__name__}")
+    return bool(value)
+
+
+def _scalar(value: object, argument: str, where: str) -> float:
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating):
+        raise ArgumentTypeError(argument, f"{where}: {argument} must be a number; got {type(value).__name__}")
+    return float(value)
+
+
+def _count(value: object, argument: str, where: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ArgumentTypeError(argument, f"{where}: {argument} must be an int; got {type(value).__name__}")
+    if value < minimum:
+        raise ArgumentValueError(argument, f"{where}: {argument} = {value} must be at least {minimum}")
+    return int(value)
+
+
+def _broadcast(array: np.ndarray, sizes: tuple[int, ...]) -> tuple[tensor_pb2.TensorDesc, np.ndarray]:
+    """The desc of ``array`` padded with leading 1s to ``sizes``' dimension count and broadcast to ``sizes`` through
+    zero strides (DirectML's broadcasting: the data is sent once), with the array to bind."""
+    padded = array.reshape((1,) * (len(sizes) - array.ndim) + array.shape)
+    stretched = [size == 1 and full != 1 for size, full in zip(padded.shape, sizes, strict=True)]
+    if not any(stretched):
+        return tensor_desc(padded), padded
+    strides = [0 if s else stride for s, stride in zip(stretched, packed_strides(padded.shape), strict=True)]
+    return tensor_desc((padded.dtype, sizes), strides), np.broadcast_to(padded, sizes)
+
+
+def gemm(
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    c: npt.ArrayLike | None = None,
+    *,
+    trans_a: bool = False,
+    trans_b: bool = False,
+    alpha: float = 1.0,
+    beta: float = 1.0,
+) -> Call:
+    """DML_GEMM_OPERATOR_DESC: ``alpha * (a @ b) + beta * c``, with ``a`` and ``b`` transposed in their last two
+    dimensions where ``trans_a``/``trans_b`` say (as ``np.matmul`` on ``np.swapaxes(a, -1, -2)``).
+
+    DirectML's rules: A is {[batch, channel,] M, K} (K, M transposed), B {.., K, N} (N, K transposed), C and the
+    output {.., M, N}; every tensor has one data type, FLOAT32 or FLOAT16 (float64 is refused: pass float32), and one
+    dimension count. Beta is ignored without C. Here ``a`` and ``b`` have 2 to 4 dimensions whose leading (batch)
+    dimensions broadcast as in ``np.matmul``, and ``c`` broadcasts to the result as in NumPy (a Python scalar
+    takes ``a``'s dtype); they are sent 4-D, padded with leading 1s and broadcast through zero strides (no copies),
+    and the result has NumPy's shape: ``a``'s and ``b``'s broadcast batch dimensions, then M, N.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a dimension count outside 2-4, inner dimensions (K) that differ,
+            batch dimensions or a ``c`` that do not broadcast, a dtype GEMM does not take or dtypes that differ.
+    """
+    return _gemm(a, b, c, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta, where="gemm", rank=4)
+
+
+def _gemm(
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    c: npt.ArrayLike | None,
+    *,
+    trans_a: bool,
+    trans_b: bool,
+    alpha: float,
+    beta: float,
+    where: str,
+    rank: int | None,
+) -> Call:
+    """``gemm`` with its tensors sent ``rank``-D (``None``: the result's own dimension count)."""
+    a_data = _float_operand(a, "a", "gemm", where)
+    b_data = _float_operand(b, "b", "gemm", where, a_data)
+    for argument, data in (("a", a_data), ("b", b_data)):
+        if not 2 <= data.ndim <= 4:
+            raise ArgumentValueError(
+                argument,
+                f"{where}: {argument} has {data.ndim} dimensions; GEMM takes 2 to 4 ([batch, channel,] rows, columns)",
+                allowed=("2", "3", "4"),
+            )
+    transpose_a, transpose_b = _flag(trans_a, "trans_a", where), _flag(trans_b, "trans_b", where)
+    m, k = a_data.shape[-1:-3:-1] if transpose_a else a_data.shape[-2:]
+    k_b, n = b_data.shape[-1:-3:-1] if transpose_b else b_data.shape[-2:]
+    if k != k_b:
+        raise ArgumentValueError(
+            "b",
+            f"{where}: the inner dimension K of b (shape {b_data.shape}, trans_b={transpose_b}) is {k_b} and of a "
+            f"(shape {a_data.shape}, trans_a={transpose_a}) {k}: they must be equal",
+        )
+    try:
+        batch = np.broadcast_shapes(a_data.shape[:-2], b_data.shape[:-2])
+    except ValueError:
+        raise ArgumentValueError(
+            "b",
+            f"{where}: the batch dimensions of a {a_data.shape[:-2]} and b {b_data.shape[:-2]} do not broadcast "
+            "(np.matmul's rule)",
+        ) from None
+    shape = (*batch, m, n)
+    wire = (1,) * ((rank or len(shape)) - len(shape)) + shape
+    a_desc, a_bound = _broadcast(a_data, (*wire[:-2], *a_data.shape[-2:]))
+    b_desc, b_bound = _broadcast(b_data, (*wire[:-2], *b_data.shape[-2:]))
+    desc = operators_pb2.GemmOperatorDesc(
+        a_tensor=a_desc,
+        b_tensor=b_desc,
+        output_tensor=tensor_desc((a_data.dtype, wire)),
+        trans_a=_MATRIX_TRANSFORMS[transpose_a],
+        trans_b=_MATRIX_TRANSFORMS[transpose_b],
+        alpha=_scalar(alpha, "alpha", where),
+        beta=_scalar(beta, "beta", where),
+    )
+    c_bound = None
+    if c is not None:
+        c_data = _float_operand(c, "c", "gemm", where, a_data)
+        try:
+            fits = c_data.ndim <= len(shape) and np.broadcast_shapes(c_data.shape, shape) == shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ArgumentValueError(
+                "c", f"{where}: c of shape {c_data.shape} does not broadcast to the result's shape {shape}"
+            )
+        c_desc, c_bound = _broadcast(c_data, wire)
+        desc.c_tensor.CopyFrom(c_desc)
+    return Call(operators_pb2.OperatorDesc(gemm=desc), (a_bound, b_bound, c_bound), (shape,))
+
+
+def _spatial(value: object, argument: str, where: str, count: int, default: int, minimum: int) -> tuple[int, ...]:
+    """One value per spatial dimension: ``None`` for ``default`` in each, an int for it in each, or a sequence."""
+    if value is None:
+        return (default,) * count
+    if isinstance(value, int | np.integer) and not isinstance(value, bool):
+        values: list[object] = [value] * count
+    elif isinstance(value, Sequence | np.ndarray) and not isinstance(value, str | bytes):
+        values = list(value)
+    else:
+        raise ArgumentTypeError(
+            argument, f"{where}: {argument} must be an int or a sequence of ints; got {type(value).__name__}"
+        )
+    if len(values) != count:
+        raise ArgumentValueError(
+            argument,
+            f"{where}: {argument} has {len(values)} values; the input has {count} spatial dimensions",
+            allowed=(str(count),),
+        )
+    return tuple(_count(v, argument, where, minimum) for v in values)
+
+
+def _choice(value: object, argument: str, where: str, choices: Mapping[str, int]) -> int:
+    if not isinstance(value, str):
+        raise ArgumentTypeError(argument, f"{where}: {argument} must be a str; got {type(value).__name__}")
+    if value not in choices:
+        raise ArgumentValueError(
+            argument, f"{where}: {argument} {value!r} is unknown", allowed=tuple(repr(c) for c in choices)
+        )
+    return choices[value]
+
+
+def convolution(
+    input: npt.ArrayLike,
+    filter: npt.ArrayLike,
+    bias: npt.ArrayLike | None = None,
+    *,
+    strides: int | Sequence[int] | None = None,
+    dilations: int | Sequence[int] | None = None,
+    start_padding: int | Sequence[int] | None = None,
+    end_padding: int | Sequence[int] | None = None,
+    output_padding: int | Sequence[int] | None = None,
+    group_count: int = 1,
+    mode: Literal["cross_correlation", "convolution"] = "cross_correlation",
+    direction: Literal["forward", "backward"] = "forward",
+) -> Call:
+    """DML_CONVOLUTION_OPERATOR_DESC: ``input`` {batch, channels, [depth, [height,]] width} convolved with
+    ``filter``, plus ``bias`` per output channel (ONNX Conv with the defaults; ONNX ConvTranspose with
+    ``direction="backward"``).
+
+    DirectML's rules: input, filter, bias and output have one data type, FLOAT32 or FLOAT16 (float64 is refused:
+    pass float32), and one dimension count, 3 to 5 (1 to 3 spatial dimensions). Forward, the filter is {output
+    channels, input channels / group_count, kernel..}; backward (the transposed convolution), {input channels,
+    output channels / group_count, kernel..}. ``strides``, ``dilations`` (default 1), ``start_padding``,
+    ``end_padding`` and ``output_padding`` (default 0) take one value per spatial dimension, or an int for all;
+    padding adds zeros (backward, it crops the full result instead), output padding appends positions at the
+    end. ``mode="cross_correlation"`` (the default) applies the filter as it is, as deep-learning convolutions do;
+    ``"convolution"`` flips it spatially. ``bias`` is {output channels} or {1, output channels, 1..}. The
+    output's spatial sizes are, forward, ``(in + start + end - ((kernel - 1) * dilation + 1)) // stride + 1 +
+    output_padding``, backward ``(in - 1) * stride + (kernel - 1) * dilation + 1 - start - end + output_padding``.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a dimension count outside 3-5 or unlike the input's, channels that
+            do not fit the filter and group_count, a filter larger than the padded input, a per-dimension value of
+            the wrong count, a dtype the operator does not take or dtypes that differ.
+    """
+    where = "convolution"
+    data = _float_operand(input, "input", "convolution", where)
+    weights = _float_operand(filter, "filter", "convolution", where, data)
+    if not 3 <= data.ndim <= 5:
+        raise ArgumentValueError(
+            "input",
+            f"{where}: input has {data.ndim} dimensions; CONVOLUTION takes 3 to 5 (batch, channels, 1 to 3 spatial)",
+            allowed=("3", "4", "5"),
+        )
+    if weights.ndim != data.ndim:
+        raise ArgumentValueError(
+            "filter",
+            f"{where}: filter has {weights.ndim} dimensions and input {data.ndim}: they must have the same count",
+            allowed=(str(data.ndim),),
+        )
+    spatial = data.ndim - 2
+    stride = _spatial(strides, "strides", where, spatial, 1, 1)
+    dilation = _spatial(dilations, "dilations", where, spatial, 1, 1)
+    start = _spatial(start_padding, "start_padding", where, spatial, 0, 0)
+    end = _spatial(end_padding, "end_padding", where, spatial, 0, 0)
+    padding = _spatial(output_padding, "output_padding", where, spatial, 0, 0)
+    groups = _count(group_count, "group_count", where, 1)
+    mode_value = _choice(mode, "mode", where, _CONVOLUTION_MODES)
+    direction_value = _choice(direction, "direction", where, _CONVOLUTION_DIRECTIONS)
+    backward = direction_value == operators_pb2.CONVOLUTION_DIRECTION_BACKWARD
+    channels = data.shape[1]
+    if channels % groups:
+        raise ArgumentValueError(
+            "group_count", f"{where}: the input's channel count {channels} is not divisible by group_count {groups}"
+        )
+    if backward:
+        if weights.shape[0] != channels:
+            raise ArgumentValueError(
+                "filter",
+                f"{where}: filter.shape[0] = {weights.shape[0]} must be the input's channel count {channels} "
+                "(backward: {input channels, output channels / group_count, kernel..})",
+            )
+        output_channels = weights.shape[1] * groups
+    else:
+        output_channels = weights.shape[0]
+        if weights.shape[1] * groups != channels or output_channels % groups:
+            raise ArgumentValueError(
+                "filter",
+                f"{where}: filter of shape {weights.shape} must be {{output channels (a multiple of group_count "
+                f"{groups}), input channels / group_count = {channels // groups}, kernel..}}",
+            )
+    shape = [data.shape[0], output_channels]
+    for d in range(spatial):
+        extent = (weights.shape[2 + d] - 1) * dilation[d] + 1
+        if backward:
+            size = (data.shape[2 + d] - 1) * stride[d] + extent - start[d] - end[d] + padding[d]
+        else:
+            padded = data.shape[2 + d] + start[d] + end[d]
+            if padded < extent:
+                raise ArgumentValueError(
+                    "filter",
+                    f"{where}: the dilated filter spans {extent} along spatial dimension {d}, more than the padded "
+                    f"input's {padded}",
+                )
+            size = (padded - extent) // stride[d] + 1 + padding[d]
+        if size < 1:
+            raise ArgumentValueError(
+                "end_padding", f"{where}: the padding leaves no output along spatial dimension {d} ({size})"
+            )
+        shape.append(size)
+    bias_data = None
+    if bias is not None:
+        bias_data = _float_operand(bias, "bias", "convolution", where, data)
+        full = (1, output_channels, *(1,) * spatial)
+        if bias_data.shape not in ((output_channels,), full):
+            raise ArgumentValueError(
+                "bias", f"{where}: bias of shape {bias_data.shape} must be ({output_channels},) or {full}"
+            )
+        bias_data = bias_data.reshape(full)
+    desc = operators_pb2.ConvolutionOperatorDesc(
+        input_tensor=tensor_desc(data),
+        filter_tensor=tensor_desc(weights),
+        output_tensor=tensor_desc((data.dtype, shape)),
+        mode=mode_value,  # type: ignore[arg-type]
+        direction=direction_value,  # type: ignore[arg-type]
+        dimension_count=spatial,
+        strides=stride,
+        dilations=dilation,
+        start_padding=start,
+        end_padding=end,
+        output_padding=padding,
+        group_count=groups,
+    )
+    if bias_data is not None:
+        desc.bias_tensor.CopyFrom(tensor_desc(bias_data))
+    return Call(operators_pb2.OperatorDesc(convolution=desc), (data, weights, bias_data))
+
+
+_INTEGERS = ("int8", "uint8")
+
+
+def _integer_operand(value: object, argument: str, where: str, like: np.ndarray | None = None) -> np.ndarray:
+    """``value`` as an INT8 or UINT8 array (a Python scalar in ``like``'s dtype, of which it must be if given)."""
+    data = _array(value, argument, where, like.dtype if like is not None and _is_python_scalar(value) else None)
+    if data.dtype.name not in _INTEGERS or (like is not None and data.dtype != like.dtype):
+        allowed = _INTEGERS if like is None else (like.dtype.name,)
+        raise ArgumentTypeError(
+            argument,
+            f"{where}: {argument} has dtype {data.dtype}; DML_OPERATOR_MATRIX_MULTIPLY_INTEGER takes "
+            + ("int8 and uint8" if like is None else f"a zero point of its tensor's dtype, {like.dtype}"),
+            allowed=allowed,
+        )
+    return data
+
+
+def _zero_point(
+    value: object, argument: str, where: str, like: np.ndarray, count: int, per: str, sizes: tuple[int, ...]
+) -> np.ndarray | None:
+    """A zero point as a {1.., c, 1} (per row) or {1.., 1, c} (per column) array of ``sizes``' dimension count."""
+    if value is None:
+        return None
+    data = _integer_operand(value, argument, where, like)
+    core = data.shape
+    while len(core) > 2 and core[0] == 1:  # leading 1s, as DirectML's {[1], [1], ..} sizes have them
+        core = core[1:]
+    accepted = {(), (1,), (1, 1), (count,)} | ({(count, 1)} if per == "row" else {(1, count)})
+    if core not in accepted:
+        shapes = f"({count}, 1)" if per == "row" else f"(1, {count})"
+        raise ArgumentValueError(
+            argument,
+            f"{where}: {argument} of shape {data.shape} must be a scalar (per tensor), ({count},) or {shapes} (one per "
+            f"{per})",
+        )
+    flat = data.reshape(-1)
+    shape = (len(flat), 1) if per == "row" else (1, len(flat))
+    return flat.reshape((1,) * (len(sizes) - 2) + shape)
+
+
+def matrix_multiply_integer(
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    *,
+    a_zero_point: npt.ArrayLike | None = None,
+    b_zero_point: npt.ArrayLike | None = None,
+) -> Call:
+    """DML_MATRIX_MULTIPLY_INTEGER_OPERATOR_DESC: ``(a - a_zero_point) @ (b - b_zero_point)`` in INT32.
+
+    DirectML's rules: A is {[batch, channel,] M, K} and B {.., K, N}, INT8 or UINT8 each (they may differ), the
+    output {.., M, N} INT32 (accumulated in INT32: it wraps on overflow); each zero point has its tensor's data type
+    and is one value (per tensor) or one per row of A / per column of B. Here ``a`` and ``b`` have 2 to 4
+    dimensions whose batch dimensions broadcast as in ``np.matmul`` (sent 4-D, through zero strides); a zero point
+    is a scalar, or M values (shape (M,) or (M, 1)) for A, N values (shape (N,) or (1, N)) for B. The result has
+    NumPy's shape.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a dimension count outside 2-4, inner dimensions that differ, batch
+            dimensions that do not broadcast, a dtype other than int8/uint8 or a zero point unlike its tensor.
+    """
+    return _matrix_multiply_integer(
+        a, b, a_zero_point=a_zero_point, b_zero_point=b_zero_point, where="matrix_multiply_integer", rank=4
+    )
+
+
+def _matrix_multiply_integer(
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    *,
+    a_zero_point: npt.ArrayLike | None,
+    b_zero_point: npt.ArrayLike | None,
+    where: str,
+    rank: int | None,
+) -> Call:
+    a_data, b_data = _integer_operand(a, "a", where), _integer_operand(b, "b", where)
+    for argument, data in (("a", a_data), ("b", b_data)):
+        if not 2 <= data.ndim <= 4:
+            raise ArgumentValueError(
+                argument,
+                f"{where}: {argument} has {data.ndim} dimensions; it takes 2 to 4 ([batch, channel,] rows, columns)",
+                allowed=("2", "3", "4"),
+            )
+    (m, k), (k_b, n) = a_data.shape[-2:], b_data.shape[-2:]
+    if k != k_b:
+        raise ArgumentValueError(
+            "b", f"{where}: the inner dimension K of b (shape {b_data.shape}) is {k_b} and of a {k}: they must be equal"
+        )
+    try:
+        batch = np.broadcast_shapes(a_data.shape[:-2], b_data.shape[:-2])
+    except ValueError:
+        raise ArgumentValueError(
+            "b",
+            f"{where}: the batch dimensions of a {a_data.shape[:-2]} and b {b_data.shape[:-2]} do not broadcast "
+            "(np.matmul's rule)",
+        ) from None
+    shape = (*batch, m, n)
+    wire = (1,) * ((rank or len(shape)) - len(shape)) + shape
+    a_desc, a_bound = _broadcast(a_data, (*wire[:-2], m, k))
+    b_desc, b_bound = _broadcast(b_data, (*wire[:-2], k, n))
+    a_zero = _zero_point(a_zero_point, "a_zero_point", where, a_data, m, "row", wire)
+    b_zero = _zero_point(b_zero_point, "b_zero_point", where, b_data, n, "column", wire)
+    desc = operators_pb2.MatrixMultiplyIntegerOperatorDesc(
+        a_tensor=a_desc, b_tensor=b_desc, output_tensor=tensor_desc((np.int32, wire))
+    )
+    if a_zero is not None:
+        desc.a_zero_point_tensor.CopyFrom(tensor_desc(a_zero))
+    if b_zero is not None:
+        desc.b_zero_point_tensor.CopyFrom(tensor_desc(b_zero))
+    return Call(operators_pb2.OperatorDesc(matrix_multiply_integer=desc), (a_bound, a_zero, b_bound, b_zero), (shape,))
 
 
 #: Element-wise operators whose output is a 0/1 boolean (UINT8 unless ``output_dtype`` says UINT32).
