@@ -497,3 +497,69 @@ class Client(ClientCore):
         (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
         assert isinstance(output, np.ndarray)
         return output
+
+    def cumsum(
+        self,
+        input: npt.ArrayLike,
+        axis: int,
+        *,
+        reverse: bool = False,
+        exclusive: bool = False,
+        timeout: float | None = None,
+    ) -> np.ndarray:
+        """DML_CUMULATIVE_SUMMATION: running sums along ``axis``, as ``np.cumsum`` (see ``dmlrpc.ops.cumsum``)."""
+        call = ops.cumsum(input, axis, reverse=reverse, exclusive=exclusive)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
+    def cumprod(
+        self,
+        input: npt.ArrayLike,
+        axis: int,
+        *,
+        reverse: bool = False,
+        exclusive: bool = False,
+        timeout: float | None = None,
+    ) -> np.ndarray:
+        """DML_CUMULATIVE_PRODUCT: running products along ``axis``, as ``np.cumprod`` (see ``dmlrpc.ops.cumprod``)."""
+        call = ops.cumprod(input, axis, reverse=reverse, exclusive=exclusive)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
+    def mean_variance_normalization(
+        self,
+        input: npt.ArrayLike,
+        axes: int | Sequence[int] | None,
+        *,
+        scale: npt.ArrayLike | None = None,
+        bias: npt.ArrayLike | None = None,
+        normalize_variance: bool = True,
+        epsilon: float = 1e-5,
+        timeout: float | None = None,
+    ) -> np.ndarray:
+        """DML_MEAN_VARIANCE_NORMALIZATION2 over ``axes`` (see ``dmlrpc.ops.mean_variance_normalization``)."""
+        call = ops.mean_variance_normalization(
+            input, axes, scale=scale, bias=bias, normalize_variance=normalize_variance, epsilon=epsilon
+        )
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
+    def batch_normalization(
+        self,
+        input: npt.ArrayLike,
+        mean: npt.ArrayLike,
+        variance: npt.ArrayLike,
+        scale: npt.ArrayLike | None = None,
+        bias: npt.ArrayLike | None = None,
+        *,
+        epsilon: float = 1e-5,
+        timeout: float | None = None,
+    ) -> np.ndarray:
+        """DML_BATCH_NORMALIZATION with given statistics (see ``dmlrpc.ops.batch_normalization``)."""
+        call = ops.batch_normalization(input, mean, variance, scale, bias, epsilon=epsilon)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output

@@ -403,3 +403,65 @@ class Graph:
             intermediate_edge_count=len(self._intermediate_edges),
             intermediate_edges=self._intermediate_edges,
         )
+
+    def cumsum(self, input: GraphTensor, axis: int, *, reverse: bool = False, exclusive: bool = False) -> GraphTensor:
+        """A DML_CUMULATIVE_SUMMATION node (as ``dmlrpc.ops.cumsum``): running sums along ``axis``."""
+        _tensors("Graph.cumsum", [input])
+        call = ops.cumsum(_placeholder(input), axis, reverse=reverse, exclusive=exclusive)
+        return self.node(call.operator_desc, [input])[0]
+
+    def cumprod(self, input: GraphTensor, axis: int, *, reverse: bool = False, exclusive: bool = False) -> GraphTensor:
+        """A DML_CUMULATIVE_PRODUCT node (as ``dmlrpc.ops.cumprod``): running products along ``axis``."""
+        _tensors("Graph.cumprod", [input])
+        call = ops.cumprod(_placeholder(input), axis, reverse=reverse, exclusive=exclusive)
+        return self.node(call.operator_desc, [input])[0]
+
+    def mean_variance_normalization(
+        self,
+        input: GraphTensor,
+        axes: int | Sequence[int] | None,
+        *,
+        scale: GraphTensor | None = None,
+        bias: GraphTensor | None = None,
+        normalize_variance: bool = True,
+        epsilon: float = 1e-5,
+    ) -> GraphTensor:
+        """A DML_MEAN_VARIANCE_NORMALIZATION2 node (as ``dmlrpc.ops.mean_variance_normalization``). Edges do not
+        pad: ``scale`` and ``bias`` have the input's dimension count, each size 1 or the input's."""
+        where = "Graph.mean_variance_normalization"
+        _tensors(where, [input])
+        _tensors(where, [scale, bias], optional=True)
+        call = ops.mean_variance_normalization(
+            _placeholder(input),
+            axes,
+            scale=None if scale is None else _placeholder(scale),
+            bias=None if bias is None else _placeholder(bias),
+            normalize_variance=normalize_variance,
+            epsilon=epsilon,
+        )
+        return self._exact_node(where, call, {"input": input, "scale": scale, "bias": bias})[0]
+
+    def batch_normalization(
+        self,
+        input: GraphTensor,
+        mean: GraphTensor,
+        variance: GraphTensor,
+        scale: GraphTensor | None = None,
+        bias: GraphTensor | None = None,
+        *,
+        epsilon: float = 1e-5,
+    ) -> GraphTensor:
+        """A DML_BATCH_NORMALIZATION node (as ``dmlrpc.ops.batch_normalization``). Edges do not pad: ``mean``,
+        ``variance``, ``scale`` and ``bias`` have the input's dimension count, each size 1 or the input's; an absent
+        ``scale`` or ``bias`` becomes a graph constant of 1s or 0s (DirectML requires both)."""
+        where = "Graph.batch_normalization"
+        _tensors(where, [input, mean, variance])
+        _tensors(where, [scale, bias], optional=True)
+        ones = (1,) * len(input.shape)
+        if scale is None:
+            scale = self.constant(np.ones(ones, input.dtype))
+        if bias is None:
+            bias = self.constant(np.zeros(ones, input.dtype))
+        tensors = {"input": input, "mean": mean, "variance": variance, "scale": scale, "bias": bias}
+        call = ops.batch_normalization(*(_placeholder(t) for t in tensors.values()), epsilon=epsilon)
+        return self._exact_node(where, call, dict(tensors))[0]

@@ -20,12 +20,16 @@ __all__ = [
     "Direction",
     "activation",
     "average_pooling",
+    "batch_normalization",
     "cast",
     "convolution",
+    "cumprod",
+    "cumsum",
     "element_wise",
     "gemm",
     "matrix_multiply_integer",
     "max_pooling",
+    "mean_variance_normalization",
     "reduce",
     "scatter_elements",
     "scatter_nd",
@@ -1107,6 +1111,195 @@ def _per_dimension(argument: str, value: object, count: int, least: int, default
         if item < least:
             raise ArgumentValueError(argument, f"{where}: {argument}[{i}] = {item} must be at least {least}")
     return [int(item) for item in values]
+
+
+#: The data types DML_CUMULATIVE_SUMMATION and DML_CUMULATIVE_PRODUCT take (64-bit integers from feature level 5.0).
+_SCAN_TYPES = ("float32", "float16", "int64", "int32", "uint64", "uint32")
+
+
+def cumsum(input: npt.ArrayLike, axis: int, *, reverse: bool = False, exclusive: bool = False) -> Call:
+    """DML_CUMULATIVE_SUMMATION_OPERATOR_DESC: running sums along ``axis``, as ``np.cumsum(input, axis)``.
+
+    DirectML's rules: the output has the input's data type and sizes (integers wrap, as DirectML's arithmetic
+    does: NumPy's ``cumsum`` widens small integers, this does not). With ``reverse`` (DML_AXIS_DIRECTION_DECREASING)
+    each element sums itself and those after it; with ``exclusive`` (HasExclusiveSum) an element's own value is
+    left out, so the first (last, reversed) is 0. Types: float32, float16, int32, uint32; int64 and uint64 from
+    feature level 5.0; never FLOAT64, bool or 8/16-bit integers. 1 to 8 dimensions (4 below feature level 4.0).
+
+    Args:
+        input: the array to sum (at least 1 dimension).
+        axis: the dimension to sum along; negative counts from the end. Required: DirectML has no flattened scan.
+        reverse: sum from the end of the axis.
+        exclusive: leave each element's own value out of its sum.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a 0-d input, an axis out of range, a dtype DirectML does not scan.
+    """
+    return _scan("cumsum", "cumulative_summation", "has_exclusive_sum", input, axis, reverse, exclusive)
+
+
+def cumprod(input: npt.ArrayLike, axis: int, *, reverse: bool = False, exclusive: bool = False) -> Call:
+    """DML_CUMULATIVE_PRODUCT_OPERATOR_DESC: running products along ``axis``, as ``np.cumprod(input, axis)``.
+
+    As ``cumsum``, with products (HasExclusiveProduct: an exclusive product starts at 1). Feature level 3.1;
+    the types and ranks are ``cumsum``'s.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a 0-d input, an axis out of range, a dtype DirectML does not scan.
+    """
+    return _scan("cumprod", "cumulative_product", "has_exclusive_product", input, axis, reverse, exclusive)
+
+
+def _scan(
+    where: str, case: str, exclusive_field: str, input: npt.ArrayLike, axis: int, reverse: object, exclusive: object
+) -> Call:
+    data = _input(input, "input", case, where)
+    if data.dtype.name not in _SCAN_TYPES:
+        raise ArgumentTypeError(
+            "input",
+            f"{where}: input has dtype {data.dtype}, which DML_OPERATOR_{case.upper()} does not take; cast it, e.g. "
+            f"x.astype(np.int32)",
+            allowed=_SCAN_TYPES,
+        )
+    if data.ndim == 0:
+        raise ArgumentValueError("input", f"{where}: input is 0-d; it needs at least 1 dimension to scan along")
+    attributes = {
+        "input_tensor": tensor_desc(data),
+        "output_tensor": tensor_desc(data),
+        "axis": _axis(axis, data.ndim, where),
+        "axis_direction": tensor_pb2.AXIS_DIRECTION_DECREASING
+        if _flag(reverse, "reverse", where)
+        else tensor_pb2.AXIS_DIRECTION_INCREASING,
+        exclusive_field: _flag(exclusive, "exclusive", where),
+    }
+    descriptor = operators_pb2.OperatorDesc.DESCRIPTOR.fields_by_name[case].message_type
+    assert descriptor is not None  # both cases are desc messages
+    message = message_factory.GetMessageClass(descriptor)(**attributes)
+    return Call(_wrap(case, message), (data,))
+
+
+def _parameter(value: npt.ArrayLike, argument: str, case: str, where: str, data: np.ndarray) -> np.ndarray:
+    """A normalization's parameter tensor in ``data``'s dtype, padded with leading 1s to its rank; each dimension 1
+    (DirectML broadcasts it) or ``data``'s size: NumPy's broadcasting that leaves ``data``'s shape as it is."""
+    array = _float_operand(value, argument, case, where, like=data)
+    if array.ndim > data.ndim or any(
+        size not in (1, full) for size, full in zip(array.shape[::-1], data.shape[::-1], strict=False)
+    ):
+        raise ArgumentValueError(
+            argument,
+            f"{where}: {argument} has shape {array.shape}, which does not broadcast to input's {data.shape} "
+            f"(NumPy's rule, trailing dimensions aligned; each size 1 or input's)",
+        )
+    return array.reshape((1,) * (data.ndim - array.ndim) + array.shape)
+
+
+def mean_variance_normalization(
+    input: npt.ArrayLike,
+    axes: int | Sequence[int] | None,
+    *,
+    scale: npt.ArrayLike | None = None,
+    bias: npt.ArrayLike | None = None,
+    normalize_variance: bool = True,
+    epsilon: float = 1e-5,
+) -> Call:
+    """DML_MEAN_VARIANCE_NORMALIZATION2_OPERATOR_DESC: ``scale * (x - mean) / sqrt(var + epsilon) + bias``, the mean
+    and (population) variance taken over ``axes``, as ``(x - x.mean(axes, keepdims=True)) / np.sqrt(x.var(axes,
+    keepdims=True) + epsilon)`` (ONNX MeanVarianceNormalization / LayerNormalization).
+
+    DirectML's rules: the output has the input's dtype and shape; float32/float16 only (FLOAT16 computes in
+    FLOAT32); 1 to 8 dimensions (a 0-d input travels as one element). ``scale`` and ``bias`` are optional (an
+    absent scale acts as 1, bias as 0) and have the input's dtype; they broadcast to the input by NumPy's rule and
+    travel padded with leading 1s to its rank, each dimension 1 or the input's size. Without
+    ``normalize_variance`` (UseVariance FALSE) the result is only centred and ``epsilon`` is unused. Feature
+    level 6.3 (UseMean is always TRUE here).
+
+    Args:
+        input: the array to normalise.
+        axes: an axis or axes to take the statistics over, negative counting from the end, unique; ``None``: all.
+        scale, bias: optional arrays broadcasting to ``input``.
+        normalize_variance: divide by the standard deviation.
+        epsilon: added to the variance, a finite number >= 0.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a dtype other than float32/float16 (or differing from input's),
+            axes out of range or repeated, a scale or bias that does not broadcast to input, a bad epsilon.
+    """
+    where, case = "mean_variance_normalization", "mean_variance_normalization2"
+    data = _float_operand(input, "input", case, where)
+    shape = data.shape
+    data = data.reshape(1) if data.ndim == 0 else data
+    reduced = _reduce_axes(axes, data.ndim, where)
+    scale_data = None if scale is None else _parameter(scale, "scale", case, where, data)
+    bias_data = None if bias is None else _parameter(bias, "bias", case, where, data)
+    desc = operators_pb2.MeanVarianceNormalization2OperatorDesc(
+        input_tensor=tensor_desc(data),
+        output_tensor=tensor_desc(data),
+        axis_count=len(reduced),
+        axes=reduced,
+        use_mean=True,
+        use_variance=_flag(normalize_variance, "normalize_variance", where),
+        epsilon=_epsilon(epsilon, where),
+    )
+    if scale_data is not None:
+        desc.scale_tensor.CopyFrom(tensor_desc(scale_data))
+    if bias_data is not None:
+        desc.bias_tensor.CopyFrom(tensor_desc(bias_data))
+    return Call(_wrap(case, desc), (data, scale_data, bias_data), (shape,))
+
+
+def _epsilon(value: object, where: str) -> float:
+    epsilon = _scalar(value, "epsilon", where)
+    if not (np.isfinite(epsilon) and epsilon >= 0):
+        raise ArgumentValueError("epsilon", f"{where}: epsilon = {epsilon} must be a finite number >= 0")
+    return epsilon
+
+
+def batch_normalization(
+    input: npt.ArrayLike,
+    mean: npt.ArrayLike,
+    variance: npt.ArrayLike,
+    scale: npt.ArrayLike | None = None,
+    bias: npt.ArrayLike | None = None,
+    *,
+    epsilon: float = 1e-5,
+) -> Call:
+    """DML_BATCH_NORMALIZATION_OPERATOR_DESC (inference): ``scale * (input - mean) / sqrt(variance + epsilon) +
+    bias`` with the statistics given.
+
+    DirectML's rules: every tensor has the input's dtype (float32/float16 only) and dimension count (1 to 8 from
+    feature level 3.1, 4 before); each dimension of mean, variance, scale and bias is 1 (broadcast) or the input's.
+    The arrays broadcast by NumPy's rule (trailing dimensions aligned) and travel padded with leading 1s: for
+    per-channel statistics of an (N, C, H, W) input pass shape (C, 1, 1). DirectML requires Scale and Bias: an
+    absent ``scale`` is sent as a {1, ..} tensor of 1s and ``bias`` of 0s. Spatial is sent TRUE (deprecated from
+    feature level 4.0).
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a dtype other than float32/float16 (or differing from input's), a
+            parameter that does not broadcast to input, a bad epsilon.
+    """
+    where = case = "batch_normalization"
+    data = _float_operand(input, "input", case, where)
+    shape = data.shape
+    data = data.reshape(1) if data.ndim == 0 else data
+    ones = (1,) * data.ndim
+    parameters = [
+        _parameter(value, argument, case, where, data)
+        if value is not None
+        else np.full(ones, 1 if argument == "scale" else 0, data.dtype)
+        for argument, value in (("mean", mean), ("variance", variance), ("scale", scale), ("bias", bias))
+    ]
+    mean_data, variance_data, scale_data, bias_data = parameters
+    desc = operators_pb2.BatchNormalizationOperatorDesc(
+        input_tensor=tensor_desc(data),
+        mean_tensor=tensor_desc(mean_data),
+        variance_tensor=tensor_desc(variance_data),
+        scale_tensor=tensor_desc(scale_data),
+        bias_tensor=tensor_desc(bias_data),
+        output_tensor=tensor_desc(data),
+        spatial=True,
+        epsilon=_epsilon(epsilon, where),
+    )
+    return Call(_wrap(case, desc), (data, *parameters), (shape,))
 
 
 def _operator_names(prefix: str) -> tuple[str, ...]:
