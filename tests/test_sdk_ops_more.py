@@ -1,5 +1,5 @@
-"""The SDK's CUMULATIVE_SUMMATION/PRODUCT, MEAN_VARIANCE_NORMALIZATION2 and BATCH_NORMALIZATION functions against
-NumPy references on the real server."""
+"""The SDK's CUMULATIVE_SUMMATION/PRODUCT, MEAN_VARIANCE_NORMALIZATION2, BATCH_NORMALIZATION, LP_NORMALIZATION,
+ONE_HOT and FILL_VALUE_SEQUENCE functions against NumPy references on the real server."""
 
 from __future__ import annotations
 
@@ -111,6 +111,77 @@ def test_batch_normalization_matches_numpy(client: dmlrpc.Client) -> None:
     np.testing.assert_allclose(vector, [-0.5, 0, 0.5])
 
 
+@pytest.mark.parametrize(("axis", "p"), [(-1, 2), (0, 1), (1, 2)])
+def test_lp_normalization_matches_numpy(client: dmlrpc.Client, axis: int, p: int) -> None:
+    x = _RNG.standard_normal((3, 4, 2)).astype(np.float32)
+    x[0, :, 0] = 0  # a zero slice along axis 1: max(norm, epsilon) makes it 0, not NaN
+    out = client.lp_normalization(x, axis, p=p)
+    norm = np.linalg.norm(x.astype(np.float64), ord=p, axis=axis, keepdims=True) if p == 2 else None
+    if norm is None:
+        norm = np.sum(np.abs(x.astype(np.float64)), axis=axis, keepdims=True)
+    assert out.dtype == np.float32 and out.shape == x.shape
+    np.testing.assert_allclose(out, x / np.maximum(norm, 1e-5), rtol=1e-5, atol=1e-6)
+
+
+def _one_hot_reference(indices: np.ndarray, depth: int, values: np.ndarray, axis: int) -> np.ndarray:
+    expanded = np.expand_dims(indices.astype(np.int64), axis)
+    expanded = np.where(expanded < 0, expanded + depth, expanded)
+    positions = np.arange(depth).reshape([depth if d == axis % expanded.ndim else 1 for d in range(expanded.ndim)])
+    return np.where(expanded == positions, values[1], values[0])
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+@pytest.mark.parametrize("index_dtype", [np.int64, np.int32, np.uint32])
+def test_one_hot_matches_numpy(client: dmlrpc.Client, axis: int, index_dtype: type[Any]) -> None:
+    low = -4 if np.dtype(index_dtype).kind == "i" else 0
+    indices = _RNG.integers(low, 6, (2, 3)).astype(index_dtype)  # some out of range: all off values
+    values = np.float32([-1, 2.5])
+    out = client.one_hot(indices, 4, values, axis)
+    expected = _one_hot_reference(indices, 4, values, axis)
+    assert out.dtype == np.float32 and out.shape == expected.shape
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_one_hot_shapes_and_types(client: dmlrpc.Client) -> None:
+    default = client.one_hot([2, 0], 3)  # int64 (0, 1), as np.eye(3, dtype=np.int64)[[2, 0]]
+    assert default.dtype == np.int64
+    np.testing.assert_array_equal(default, np.eye(3, dtype=np.int64)[[2, 0]])
+    scalar = client.one_hot(np.int32(1), 3, np.float16([0, 1]))
+    assert scalar.shape == (3,) and scalar.dtype == np.float16
+    np.testing.assert_array_equal(scalar, [0, 1, 0])
+    floats = client.one_hot([0], 2, (0.5, 1.5))  # Python floats: float64, which ONE_HOT takes from 4.1
+    assert floats.dtype == np.float64
+    np.testing.assert_array_equal(floats, [[1.5, 0.5]])
+    mask = client.one_hot(np.uint64([[1], [0]]), 2, np.array([False, True]), 0)
+    assert mask.dtype == np.bool_ and mask.shape == (2, 2, 1)
+    np.testing.assert_array_equal(mask, [[[False], [True]], [[True], [False]]])
+
+
+@pytest.mark.parametrize(
+    ("shape", "start", "delta", "dtype"),
+    [
+        ((2, 3), 0.5, 0.25, np.float32),
+        (5, 3, -2, np.int32),
+        ((2, 2), 10, -2, np.uint8),  # the page's example: [[10, 8], [6, 4]]
+        ((1, 4), 250, 3, np.uint8),  # wraps
+        ((), 7, 1, np.int64),
+        ((3,), 1.5, 0.5, np.float16),
+    ],
+)
+def test_fill_value_sequence_matches_numpy(
+    client: dmlrpc.Client, shape: Any, start: float, delta: float, dtype: type[Any]
+) -> None:
+    out = client.fill_value_sequence(shape, start, delta, dtype)
+    sizes = (shape,) if isinstance(shape, int) else shape
+    count = int(np.prod(sizes))
+    if np.dtype(dtype).kind == "f":
+        expected = (np.float32(start) + np.arange(count, dtype=np.float32) * np.float32(delta)).astype(dtype)
+    else:
+        expected = (start + delta * np.arange(count, dtype=np.int64)).astype(dtype)  # wraps, as the low bits
+    assert out.dtype == np.dtype(dtype) and out.shape == sizes
+    np.testing.assert_array_equal(out, expected.reshape(sizes))
+
+
 def test_graph_scans_and_normalizes(client: dmlrpc.Client) -> None:
     g = dmlrpc.Graph()
     x = g.input(np.float32, (2, 3, 4))
@@ -135,6 +206,25 @@ def test_graph_scans_and_normalizes(client: dmlrpc.Client) -> None:
     assert caught.value.argument == "mean"
 
 
+def test_graph_generates_and_normalizes_along_an_axis(client: dmlrpc.Client) -> None:
+    g = dmlrpc.Graph()
+    indices = g.input(np.int32, (2, 1, 3))
+    values = g.constant(np.float32([[[0, 1]]]))
+    hot = g.one_hot(indices, 4, values, 1)
+    sequence = g.fill_value_sequence((2, 4, 3), 1, 1)
+    assert hot.shape == (2, 4, 3) and sequence.shape == (2, 4, 3)
+    g.output(hot, g.lp_normalization(sequence, 1, p=1))
+    data = _RNG.integers(-4, 4, (2, 1, 3)).astype(np.int32)
+    with client.compile(g) as op:
+        first, second = op(data)
+    np.testing.assert_array_equal(first, _one_hot_reference(data[:, 0], 4, np.float32([0, 1]), 1))
+    ramp = np.arange(1, 25, dtype=np.float64).reshape(2, 4, 3)
+    np.testing.assert_allclose(second, ramp / ramp.sum(axis=1, keepdims=True), rtol=1e-6)
+    with pytest.raises(dmlrpc.ArgumentValueError) as caught:
+        g.one_hot(g.input(np.int32, (2, 3)), 4, values, 1)  # size 3 along the axis, not 1
+    assert caught.value.argument == "indices"
+
+
 def test_async_client_scans_and_normalizes(server: ServerThread) -> None:
     async def run() -> None:
         async with dmlrpc.AsyncClient(server.address, timeout=30) as client:
@@ -147,6 +237,9 @@ def test_async_client_scans_and_normalizes(server: ServerThread) -> None:
                 x, np.float32(1), np.float32(4), np.float32(2), np.float32(1), epsilon=0
             )
             np.testing.assert_allclose(out, x)
+            np.testing.assert_allclose(await client.lp_normalization(np.float32([3, 4])), [0.6, 0.8])
+            np.testing.assert_array_equal(await client.one_hot([1], 2), [[0, 1]])
+            np.testing.assert_array_equal(await client.fill_value_sequence(3, 2, 2, np.int16), [2, 4, 6])
 
     asyncio.run(run())
 
@@ -186,3 +279,13 @@ def test_argument_errors_come_before_any_request() -> None:
             "variance",
             lambda: client.batch_normalization(x, 0, np.ones((2, 1, 1, 1), np.float32)),
         )
+        _refused(dmlrpc.ArgumentValueError, "p", lambda: client.lp_normalization(x, p=3))
+        _refused(dmlrpc.ArgumentValueError, "axis", lambda: client.lp_normalization(x, -4))
+        _refused(dmlrpc.ArgumentTypeError, "indices", lambda: client.one_hot(np.float32([1]), 3))
+        _refused(dmlrpc.ArgumentValueError, "values", lambda: client.one_hot([1], 3, (0, 1, 2)))
+        _refused(dmlrpc.ArgumentValueError, "depth", lambda: client.one_hot([1], 0))
+        _refused(dmlrpc.ArgumentValueError, "axis", lambda: client.one_hot([1], 3, axis=2))
+        _refused(dmlrpc.ArgumentTypeError, "dtype", lambda: client.fill_value_sequence(3, 0, 1, np.float64))
+        _refused(dmlrpc.ArgumentTypeError, "delta", lambda: client.fill_value_sequence(3, 0, 0.5, np.int32))
+        _refused(dmlrpc.ArgumentValueError, "start", lambda: client.fill_value_sequence(3, 256, 1, np.uint8))
+        _refused(dmlrpc.ArgumentValueError, "shape", lambda: client.fill_value_sequence((2, 0), 0, 1))

@@ -563,3 +563,44 @@ class Client(ClientCore):
         (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
         assert isinstance(output, np.ndarray)
         return output
+
+    def lp_normalization(
+        self, input: npt.ArrayLike, axis: int = -1, *, p: int = 2, epsilon: float = 1e-5, timeout: float | None = None
+    ) -> np.ndarray:
+        """DML_LP_NORMALIZATION: ``input`` over its L1/L2 norm along ``axis`` (see ``dmlrpc.ops.lp_normalization``)."""
+        call = ops.lp_normalization(input, axis, p=p, epsilon=epsilon)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
+    def one_hot(
+        self,
+        indices: npt.ArrayLike,
+        depth: int,
+        values: npt.ArrayLike = (0, 1),
+        axis: int = -1,
+        *,
+        timeout: float | None = None,
+    ) -> np.ndarray:
+        """DML_ONE_HOT: ``values[1]`` at each index along a new ``axis`` of ``depth``, else ``values[0]`` (see
+        ``dmlrpc.ops.one_hot``)."""
+        call = ops.one_hot(indices, depth, values, axis)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
+    def fill_value_sequence(
+        self,
+        shape: int | Sequence[int],
+        start: float,
+        delta: float,
+        dtype: npt.DTypeLike = np.float32,
+        *,
+        timeout: float | None = None,
+    ) -> np.ndarray:
+        """DML_FILL_VALUE_SEQUENCE: ``start + i * delta`` in row-major order, shaped ``shape`` (see
+        ``dmlrpc.ops.fill_value_sequence``)."""
+        call = ops.fill_value_sequence(shape, start, delta, dtype)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output

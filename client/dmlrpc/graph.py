@@ -465,3 +465,35 @@ class Graph:
         tensors = {"input": input, "mean": mean, "variance": variance, "scale": scale, "bias": bias}
         call = ops.batch_normalization(*(_placeholder(t) for t in tensors.values()), epsilon=epsilon)
         return self._exact_node(where, call, dict(tensors))[0]
+
+    def lp_normalization(self, input: GraphTensor, axis: int = -1, *, p: int = 2, epsilon: float = 1e-5) -> GraphTensor:
+        """A DML_LP_NORMALIZATION node (as ``dmlrpc.ops.lp_normalization``)."""
+        _tensors("Graph.lp_normalization", [input])
+        call = ops.lp_normalization(_placeholder(input), axis, p=p, epsilon=epsilon)
+        return self.node(call.operator_desc, [input])[0]
+
+    def one_hot(self, indices: GraphTensor, depth: int, values: GraphTensor, axis: int = -1) -> GraphTensor:
+        """A DML_ONE_HOT node (as ``dmlrpc.ops.one_hot``). Edges do not reshape, so the tensors have the output's
+        dimension count: ``indices`` with size 1 along ``axis`` (which the output has ``depth`` along), ``values``
+        {1, .., 1, 2} holding (off value, on value)."""
+        where = "Graph.one_hot"
+        _tensors(where, [indices, values])
+        rank = len(indices.shape)
+        position = ops._axis(axis, rank, where)
+        if indices.shape[position] != 1:
+            raise ArgumentValueError(
+                "indices",
+                f"{where}: indices has shape {indices.shape}; in a graph it has the output's dimension count, with "
+                f"size 1 along axis {axis}",
+            )
+        call = ops.one_hot(_placeholder(indices).squeeze(position), depth, _placeholder(values), position)
+        return self._exact_node(where, call, {"indices": indices, "values": values})[0]
+
+    def fill_value_sequence(
+        self, shape: Sequence[int], start: float, delta: float, dtype: npt.DTypeLike = np.float32
+    ) -> GraphTensor:
+        """A DML_FILL_VALUE_SEQUENCE node (as ``dmlrpc.ops.fill_value_sequence``), of at least 1 dimension."""
+        call = ops.fill_value_sequence(shape, start, delta, dtype)
+        if not call.output_shapes[0]:
+            raise ArgumentValueError("shape", "Graph.fill_value_sequence: shape is empty; a graph tensor has sizes")
+        return self.node(call.operator_desc, [])[0]
