@@ -175,3 +175,62 @@ def test_async_client_gathers_slices_pads_and_tiles(server: ServerThread) -> Non
             np.testing.assert_array_equal(await client.tile(x, 2), np.tile(x, 2))
 
     asyncio.run(run())
+
+
+@pytest.mark.parametrize(
+    ("shapes", "axis", "dtype"),
+    [
+        ([(3,), (1,), (4,)], 0, np.float32),
+        ([(2, 3), (2, 1)], 1, np.int8),
+        ([(1, 2, 3), (2, 2, 3), (1, 2, 3)], -3, np.float64),
+        ([(2, 2)], 0, np.uint64),
+    ],
+)
+def test_join_matches_np_concatenate(
+    client: dmlrpc.Client, shapes: list[tuple[int, ...]], axis: int, dtype: Any
+) -> None:
+    pieces = [_RNG.integers(0, 100, shape).astype(dtype) for shape in shapes]
+    out = client.join(pieces, axis)
+    assert out.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(out, np.concatenate(pieces, axis))
+
+
+def test_join_argument_errors() -> None:
+    a = np.zeros((2, 3), np.float32)
+    _refused(dmlrpc.ArgumentTypeError, "inputs[1]", lambda: ops.join([a, a.astype(np.int32)], 0))
+    _refused(dmlrpc.ArgumentValueError, "inputs[1]", lambda: ops.join([a, np.zeros((3, 3), np.float32)], 1))
+    _refused(dmlrpc.ArgumentValueError, "inputs", lambda: ops.join([], 0))
+
+
+@pytest.mark.parametrize(
+    ("shape", "sizes", "axis"),
+    [((7,), (2, 5), 0), ((2, 6, 3), 3, 1), ((4, 5), (1, 1, 3), -1), ((3, 2), [3], 0)],
+)
+def test_split_matches_np_split(client: dmlrpc.Client, shape: tuple[int, ...], sizes: Any, axis: int) -> None:
+    x = _RNG.standard_normal(shape).astype(np.float16)
+    outs = client.split(x, sizes, axis)
+    points = sizes if isinstance(sizes, int) else np.cumsum(sizes)[:-1]
+    expected = np.split(x, points, axis)
+    assert len(outs) == len(expected)
+    for out, piece in zip(outs, expected, strict=True):
+        assert out.dtype == np.float16
+        np.testing.assert_array_equal(out, piece)
+
+
+def test_split_argument_errors() -> None:
+    x = np.zeros((4, 6), np.float32)
+    _refused(dmlrpc.ArgumentValueError, "sizes", lambda: ops.split(x, (2, 3), 1))
+    _refused(dmlrpc.ArgumentValueError, "sizes", lambda: ops.split(x, 4, 1))
+    _refused(dmlrpc.ArgumentValueError, "sizes", lambda: ops.split(x, (0, 4), 0))
+
+
+def test_async_client_joins_and_splits(server: ServerThread) -> None:
+    async def run() -> None:
+        async with dmlrpc.AsyncClient(server.address, timeout=30) as client:
+            x = np.arange(6, dtype=np.int32).reshape(2, 3)
+            np.testing.assert_array_equal(await client.join([x, x], 1), np.concatenate([x, x], 1))
+            left, right = await client.split(x, (1, 2), 1)
+            np.testing.assert_array_equal(left, x[:, :1])
+            np.testing.assert_array_equal(right, x[:, 1:])
+
+    asyncio.run(run())

@@ -504,6 +504,23 @@ class Client(ClientCore):
         assert isinstance(output, np.ndarray)
         return output
 
+    def join(self, inputs: Sequence[npt.ArrayLike], axis: int = 0, *, timeout: float | None = None) -> np.ndarray:
+        """DML_JOIN: ``np.concatenate(inputs, axis)`` for arrays of one dtype (see ``dmlrpc.ops.join``)."""
+        call = ops.join(inputs, axis)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
+    def split(
+        self, input: npt.ArrayLike, sizes: int | Sequence[int], axis: int = 0, *, timeout: float | None = None
+    ) -> list[np.ndarray]:
+        """DML_SPLIT: ``input`` cut along ``axis`` into pieces of ``sizes`` (an int: that many equal pieces, as
+        ``np.split``); one array per piece (see ``dmlrpc.ops.split``)."""
+        call = ops.split(input, sizes, axis)
+        outputs = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert all(isinstance(output, np.ndarray) for output in outputs)
+        return outputs
+
     def average_pooling(
         self,
         input: npt.ArrayLike,
