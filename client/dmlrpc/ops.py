@@ -1090,6 +1090,8 @@ def _gather(input: npt.ArrayLike, indices: npt.ArrayLike, axis: int, *, where: s
     return Call(operators_pb2.OperatorDesc(gather=desc), (data, index_array), shapes, (data.dtype,))
 
 
+# Named as NumPy's users expect; below this line the builtin ``slice`` is shadowed in this module (use
+# ``builtins.slice`` there).
 def slice(
     input: npt.ArrayLike,
     offsets: Sequence[int],
@@ -1229,8 +1231,9 @@ def join(inputs: Sequence[npt.ArrayLike], axis: int = 0) -> Call:
 
     DirectML's rules: the inputs and the output have one data type (no promotion: cast first where NumPy would
     promote; any DirectML type, FLOAT64 and 64-bit integers from feature level 4.1) and one dimension count (1 to
-    8), sizes equal in every dimension but ``axis``, and the output's size along ``axis`` is their sum. (A graph
-    node takes no tensor arrays, so there is no ``Graph.join``.)
+    8 from feature level 4.1, 4 or 5 before: sent as given, the server names the rule), sizes equal in every
+    dimension but ``axis``, and the output's size along ``axis`` is their sum. (A graph node takes no tensor
+    arrays, so there is no ``Graph.join``.)
 
     Raises:
         ArgumentValueError, ArgumentTypeError: no inputs, a 0-d input, dimension counts, dtypes or off-axis sizes
