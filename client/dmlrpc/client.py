@@ -455,6 +455,72 @@ class Client(ClientCore):
         assert isinstance(output, np.ndarray)
         return output
 
+    def gather(
+        self, input: npt.ArrayLike, indices: npt.ArrayLike, axis: int = 0, *, timeout: float | None = None
+    ) -> np.ndarray:
+        """DML_GATHER: ``np.take(input, indices, axis)`` (see ``dmlrpc.ops.gather``)."""
+        call = ops.gather(input, indices, axis)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
+    def slice(
+        self,
+        input: npt.ArrayLike,
+        offsets: Sequence[int],
+        sizes: Sequence[int],
+        strides: Sequence[int] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> np.ndarray:
+        """DML_SLICE1: a strided window of ``input`` per dimension (see ``dmlrpc.ops.slice``)."""
+        call = ops.slice(input, offsets, sizes, strides)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
+    def pad(
+        self,
+        input: npt.ArrayLike,
+        start_padding: int | Sequence[int],
+        end_padding: int | Sequence[int],
+        mode: str = "constant",
+        value: float = 0,
+        *,
+        timeout: float | None = None,
+    ) -> np.ndarray:
+        """DML_PADDING1: ``np.pad`` with a start and end padding per dimension (see ``dmlrpc.ops.pad``)."""
+        call = ops.pad(input, start_padding, end_padding, mode, value)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
+    def tile(
+        self, input: npt.ArrayLike, repetitions: int | Sequence[int], *, timeout: float | None = None
+    ) -> np.ndarray:
+        """DML_TILE: ``np.tile(input, repetitions)`` (see ``dmlrpc.ops.tile``)."""
+        call = ops.tile(input, repetitions)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
+    def join(self, inputs: Sequence[npt.ArrayLike], axis: int = 0, *, timeout: float | None = None) -> np.ndarray:
+        """DML_JOIN: ``np.concatenate(inputs, axis)`` for arrays of one dtype (see ``dmlrpc.ops.join``)."""
+        call = ops.join(inputs, axis)
+        (output,) = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert isinstance(output, np.ndarray)
+        return output
+
+    def split(
+        self, input: npt.ArrayLike, sizes: int | Sequence[int], axis: int = 0, *, timeout: float | None = None
+    ) -> list[np.ndarray]:
+        """DML_SPLIT: ``input`` cut along ``axis`` into pieces of ``sizes`` (an int: that many equal pieces, as
+        ``np.split``); one array per piece (see ``dmlrpc.ops.split``)."""
+        call = ops.split(input, sizes, axis)
+        outputs = call.results(self.execute(call.operator_desc, call.inputs, timeout=timeout))
+        assert all(isinstance(output, np.ndarray) for output in outputs)
+        return outputs
+
     def average_pooling(
         self,
         input: npt.ArrayLike,

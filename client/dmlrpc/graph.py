@@ -330,6 +330,49 @@ class Graph:
         call = ops.cast(_placeholder(input), dtype)
         return self.node(call.operator_desc, [input])[0]
 
+    def gather(self, input: GraphTensor, indices: GraphTensor, axis: int = 0) -> GraphTensor:
+        """A DML_GATHER node (as ``dmlrpc.ops.gather``). Edges do not pad: ``input`` and ``indices`` have one
+        dimension count, which the output has too (DirectML's right-aligned sizes); the indices' leading 1s are not
+        meaningful, so ``indices`` of shape (1, 3) pick 3 positions and the result of a (4, 6) input along axis 0
+        is (3, 6)."""
+        where = "Graph.gather"
+        _tensors(where, [input, indices])
+        call = ops._gather(_placeholder(input), _placeholder(indices), axis, where=where, padded=False)
+        return self._exact_node(where, call, {"input": input, "indices": indices})[0]
+
+    def slice(
+        self,
+        input: GraphTensor,
+        offsets: Sequence[int],
+        sizes: Sequence[int],
+        strides: Sequence[int] | None = None,
+    ) -> GraphTensor:
+        """A DML_SLICE1 node (as ``dmlrpc.ops.slice``): a strided window of ``input`` per dimension."""
+        _tensors("Graph.slice", [input])
+        call = ops.slice(_placeholder(input), offsets, sizes, strides)
+        return self.node(call.operator_desc, [input])[0]
+
+    def pad(
+        self,
+        input: GraphTensor,
+        start_padding: int | Sequence[int],
+        end_padding: int | Sequence[int],
+        mode: str = "constant",
+        value: float = 0,
+    ) -> GraphTensor:
+        """A DML_PADDING1 node (as ``dmlrpc.ops.pad``): ``np.pad`` with a start and end padding per dimension."""
+        _tensors("Graph.pad", [input])
+        call = ops.pad(_placeholder(input), start_padding, end_padding, mode, value)
+        return self.node(call.operator_desc, [input])[0]
+
+    def tile(self, input: GraphTensor, repetitions: int | Sequence[int]) -> GraphTensor:
+        """A DML_TILE node (as ``dmlrpc.ops.tile``). Edges do not pad: give one repetition per dimension of
+        ``input`` (or fewer, which count from the last)."""
+        where = "Graph.tile"
+        _tensors(where, [input])
+        call = ops.tile(_placeholder(input), repetitions)
+        return self._exact_node(where, call, {"input": input})[0]
+
     def average_pooling(
         self,
         input: GraphTensor,

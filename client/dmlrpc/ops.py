@@ -27,15 +27,21 @@ __all__ = [
     "cumsum",
     "element_wise",
     "fill_value_sequence",
+    "gather",
     "gemm",
+    "join",
     "lp_normalization",
     "matrix_multiply_integer",
     "max_pooling",
     "mean_variance_normalization",
     "one_hot",
+    "pad",
     "reduce",
     "scatter_elements",
     "scatter_nd",
+    "slice",
+    "split",
+    "tile",
     "top_k",
 ]
 
@@ -52,10 +58,11 @@ _DIRECTIONS = {
 
 @dataclass(frozen=True)
 class Call:
-    """An operator desc with its input arrays in binding order (``None`` for an absent optional input)."""
+    """An operator desc with its input arrays in binding order (``None`` for an absent optional input, a list for
+    a tensor-array field such as JOIN's ``input_tensors``)."""
 
     operator_desc: operators_pb2.OperatorDesc
-    inputs: tuple[np.ndarray | None, ...]
+    inputs: tuple[np.ndarray | list[np.ndarray] | None, ...]
     #: Per output, the shape NumPy would give the caller (a 0-d result travels as a {1} tensor: DirectML has no
     #: 0-d tensors); empty or ``None``: the desc's sizes.
     output_shapes: tuple[tuple[int, ...] | None, ...] = ()
@@ -95,6 +102,11 @@ _FLOAT64_CASES = frozenset(
         "scatter_nd",
         "cast",
         "one_hot",
+        "gather",
+        "slice1",
+        "padding1",
+        "join",
+        "split",
     }
 )
 #: Element-wise operators that read UINT8 0/1 as booleans, so that NumPy bool arrays mean the same to them as to
@@ -957,6 +969,363 @@ def cast(input: npt.ArrayLike, dtype: npt.DTypeLike) -> Call:
         input_tensor=tensor_desc(data), output_tensor=tensor_desc((target, data.shape))
     )
     return Call(operators_pb2.OperatorDesc(cast=desc), (data,), (shape,))
+
+
+#: DirectML's most dimensions for the data-movement operators (DimensionCount 1 to 8, from feature level 3.0).
+_MOST_DIMENSIONS = 8
+#: DML_PADDING_MODE by name: NumPy's ``np.pad`` modes ("reflect" is DirectML's REFLECTION).
+_PADDING_MODES = {
+    "constant": operators_pb2.PADDING_MODE_CONSTANT,
+    "edge": operators_pb2.PADDING_MODE_EDGE,
+    "reflect": operators_pb2.PADDING_MODE_REFLECTION,
+    "symmetric": operators_pb2.PADDING_MODE_SYMMETRIC,
+    "wrap": operators_pb2.PADDING_MODE_WRAP,
+}
+#: The DML_SCALAR_UNION member holding each dtype (FLOAT16's travels as float32; bool as UINT8).
+_SCALAR_MEMBERS = {
+    "bool": "uint8",
+    "int8": "int8",
+    "uint8": "uint8",
+    "int16": "int16",
+    "uint16": "uint16",
+    "int32": "int32",
+    "uint32": "uint32",
+    "int64": "int64",
+    "uint64": "uint64",
+    "float16": "float32",
+    "float32": "float32",
+    "float64": "float64",
+}
+
+
+def _padded(array: np.ndarray, rank: int) -> np.ndarray:
+    """``array`` viewed with leading 1s up to ``rank`` dimensions (DirectML right-aligns sizes)."""
+    return array.reshape((1,) * (rank - array.ndim) + array.shape)
+
+
+def _fits(rank: int, argument: str, where: str) -> None:
+    if rank > _MOST_DIMENSIONS:
+        raise ArgumentValueError(
+            argument, f"{where}: the tensors need {rank} dimensions; DirectML takes at most {_MOST_DIMENSIONS}"
+        )
+
+
+def _per_axis(value: object, argument: str, where: str, count: int, least: int | None) -> list[int]:
+    """One int per dimension of the input (an int: the same for all), each at least ``least``."""
+    items = [value] * count if isinstance(value, int | np.integer) and not isinstance(value, bool) else value
+    if isinstance(items, bool | str | bytes) or not isinstance(items, Sequence | np.ndarray):
+        raise ArgumentTypeError(argument, f"{where}: {argument} must be an int or {count} ints; got {value!r}")
+    values = list(items)
+    if len(values) != count:
+        raise ArgumentValueError(
+            argument, f"{where}: {argument} has {len(values)} values; the input has {count} dimensions"
+        )
+    for i, item in enumerate(values):
+        if isinstance(item, bool | np.bool_) or not isinstance(item, int | np.integer):
+            raise ArgumentTypeError(argument, f"{where}: {argument}[{i}] must be an int; got {type(item).__name__}")
+        if least is not None and item < least:
+            raise ArgumentValueError(argument, f"{where}: {argument}[{i}] = {item} must be at least {least}")
+    return [int(item) for item in values]
+
+
+def gather(input: npt.ArrayLike, indices: npt.ArrayLike, axis: int = 0) -> Call:
+    """DML_GATHER_OPERATOR_DESC: the elements of ``input`` at ``indices`` along ``axis``, as
+    ``np.take(input, indices, axis)``: the result's shape is ``input.shape[:axis] + indices.shape +
+    input.shape[axis + 1:]``.
+
+    DirectML's rules: input, indices and output have one dimension count (1 to 8), the output is typed as the
+    input (any DirectML type: FLOAT64 and 64-bit integers from feature level 4.1), the indices are INT32, INT64,
+    UINT32 or UINT64 and IndexDimensions of their last dimensions are meaningful; an index outside
+    ``[-input.shape[axis], input.shape[axis])`` is refused (negative ones count from the end, as NumPy). The
+    tensors are sent padded with leading 1s to the dimension count the result needs, and the result comes back in
+    NumPy's shape.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a 0-d input, an axis out of range, indices that are not integers,
+            or a result of more than 8 dimensions.
+    """
+    return _gather(input, indices, axis, where="gather", padded=True)
+
+
+def _gather(input: npt.ArrayLike, indices: npt.ArrayLike, axis: int, *, where: str, padded: bool) -> Call:
+    """GATHER's desc; ``padded``: the tensors are padded with leading 1s to the dimension count the result needs
+    (eager calls), else sent as they are (graph edges): then ``input`` and ``indices`` have one dimension count,
+    the indices' leading 1s are not meaningful (IndexDimensions counts the rest, at least 1) and the output has
+    that dimension count too."""
+    data = _input(input, "input", "gather", where)
+    index_array = _array(indices, "indices", where)
+    if data.ndim == 0:
+        raise ArgumentValueError("input", f"{where}: input is 0-d; it needs at least 1 dimension to gather along")
+    axis = _axis(axis, data.ndim, where)
+    if index_array.dtype.kind not in "iu":
+        raise ArgumentTypeError(
+            "indices",
+            f"{where}: indices have dtype {index_array.dtype}; DirectML's gather takes integer indices",
+            allowed=("int32", "int64", "uint32", "uint64"),
+        )
+    if padded:
+        index_dimensions = index_array.ndim
+        rank = max(data.ndim, index_array.ndim, data.ndim + index_array.ndim - 1, 1)
+        _fits(rank, "indices", where)
+    else:
+        rank = data.ndim
+        if index_array.ndim != rank:
+            raise ArgumentValueError(
+                "indices",
+                f"{where}: indices have {index_array.ndim} dimensions and input {rank}; DirectML's gather takes one "
+                "dimension count (pad the indices with leading 1s)",
+            )
+        leading = next((i for i, size in enumerate(index_array.shape) if size != 1), rank - 1)
+        index_dimensions = rank - min(leading, rank - 1)
+    shape = data.shape[:axis] + index_array.shape[index_array.ndim - index_dimensions :] + data.shape[axis + 1 :]
+    excess = len(shape) - rank
+    if any(size != 1 for size in shape[: max(excess, 0)]):
+        raise ArgumentValueError(
+            "indices",
+            f"{where}: the result {shape} has more than the tensors' {rank} dimensions (pad input with leading 1s)",
+        )
+    lead = rank - data.ndim
+    data, index_array = _padded(data, rank), _padded(index_array, rank)
+    desc = operators_pb2.GatherOperatorDesc(
+        input_tensor=tensor_desc(data),
+        indices_tensor=tensor_desc(index_array),
+        output_tensor=tensor_desc((data.dtype, (1,) * max(-excess, 0) + shape[max(excess, 0) :])),
+        axis=axis + lead,
+        index_dimensions=index_dimensions,
+    )
+    # Bool travels as UINT8 and comes back bool, as NumPy moves it.
+    shapes = (shape,) if padded else (None,)
+    return Call(operators_pb2.OperatorDesc(gather=desc), (data, index_array), shapes, (data.dtype,))
+
+
+# Named as NumPy's users expect; below this line the builtin ``slice`` is shadowed in this module (use
+# ``builtins.slice`` there).
+def slice(
+    input: npt.ArrayLike,
+    offsets: Sequence[int],
+    sizes: Sequence[int],
+    strides: Sequence[int] | None = None,
+) -> Call:
+    """DML_SLICE1_OPERATOR_DESC: per dimension, a window of ``sizes[i]`` elements starting at ``offsets[i]``,
+    stepped by ``strides[i]`` (default 1).
+
+    A positive stride takes ``x[offset : offset + size : stride]``; a negative one walks the same window
+    backward from its last element, ``x[offset + size - 1 : offset - 1 : stride]`` (so ``strides=-1`` over the
+    whole of a dimension is ``np.flip``). Each output dimension has ``1 + (size - 1) // abs(stride)`` elements.
+    DirectML's rules: one offset, size and stride per input dimension (1 to 8 dimensions); offsets and sizes are
+    non-negative, the window is not empty and lies inside the input (``offset + size <= input.shape[i]``), a
+    stride is not 0. The output has the input's dtype (any DirectML type: FLOAT64 and 64-bit integers from
+    feature level 4.1).
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a 0-d input, a count of offsets, sizes or strides other than the
+            input's dimension count, a window outside the input or empty, a zero stride.
+    """
+    where = "slice"
+    data = _input(input, "input", "slice1", where)
+    if data.ndim == 0:
+        raise ArgumentValueError("input", f"{where}: input is 0-d; it needs at least 1 dimension to slice")
+    _fits(data.ndim, "input", where)
+    starts = _per_axis(offsets, "offsets", where, data.ndim, 0)
+    windows = _per_axis(sizes, "sizes", where, data.ndim, 1)
+    steps = [1] * data.ndim if strides is None else _per_axis(strides, "strides", where, data.ndim, None)
+    for i, (offset, size, bound) in enumerate(zip(starts, windows, data.shape, strict=True)):
+        if offset + size > bound:
+            raise ArgumentValueError(
+                "sizes",
+                f"{where}: the window [{offset}, {offset + size}) does not fit dimension {i} of the input "
+                f"(size {bound})",
+            )
+    if 0 in steps:
+        raise ArgumentValueError("strides", f"{where}: strides[{steps.index(0)}] is 0; a stride must not be 0")
+    shape = tuple(1 + (size - 1) // abs(step) for size, step in zip(windows, steps, strict=True))
+    desc = operators_pb2.Slice1OperatorDesc(
+        input_tensor=tensor_desc(data),
+        output_tensor=tensor_desc((data.dtype, shape)),
+        dimension_count=data.ndim,
+        input_window_offsets=starts,
+        input_window_sizes=windows,
+        input_window_strides=steps,
+    )
+    return Call(operators_pb2.OperatorDesc(slice1=desc), (data,), (), (data.dtype,))
+
+
+def pad(
+    input: npt.ArrayLike,
+    start_padding: int | Sequence[int],
+    end_padding: int | Sequence[int],
+    mode: str = "constant",
+    value: float = 0,
+) -> Call:
+    """DML_PADDING1_OPERATOR_DESC: ``input`` with ``start_padding[i]`` elements before and ``end_padding[i]``
+    after each dimension, as ``np.pad(input, list(zip(start_padding, end_padding)), mode)``.
+
+    Modes (NumPy's names): "constant" (``value``, cast to the input's dtype as ``np.pad``'s constant_values),
+    "edge" (the edge element repeated), "reflect" (mirrored without repeating the edge: DirectML's REFLECTION),
+    "symmetric" (mirrored repeating it; feature level 3.0) and "wrap" (periodic; feature level 6.4). Padding
+    wider than the input folds again, as NumPy's. DirectML's rules: input and output have one dtype (any DirectML
+    type) and dimension count, one start and one end padding per dimension (an int: the same for all).
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a 0-d input, a padding count other than the input's dimension
+            count, a negative padding, an unknown mode, a ``value`` that does not fit the input's dtype.
+    """
+    where = "pad"
+    data = _input(input, "input", "padding1", where)
+    if data.ndim == 0:
+        raise ArgumentValueError("input", f"{where}: input is 0-d; it has no dimension to pad")
+    _fits(data.ndim, "input", where)
+    starts = _per_axis(start_padding, "start_padding", where, data.ndim, 0)
+    ends = _per_axis(end_padding, "end_padding", where, data.ndim, 0)
+    if not isinstance(mode, str) or mode not in _PADDING_MODES:
+        raise ArgumentValueError(
+            "mode", f"{where}: mode {mode!r} is not a padding mode", allowed=tuple(repr(m) for m in _PADDING_MODES)
+        )
+    if not _is_python_scalar(value) and not isinstance(value, np.generic):
+        raise ArgumentTypeError("value", f"{where}: value must be a number; got {type(value).__name__}")
+    fill = _array(value, "value", where, data.dtype)
+    member = _SCALAR_MEMBERS[data.dtype.name]
+    scalar = fill.astype(np.float32 if data.dtype == np.float16 else np.uint8 if data.dtype == np.bool_ else fill.dtype)
+    out_shape = tuple(n + s + e for n, s, e in zip(data.shape, starts, ends, strict=True))
+    desc = operators_pb2.Padding1OperatorDesc(
+        input_tensor=tensor_desc(data),
+        output_tensor=tensor_desc((data.dtype, out_shape)),
+        padding_mode=_PADDING_MODES[mode],
+        padding_value_data_type=DATA_TYPE_BY_DTYPE[data.dtype],  # type: ignore[arg-type]
+        padding_value=operators_pb2.ScalarUnion(**{member: scalar.item()}),
+        dimension_count=data.ndim,
+        start_padding=starts,
+        end_padding=ends,
+    )
+    return Call(operators_pb2.OperatorDesc(padding1=desc), (data,), (), (data.dtype,))
+
+
+def tile(input: npt.ArrayLike, repetitions: int | Sequence[int]) -> Call:
+    """DML_TILE_OPERATOR_DESC: ``input`` repeated ``repetitions[i]`` times along each dimension, as
+    ``np.tile(input, repetitions)``.
+
+    As NumPy: with fewer repetitions than the input has dimensions, 1s are prepended to them; with more, the
+    input is promoted with leading 1s. DirectML's rules: one repeat per dimension (1 to 8), each greater than 0
+    (NumPy's 0 is refused: DirectML has no empty tensors); input and output have one dtype, one of FLOAT32,
+    FLOAT16, 8/16/32-bit integers, and 64-bit integers from feature level 5.0 (not FLOAT64).
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a repetition below 1, more than 8 dimensions, float64 input.
+    """
+    where = "tile"
+    data = _input(input, "input", "tile", where)
+    if isinstance(repetitions, int | np.integer) and not isinstance(repetitions, bool):
+        repetitions = [int(repetitions)]
+    if isinstance(repetitions, bool | str | bytes) or not isinstance(repetitions, Sequence | np.ndarray):
+        raise ArgumentTypeError(
+            "repetitions", f"{where}: repetitions must be an int or a sequence of ints; got {repetitions!r}"
+        )
+    rank = max(data.ndim, len(repetitions), 1)
+    _fits(rank, "repetitions", where)
+    repeats = _per_axis([1] * (rank - len(repetitions)) + list(repetitions), "repetitions", where, rank, 1)
+    data = _padded(data, rank)
+    shape = tuple(n * r for n, r in zip(data.shape, repeats, strict=True))
+    desc = operators_pb2.TileOperatorDesc(
+        input_tensor=tensor_desc(data),
+        output_tensor=tensor_desc((data.dtype, shape)),
+        repeats_count=rank,
+        repeats=repeats,
+    )
+    return Call(operators_pb2.OperatorDesc(tile=desc), (data,), (), (data.dtype,))
+
+
+def join(inputs: Sequence[npt.ArrayLike], axis: int = 0) -> Call:
+    """DML_JOIN_OPERATOR_DESC: ``inputs`` joined along ``axis``, as ``np.concatenate(inputs, axis)``.
+
+    DirectML's rules: the inputs and the output have one data type (no promotion: cast first where NumPy would
+    promote; any DirectML type, FLOAT64 and 64-bit integers from feature level 4.1) and one dimension count (1 to
+    8 from feature level 4.1, 4 or 5 before: sent as given, the server names the rule), sizes equal in every
+    dimension but ``axis``, and the output's size along ``axis`` is their sum. (A graph node takes no tensor
+    arrays, so there is no ``Graph.join``.)
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: no inputs, a 0-d input, dimension counts, dtypes or off-axis sizes
+            that differ, an axis out of range.
+    """
+    where = "join"
+    if isinstance(inputs, np.ndarray | str | bytes) or not isinstance(inputs, Sequence):
+        raise ArgumentTypeError("inputs", f"{where}: inputs must be a list of arrays; got {type(inputs).__name__}")
+    if not inputs:
+        raise ArgumentValueError("inputs", f"{where}: inputs is empty; join needs at least one array")
+    pieces = [_input(value, f"inputs[{i}]", "join", where) for i, value in enumerate(inputs)]
+    first = pieces[0]
+    if first.ndim == 0:
+        raise ArgumentValueError("inputs", f"{where}: inputs[0] is 0-d; arrays to join need at least 1 dimension")
+    _fits(first.ndim, "inputs", where)
+    axis = _axis(axis, first.ndim, where)
+    for i, piece in enumerate(pieces[1:], 1):
+        if piece.dtype != first.dtype:
+            raise ArgumentTypeError(
+                f"inputs[{i}]",
+                f"{where}: inputs[{i}] has dtype {piece.dtype} and inputs[0] {first.dtype}: DirectML joins one data "
+                f"type; cast first, e.g. np.asarray(x, np.{first.dtype})",
+                allowed=(first.dtype.name,),
+            )
+        if piece.ndim != first.ndim or any(d != axis and size != first.shape[d] for d, size in enumerate(piece.shape)):
+            raise ArgumentValueError(
+                f"inputs[{i}]",
+                f"{where}: inputs[{i}] has shape {piece.shape} and inputs[0] {first.shape}: they must have one "
+                f"dimension count and equal sizes in every dimension but axis {axis}",
+            )
+    shape = list(first.shape)
+    shape[axis] = sum(piece.shape[axis] for piece in pieces)
+    desc = operators_pb2.JoinOperatorDesc(
+        input_count=len(pieces),
+        input_tensors=[tensor_desc(piece) for piece in pieces],
+        output_tensor=tensor_desc((first.dtype, shape)),
+        axis=axis,
+    )
+    return Call(operators_pb2.OperatorDesc(join=desc), (pieces,), (), (first.dtype,))
+
+
+def split(input: npt.ArrayLike, sizes: int | Sequence[int], axis: int = 0) -> Call:
+    """DML_SPLIT_OPERATOR_DESC: ``input`` cut along ``axis`` into pieces of ``sizes[i]`` elements, in order (an
+    int ``n``: ``n`` equal pieces, as ``np.split(input, n, axis)``); one output per piece.
+
+    DirectML's rules: every piece has the input's data type (any DirectML type, FLOAT64 and 64-bit integers from
+    feature level 4.1) and dimension count (1 to 8) and its sizes but along ``axis``; the sizes are at least 1
+    (DirectML has no empty tensors) and sum to ``input.shape[axis]``. (A graph node takes no tensor arrays, so
+    there is no ``Graph.split``.)
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a 0-d input, an axis out of range, a size below 1, sizes that do
+            not sum to the axis' size, an ``n`` that does not divide it.
+    """
+    where = "split"
+    data = _input(input, "input", "split", where)
+    if data.ndim == 0:
+        raise ArgumentValueError("input", f"{where}: input is 0-d; it needs at least 1 dimension to split")
+    _fits(data.ndim, "input", where)
+    axis = _axis(axis, data.ndim, where)
+    total = data.shape[axis]
+    if isinstance(sizes, int | np.integer) and not isinstance(sizes, bool):
+        count = _count(sizes, "sizes", where, 1)
+        if total % count:
+            raise ArgumentValueError(
+                "sizes", f"{where}: {count} equal pieces do not divide axis {axis} of size {total}"
+            )
+        pieces = [total // count] * count
+    else:
+        if isinstance(sizes, bool | str | bytes) or not isinstance(sizes, Sequence | np.ndarray):
+            raise ArgumentTypeError("sizes", f"{where}: sizes must be an int or a list of ints; got {sizes!r}")
+        pieces = _per_axis(sizes, "sizes", where, len(sizes), 1)
+        if not pieces or sum(pieces) != total:
+            raise ArgumentValueError(
+                "sizes", f"{where}: sizes {pieces} sum to {sum(pieces)}; axis {axis} of the input has {total}"
+            )
+    shapes = [data.shape[:axis] + (size,) + data.shape[axis + 1 :] for size in pieces]
+    desc = operators_pb2.SplitOperatorDesc(
+        input_tensor=tensor_desc(data),
+        output_count=len(pieces),
+        output_tensors=[tensor_desc((data.dtype, shape)) for shape in shapes],
+        axis=axis,
+    )
+    return Call(operators_pb2.OperatorDesc(split=desc), (data,), (), (data.dtype,) * len(pieces))
 
 
 def average_pooling(
