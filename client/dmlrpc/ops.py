@@ -406,6 +406,18 @@ def gemm(
     return _gemm(a, b, c, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta, where="gemm", rank=4)
 
 
+def _batch_shape(a: np.ndarray, b: np.ndarray, where: str) -> tuple[int, ...]:
+    """The broadcast batch dimensions (all but the last two) of two matrix operands, as ``np.matmul``'s."""
+    try:
+        return tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    except ValueError:
+        raise ArgumentValueError(
+            "b",
+            f"{where}: the batch dimensions of a {a.shape[:-2]} and b {b.shape[:-2]} do not broadcast "
+            "(np.matmul's rule)",
+        ) from None
+
+
 def _gemm(
     a: npt.ArrayLike,
     b: npt.ArrayLike,
@@ -437,14 +449,7 @@ def _gemm(
             f"{where}: the inner dimension K of b (shape {b_data.shape}, trans_b={transpose_b}) is {k_b} and of a "
             f"(shape {a_data.shape}, trans_a={transpose_a}) {k}: they must be equal",
         )
-    try:
-        batch = np.broadcast_shapes(a_data.shape[:-2], b_data.shape[:-2])
-    except ValueError:
-        raise ArgumentValueError(
-            "b",
-            f"{where}: the batch dimensions of a {a_data.shape[:-2]} and b {b_data.shape[:-2]} do not broadcast "
-            "(np.matmul's rule)",
-        ) from None
+    batch = _batch_shape(a_data, b_data, where)
     shape = (*batch, m, n)
     wire = (1,) * ((rank or len(shape)) - len(shape)) + shape
     a_desc, a_bound = _broadcast(a_data, (*wire[:-2], *a_data.shape[-2:]))
@@ -719,14 +724,7 @@ def _matrix_multiply_integer(
         raise ArgumentValueError(
             "b", f"{where}: the inner dimension K of b (shape {b_data.shape}) is {k_b} and of a {k}: they must be equal"
         )
-    try:
-        batch = np.broadcast_shapes(a_data.shape[:-2], b_data.shape[:-2])
-    except ValueError:
-        raise ArgumentValueError(
-            "b",
-            f"{where}: the batch dimensions of a {a_data.shape[:-2]} and b {b_data.shape[:-2]} do not broadcast "
-            "(np.matmul's rule)",
-        ) from None
+    batch = _batch_shape(a_data, b_data, where)
     shape = (*batch, m, n)
     wire = (1,) * ((rank or len(shape)) - len(shape)) + shape
     a_desc, a_bound = _broadcast(a_data, (*wire[:-2], m, k))
@@ -1010,7 +1008,9 @@ def _fits(rank: int, argument: str, where: str) -> None:
         )
 
 
-def _per_axis(value: object, argument: str, where: str, count: int, least: int | None) -> list[int]:
+def _per_axis(
+    value: object, argument: str, where: str, count: int, least: int | None, *, noun: str = "dimensions"
+) -> list[int]:
     """One int per dimension of the input (an int: the same for all), each at least ``least``."""
     items = [value] * count if isinstance(value, int | np.integer) and not isinstance(value, bool) else value
     if isinstance(items, bool | str | bytes) or not isinstance(items, Sequence | np.ndarray):
@@ -1018,7 +1018,7 @@ def _per_axis(value: object, argument: str, where: str, count: int, least: int |
     values = list(items)
     if len(values) != count:
         raise ArgumentValueError(
-            argument, f"{where}: {argument} has {len(values)} values; the input has {count} dimensions"
+            argument, f"{where}: {argument} has {len(values)} values; the input has {count} {noun}"
         )
     for i, item in enumerate(values):
         if isinstance(item, bool | np.bool_) or not isinstance(item, int | np.integer):
@@ -1468,22 +1468,10 @@ def _pooling(
 
 
 def _per_dimension(argument: str, value: object, count: int, least: int, default: int | None, where: str) -> list[int]:
+    """``_per_axis`` over spatial dimensions, ``None`` meaning ``default`` in each (where there is one)."""
     if value is None and default is not None:
         return [default] * count
-    items = [value] * count if isinstance(value, int | np.integer) else value
-    if isinstance(value, bool) or not isinstance(items, Sequence | np.ndarray):
-        raise ArgumentTypeError(argument, f"{where}: {argument} must be an int or {count} ints; got {value!r}")
-    values = list(items)
-    if len(values) != count:
-        raise ArgumentValueError(
-            argument, f"{where}: {argument} has {len(values)} values; the input has {count} spatial dimensions"
-        )
-    for i, item in enumerate(values):
-        if isinstance(item, bool) or not isinstance(item, int | np.integer):
-            raise ArgumentTypeError(argument, f"{where}: {argument}[{i}] must be an int; got {type(item).__name__}")
-        if item < least:
-            raise ArgumentValueError(argument, f"{where}: {argument}[{i}] = {item} must be at least {least}")
-    return [int(item) for item in values]
+    return _per_axis(value, argument, where, count, least, noun="spatial dimensions")
 
 
 #: The data types DML_CUMULATIVE_SUMMATION and DML_CUMULATIVE_PRODUCT take (64-bit integers from feature level 5.0).
