@@ -216,19 +216,11 @@ class Target:
 
 def design_bound(config: str) -> int:
     """What the settings allow a server to hold beyond its baseline: per worker process, the call memory, the
-    compile cache, free pooled buffers and free heap, and the server-wide totals of compiled and resident bytes."""
+    compile cache, free pooled buffers and free heap; once, the server-wide totals of compiled and resident bytes."""
     from dmlrpc_server.settings import load_settings
 
     settings = load_settings(["--provider", "cpu", *CONFIGS[config]], environ={})
-    per_worker = (
-        settings.call_memory_bytes
-        + settings.compile_cache_bytes
-        + settings.buffer_pool_bytes
-        + settings.heap_retain_bytes
-        + settings.compiled_bytes_total
-        + settings.resident_bytes_limit
-    )
-    return settings.worker_processes * per_worker
+    return settings.budgets(settings.worker_processes).bound
 
 
 def tree_rss(pid: int) -> int:

@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if worker is not None:
         set_worker(worker.index, settings.worker_processes)
     if settings.tune_malloc:
-        tune_malloc(settings.heap_retain_bytes)
+        tune_malloc(settings.budgets(settings.worker_processes).heap_retain)
     try:
         asyncio.run(serve(settings, worker))
     except (ProviderUnavailableError, OSError) as error:

@@ -262,6 +262,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
     provider = choose_provider(
         settings.provider, device_id=settings.device_id, intra_op_threads=settings.intra_op_threads
     )
+    budgets = settings.budgets(worker_count())
     limits = Limits(
         max_tensor_bytes=settings.max_tensor_bytes,
         max_request_bytes=settings.max_request_bytes,
@@ -269,20 +270,20 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         max_tensor_elements=settings.max_tensor_elements,
         max_request_elements=settings.max_request_elements,
         max_work=settings.max_work,
-        max_run_bytes=settings.call_memory_bytes,
+        max_run_bytes=budgets.call_memory,
     )
-    pool = BufferPool(settings.buffer_pool_bytes)
+    pool = BufferPool(budgets.buffer_pool)
     executor = Executor(
         provider,
         feature_level=settings.feature_level,
         limits=limits,
         cache_capacity=settings.compile_cache_size,
-        cache_bytes=settings.compile_cache_bytes,
+        cache_bytes=budgets.compile_cache,
         pool=pool,
         resident=ResidentStore(
             tensors_per_owner=settings.resident_tensors_per_caller,
             bytes_per_owner=settings.resident_bytes_per_caller,
-            bytes_total=_share(settings.resident_bytes_limit),
+            bytes_total=_share(budgets.resident_total),
             tensors_total=_share(settings.resident_tensors_total),
             idle_seconds=settings.resident_idle_seconds,
             device=device_of(provider),
@@ -290,7 +291,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
     )
     admission = Admission(settings.max_concurrent_requests, settings.max_queue_depth)
     version = server_version()
-    heap = Heap(settings.heap_retain_bytes)
+    heap = Heap(budgets.heap_retain)
     metrics = (
         Metrics(
             cache=executor.cache,
@@ -323,7 +324,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
             handles_per_owner=settings.compiled_operators_per_caller,
             bytes_per_owner=settings.compiled_bytes_per_caller,
             handles_total=_share(settings.compiled_operators_total),
-            bytes_total=_share(settings.compiled_bytes_total),
+            bytes_total=_share(budgets.compiled_total),
             idle_seconds=settings.compiled_idle_seconds,
         ),
         metrics=metrics,
@@ -331,7 +332,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         stream_limits=StreamLimits(settings.stream_items_in_flight, settings.stream_bytes_in_flight),
         max_graph_nodes=settings.max_graph_nodes,
         memory=ByteBudget(
-            settings.call_memory_bytes, max_wait=settings.call_memory_wait_seconds, setting="--call-memory-bytes"
+            budgets.call_memory, max_wait=settings.call_memory_wait_seconds, setting="--call-memory-bytes"
         ),
         stream_idle_seconds=settings.stream_idle_seconds,
     )
@@ -369,7 +370,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         max_batch_size=settings.max_batch_size,
         resident_tensors_per_caller=settings.resident_tensors_per_caller,
         resident_bytes_per_caller=settings.resident_bytes_per_caller,
-        resident_bytes_total=settings.resident_bytes_limit,
+        resident_bytes_total=budgets.resident_total,
         resident_idle_seconds=settings.resident_idle_seconds,
         compiled_operators_per_caller=settings.compiled_operators_per_caller,
         compiled_bytes_per_caller=settings.compiled_bytes_per_caller,
@@ -378,13 +379,13 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         max_stream_items_in_flight=settings.stream_items_in_flight,
         workers=worker_count(),
         max_work=settings.max_work,
-        call_memory_bytes=settings.call_memory_bytes,
+        call_memory_bytes=budgets.call_memory,
         resident_tensors_total=settings.resident_tensors_total,
         compiled_operators_total=settings.compiled_operators_total,
-        compiled_bytes_total=settings.compiled_bytes_total,
+        compiled_bytes_total=budgets.compiled_total,
         stream_idle_seconds=settings.stream_idle_seconds,
         max_streams_per_connection=settings.max_streams_per_connection,
-        compile_cache_bytes=settings.compile_cache_bytes,
+        compile_cache_bytes=budgets.compile_cache,
     )
     caps = capabilities(executor, server_version=version, limits=service_limits)
     server.add_generic_rpc_handlers((handlers(DirectMLServicer(service, caps, authenticated=bool(tokens))),))

@@ -11,6 +11,7 @@ import socket
 import sys
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -85,6 +86,32 @@ def default_workers(cpus: int, *, gpu: bool, shared_port: bool) -> int:
     if gpu or not shared_port:
         return 1
     return max(1, min(cpus, 8))
+
+
+def default_memory_bytes() -> int:
+    """--memory-bytes's default: 1 GiB, or half the memory this process may use where that is less."""
+    return min(1024 * MiB, physical_memory() // 2)
+
+
+@dataclass(frozen=True)
+class MemoryBudgets:
+    """The resolved byte budgets: per worker process (its calls, cache, free buffers and heap) and server-wide
+    totals (what callers keep on purpose, shared evenly among the workers)."""
+
+    memory: int
+    call_memory: int
+    compile_cache: int
+    buffer_pool: int
+    heap_retain: int
+    resident_total: int
+    compiled_total: int
+    workers: int
+
+    @property
+    def bound(self) -> int:
+        """What the budgets let callers make the server hold beyond its baseline, all workers together."""
+        per_worker = self.call_memory + self.compile_cache + self.buffer_pool + self.heap_retain
+        return self.workers * per_worker + self.resident_total + self.compiled_total
 
 
 # NOTE: only Linux balances new connections over sockets sharing a port; BSD and macOS SO_REUSEPORT hands them
@@ -175,23 +202,27 @@ class ServerSettings(BaseSettings):
         1 << 18,
         description="Largest work (element-operations of one run, estimated from the desc) of a request that batches.",
     )
-    buffer_pool_bytes: Annotated[int, Field(ge=0)] = Field(
-        256 * MiB, description="Bytes of free staging and stream buffers kept for reuse (0 = no pooling)."
+    buffer_pool_bytes: Annotated[int, Field(ge=0)] | None = Field(
+        None,
+        description="Bytes of free staging and stream buffers one worker process keeps for reuse (0 = no pooling); "
+        "default: a sixteenth of --memory-bytes, shared among the workers.",
     )
     tune_malloc: bool = Field(
         True,
         description="On glibc, keep freed memory for reuse up to --heap-retain-bytes (faster large tensors).",
     )
-    heap_retain_bytes: Annotated[int, Field(ge=0)] = Field(
-        256 * MiB,
-        description="Free heap memory (glibc) kept for reuse between calls; more goes back to the kernel as it is "
-        "freed, and all of it within about a second once no call runs.",
+    heap_retain_bytes: Annotated[int, Field(ge=0)] | None = Field(
+        None,
+        description="Free heap memory (glibc) one worker process keeps for reuse between calls; more goes back to the "
+        "kernel as it is freed, and all of it within about a second once no call runs; default: a sixteenth of "
+        "--memory-bytes, shared among the workers.",
     )
     compile_cache_size: Positive = Field(1024, description="Compiled operator descs kept (least recently used go).")
-    compile_cache_bytes: Positive = Field(
-        256 * MiB,
-        description="Estimated bytes of the compiled descs kept (each session's model, initializers and overhead); "
-        "least recently used go first, and a desc larger than this is compiled for its call only.",
+    compile_cache_bytes: Positive | None = Field(
+        None,
+        description="Estimated bytes of the compiled descs one worker process keeps (each session's model, "
+        "initializers and overhead); least recently used go first, and a desc larger than this is compiled for its "
+        "call only; default: an eighth of --memory-bytes, shared among the workers.",
     )
     intra_op_threads: Positive = Field(
         1, description="ONNX Runtime threads per session (1 = run on the calling worker, no per-session pool)."
@@ -229,11 +260,19 @@ class ServerSettings(BaseSettings):
     stream_bytes_in_flight: Positive = Field(
         64 * MiB, description="Request bytes of one ExecuteMany stream's admitted items (one item is always admitted)."
     )
-    call_memory_bytes: Positive = Field(
-        1024 * MiB,
-        description="Memory all calls in progress may add beyond their request messages, together: what a run "
-        "makes (intermediates, outputs, broadcast inputs at their logical size; estimated from the desc) and their "
-        "responses until the caller has read them. Reserved before a run; one call may use it all.",
+    memory_bytes: Positive | None = Field(
+        None,
+        description="Memory the server may hold for its callers beyond its baseline, all worker processes together; "
+        "the byte budgets default to shares of it: call memory a half, resident tensors, compiled handles and the "
+        "compile cache an eighth each, free pooled buffers and free heap a sixteenth each. Default: 1 GiB, or half "
+        "the memory this process may use (a container's cgroup limit, else the host's) where that is less.",
+    )
+    call_memory_bytes: Positive | None = Field(
+        None,
+        description="Memory all calls in progress in one worker process may add beyond their request messages, "
+        "together: what a run makes (intermediates, outputs, broadcast inputs at their logical size; estimated from "
+        "the desc) and their responses until the caller has read them. Reserved before a run; one call may use it "
+        "all. Default: half of --memory-bytes, shared among the workers.",
     )
     call_memory_wait_seconds: float = Field(
         30.0,
@@ -249,9 +288,9 @@ class ServerSettings(BaseSettings):
     )
     resident_bytes_total: Annotated[int, Field(ge=0)] | None = Field(
         None,
-        description="Bytes of resident tensors all callers together may hold (kept outputs included); default: a "
-        "quarter of the host's physical memory, at most 16 GiB (raise it for a GPU with room: resident tensors "
-        "then live in device memory).",
+        description="Bytes of resident tensors all callers together may hold (kept outputs included); default: an "
+        "eighth of --memory-bytes with the CPU provider; with a GPU provider, where they live in device memory, a "
+        "quarter of the host's memory, at most 16 GiB.",
     )
     resident_tensors_total: Annotated[int, Field(ge=0)] = Field(
         16384,
@@ -274,10 +313,10 @@ class ServerSettings(BaseSettings):
         description="Compiled operators and graphs all callers together may hold (each keeps an ONNX Runtime "
         "session; without auth a caller is a self-chosen id, so only the totals bound many ids).",
     )
-    compiled_bytes_total: Annotated[int, Field(ge=0)] = Field(
-        512 * MiB,
+    compiled_bytes_total: Annotated[int, Field(ge=0)] | None = Field(
+        None,
         description="Bytes all callers' compiled operators may hold together (their sessions, constants and owned "
-        "data, as charged to each caller).",
+        "data, as charged to each caller); default: an eighth of --memory-bytes.",
     )
     compiled_idle_seconds: float = Field(
         600.0, gt=0, description="A compiled operator unused this long is released (its handle then NOT_FOUND)."
@@ -337,12 +376,29 @@ class ServerSettings(BaseSettings):
                 raise ValueError(f"worker_ports consecutive: ports {self.port} to {self.port + workers - 1} pass 65535")
         return self
 
-    @property
-    def resident_bytes_limit(self) -> int:
-        """--resident-bytes-total, or its default for this host."""
+    def budgets(self, workers: int) -> MemoryBudgets:
+        """The byte budgets for a server of ``workers`` processes: each as set, or its share of --memory-bytes."""
+        memory = self.memory_bytes or default_memory_bytes()
+
+        def per_worker(value: int | None, fraction: float) -> int:
+            return value if value is not None else max(1, int(memory * fraction) // workers)
+
         if self.resident_bytes_total is not None:
-            return self.resident_bytes_total
-        return min(16384 * MiB, physical_memory() // 4)
+            resident = self.resident_bytes_total
+        elif self._gpu_provider():
+            resident = min(16384 * MiB, physical_memory() // 4)
+        else:
+            resident = memory // 8
+        return MemoryBudgets(
+            memory=memory,
+            call_memory=per_worker(self.call_memory_bytes, 1 / 2),
+            compile_cache=per_worker(self.compile_cache_bytes, 1 / 8),
+            buffer_pool=per_worker(self.buffer_pool_bytes, 1 / 16),
+            heap_retain=per_worker(self.heap_retain_bytes, 1 / 16),
+            resident_total=resident,
+            compiled_total=self.compiled_bytes_total if self.compiled_bytes_total is not None else memory // 8,
+            workers=workers,
+        )
 
     @property
     def worker_processes(self) -> int:

@@ -121,10 +121,14 @@ class HealthWatch:
         self.checks = 0
         self.failures: list[str] = []
         self._stop = threading.Event()
+        self._first = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="health-watch", daemon=True)
 
     def __enter__(self) -> HealthWatch:
         self._thread.start()
+        # The attack starts once one timed check has been made: a refusal quicker than a health round trip would
+        # otherwise leave the watch with nothing to judge.
+        self._first.wait(timeout=15)
         return self
 
     def __exit__(
@@ -147,6 +151,7 @@ class HealthWatch:
                     self.failures.append(f"health failed: {error.code()}")
                 self.slowest = max(self.slowest, time.perf_counter() - started)
                 self.checks += 1
+                self._first.set()
                 self._stop.wait(self.interval)
 
     def assert_prompt(self) -> None:

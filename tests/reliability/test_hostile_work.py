@@ -32,7 +32,12 @@ BUDGET = 320 << 20
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerThread]:
-    running = start_server(compiled_bytes_per_caller=200 << 20, call_memory_bytes=BUDGET, call_memory_wait_seconds=1.0)
+    running = start_server(
+        compiled_bytes_per_caller=200 << 20,
+        compiled_bytes_total=512 << 20,
+        call_memory_bytes=BUDGET,
+        call_memory_wait_seconds=1.0,
+    )
     yield running
     running.stop()
 
@@ -124,7 +129,7 @@ def test_graph_constants_over_the_tensor_limit_are_refused() -> None:
     (a,) = graph.node(broadcast_identity(12 << 20), [first])
     (b,) = graph.node(broadcast_identity(12 << 20), [second])
     graph.output(a, b)
-    small = start_server(max_tensor_bytes=64 << 20)
+    small = start_server(max_tensor_bytes=64 << 20, compiled_bytes_total=1 << 30)
     try:
         with dmlrpc.Client(small.address) as client:
             with pytest.raises(dmlrpc.ResourceExhaustedError, match=r"constant_data: .*--max-tensor-bytes"):

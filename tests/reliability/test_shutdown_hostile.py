@@ -60,6 +60,7 @@ def test_sigterm_exits_within_the_grace_period_cancelling_what_runs(
     server = spawn(
         *("--port", "0", "--metrics-port", "0", "--provider", "cpu", "--workers", str(workers)),
         *("--worker-threads", "1", "--shutdown-grace-seconds", str(GRACE), "--max-work", str(1 << 40)),
+        *("--call-memory-bytes", str(4 << 30)),
     )
     match = server.wait_for(LISTENING)
     assert match is not None, server.log()

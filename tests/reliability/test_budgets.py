@@ -1,0 +1,63 @@
+"""The memory bound by design: every byte budget defaults to a share of --memory-bytes, so that the defaults bound
+what callers can make the server hold, and a server reports the budgets it applies."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from dmlrpc.v1 import service_pb2, service_pb2_grpc
+from dmlrpc_server.settings import MiB, default_memory_bytes, load_settings, physical_memory
+from tests.conftest import start_server
+
+
+def test_the_default_budgets_sum_to_memory_bytes_for_any_worker_count() -> None:
+    settings = load_settings(["--provider", "cpu"], environ={})
+    for workers in (1, 2, 3, 8):
+        budgets = settings.budgets(workers)
+        assert budgets.memory == default_memory_bytes() <= 1024 * MiB
+        assert budgets.bound <= budgets.memory
+        # Half of it is the call memory, an eighth each the resident and compiled totals.
+        assert budgets.call_memory == budgets.memory // 2 // workers
+        assert budgets.resident_total == budgets.compiled_total == budgets.memory // 8
+
+
+def test_memory_bytes_scales_every_default_and_explicit_budgets_win() -> None:
+    settings = load_settings(["--provider", "cpu", "--memory-bytes", str(4096 * MiB)], environ={})
+    budgets = settings.budgets(2)
+    assert (budgets.call_memory, budgets.compile_cache, budgets.buffer_pool, budgets.heap_retain) == (
+        1024 * MiB,
+        256 * MiB,
+        128 * MiB,
+        128 * MiB,
+    )
+    assert budgets.bound == 4096 * MiB
+    explicit = load_settings(
+        ["--provider", "cpu", "--call-memory-bytes", str(64 * MiB), "--resident-bytes-total", "0"], environ={}
+    ).budgets(2)
+    assert explicit.call_memory == 64 * MiB and explicit.resident_total == 0
+    assert explicit.compiled_total == default_memory_bytes() // 8
+
+
+def test_the_default_follows_the_memory_the_process_may_use() -> None:
+    # On a host (or in a container) with under 2 GiB, half of it; else 1 GiB.
+    assert default_memory_bytes() == min(1024 * MiB, physical_memory() // 2)
+
+
+def test_a_gpu_provider_keeps_resident_tensors_in_device_memory_out_of_the_host_budget() -> None:
+    budgets = load_settings(["--provider", "cuda"], environ={}).budgets(1)
+    assert budgets.resident_total == min(16384 * MiB, physical_memory() // 4)
+
+
+@pytest.mark.parametrize("memory", [256 * MiB])
+def test_a_server_applies_and_reports_the_shares(memory: int) -> None:
+    running = start_server(memory_bytes=memory)
+    try:
+        with grpc.insecure_channel(running.address) as channel:
+            stub = service_pb2_grpc.DirectMLServiceStub(channel)
+            limits = stub.GetCapabilities(service_pb2.GetCapabilitiesRequest(), timeout=10).limits
+        assert limits.call_memory_bytes == memory // 2
+        assert limits.compile_cache_bytes == memory // 8
+        assert limits.resident_bytes_total == limits.compiled_bytes_total == memory // 8
+    finally:
+        running.stop()
