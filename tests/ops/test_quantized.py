@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+import grpc
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dmlrpc
+from dmlrpc._base import prepare_execute
 from dmlrpc.codec import tensor_desc
-from dmlrpc.v1 import operators_pb2, tensor_pb2
+from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.operators import REGISTRY
 from dmlrpc_server.operators.base import Limits
+from tests.conftest import ServerThread
 from tests.references import quantized as ref
 from tests.strategies import arrays, broadcast_values, layouts
 
@@ -165,6 +168,29 @@ def test_quantization_rules(
     client: dmlrpc.Client, case: str, x: Any, params: list[Any], out: Any, options: dict[str, Any], field: str
 ) -> None:
     invalid(client, quantization_desc(case, x, params, out, **options), [x, params], f"operator_desc.{case}.{field}")
+
+
+def test_quantize_batches_requests_of_one_desc_with_unary_results(server: ServerThread) -> None:
+    # The element-wise batch rule: ExecuteMany stacks items of one desc (scale broadcast through zero strides).
+    rng = np.random.default_rng(3)
+    scale = np.broadcast_to(np.array([0.5, 0.25, 2.0], np.float32), (4, 3))
+    zero = np.broadcast_to(np.array([[1], [2], [3], [4]], np.int8), (4, 3))
+    desc = quantization_desc("quantize", (np.float32, (4, 3)), [scale, zero], (np.int8, (4, 3)))
+    desc.quantize.quantization_tensors[0].CopyFrom(tensor_desc(scale, (0, 1)))
+    desc.quantize.quantization_tensors[1].CopyFrom(tensor_desc(zero, (1, 0)))
+    inputs = [(rng.standard_normal((4, 3)) * 20).astype(np.float32) for _ in range(24)]
+    requests = [prepare_execute(desc, [x, [scale, zero]]).request for x in inputs]
+    with grpc.insecure_channel(server.address) as channel:
+        stub = service_pb2_grpc.DirectMLServiceStub(channel)
+        unary = [stub.Execute(request, timeout=30) for request in requests]
+        message = service_pb2.ExecuteManyRequest(
+            items=[service_pb2.ExecuteItem(tag=i, execute=r) for i, r in enumerate(requests)]
+        )
+        results = {r.tag: r for response in stub.ExecuteMany(iter([message]), timeout=30) for r in response.results}
+    for index, (x, response) in enumerate(zip(inputs, unary, strict=True)):
+        assert results[index].status.code == 0 and results[index].response == response
+        got = np.frombuffer(response.outputs[0].buffer.data, np.int8)[:12].reshape(4, 3)
+        np.testing.assert_array_equal(got, ref.quantize_op(x, scale, zero, np.int8))
 
 
 def test_quantize_needs_feature_level_6_3() -> None:
