@@ -5507,7 +5507,15 @@ Global___MatrixMultiplyIntegerOperatorDesc: _TypeAlias = MatrixMultiplyIntegerOp
 
 @_typing.final
 class QuantizedLinearMatrixMultiplyOperatorDesc(_message.Message):
-    """DML_QUANTIZED_LINEAR_MATRIX_MULTIPLY_OPERATOR_DESC (DML_OPERATOR_QUANTIZED_LINEAR_MATRIX_MULTIPLY = 118, feature level 2.1)."""
+    """DML_QUANTIZED_LINEAR_MATRIX_MULTIPLY_OPERATOR_DESC (DML_OPERATOR_QUANTIZED_LINEAR_MATRIX_MULTIPLY = 118, feature level 2.1).
+    f = quantize(dequantize(A, AScale, AZeroPoint) x dequantize(B, BScale, BZeroPoint), OutputScale,
+    OutputZeroPoint) per (batch, channel); dequantize(x, s, z) = (x - z) * s; quantize(y, s, z) = clamp(round(y / s)
+    + z, Min, Max), round half to even, Min/Max = 0/255 (UINT8) or -128/127 (INT8). Zero points optional (0).
+    Rules: A {[Batch], [Channel], M, K}, B {.., K, N}, Output {.., M, N}: same DimensionCount (4 at 2.1, 2-4 from
+    4.0), INT8/UINT8 each. AScale/AZeroPoint and OutputScale/OutputZeroPoint: {1,1,1,1} (per tensor) or {1,1,M,1}
+    (per row); BScale/BZeroPoint: {1,1,1,1} or {1,1,1,N} (per column); leading 1s optional from 4.0; all six the
+    same DimensionCount. Scales FLOAT32. A/AZeroPoint, B/BZeroPoint, Output/OutputZeroPoint: same DataType.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -5621,7 +5629,15 @@ Global___ConvolutionIntegerOperatorDesc: _TypeAlias = ConvolutionIntegerOperator
 
 @_typing.final
 class QuantizedLinearConvolutionOperatorDesc(_message.Message):
-    """DML_QUANTIZED_LINEAR_CONVOLUTION_OPERATOR_DESC (DML_OPERATOR_QUANTIZED_LINEAR_CONVOLUTION = 120, feature level 2.1)."""
+    """DML_QUANTIZED_LINEAR_CONVOLUTION_OPERATOR_DESC (DML_OPERATOR_QUANTIZED_LINEAR_CONVOLUTION = 120, feature level 2.1).
+    f = quantize(conv(dequantize(Input), dequantize(Filter)) + Bias, OutputScale, OutputZeroPoint): forward
+    cross-correlation as CONVOLUTION; the INT32 Bias is in the accumulator's domain (scale InputScale *
+    FilterScale); padding is a dequantized 0; quantize rounds half to even and saturates.
+    Rules: all tensors 4-D; DimensionCount = 2 (Strides, Dilations, StartPadding, EndPadding: 2 values each);
+    Input/Filter/Output INT8 or UINT8, each zero point its tensor's DataType (optional, 0 when unset); scales
+    FLOAT32. InputScale, InputZeroPoint, OutputScale, OutputZeroPoint: {1,1,1,1}. FilterScale/FilterZeroPoint:
+    {1,1,1,1} or {1,OutputChannels,1,1}. Bias INT32 {1,OutputChannels,1,1}. Output sizes: CONVOLUTION's formula.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -6769,7 +6785,13 @@ Global___ElementWiseQuantizedLinearAddOperatorDesc: _TypeAlias = ElementWiseQuan
 
 @_typing.final
 class DynamicQuantizeLinearOperatorDesc(_message.Message):
-    """DML_DYNAMIC_QUANTIZE_LINEAR_OPERATOR_DESC (DML_OPERATOR_DYNAMIC_QUANTIZE_LINEAR = 148, feature level 4.0)."""
+    """DML_DYNAMIC_QUANTIZE_LINEAR_OPERATOR_DESC (DML_OPERATOR_DYNAMIC_QUANTIZE_LINEAR = 148, feature level 4.0).
+    InputMin/Max = min/max(Input) widened to hold 0; OutputScale = (InputMax - InputMin) / (Max - Min);
+    OutputZeroPoint = clamp(round(Min - InputMin / OutputScale), Min, Max); Output = clamp(round(Input /
+    OutputScale) + OutputZeroPoint, Min, Max), round half to even; an all-zero input gives scale 0 and outputs Min.
+    Rules: Input FLOAT32/FLOAT16, 1-8 dims; Output INT8/UINT8 with the input's sizes; OutputScale FLOAT32 and
+    OutputZeroPoint (Output's DataType) 1 element each; all four the same DimensionCount.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -7740,7 +7762,14 @@ Global___ActivationHardSwishOperatorDesc: _TypeAlias = ActivationHardSwishOperat
 
 @_typing.final
 class QuantizedLinearAveragePoolingOperatorDesc(_message.Message):
-    """DML_QUANTIZED_LINEAR_AVERAGE_POOLING_OPERATOR_DESC (DML_OPERATOR_QUANTIZED_LINEAR_AVERAGE_POOLING = 169, feature level 6.2)."""
+    """DML_QUANTIZED_LINEAR_AVERAGE_POOLING_OPERATOR_DESC (DML_OPERATOR_QUANTIZED_LINEAR_AVERAGE_POOLING = 169, feature level 6.2).
+    f = quantize(AVERAGE_POOLING1(dequantize(Input, InputScale, InputZeroPoint)), OutputScale, OutputZeroPoint):
+    padding is a dequantized 0, counted in the divisor only with IncludePadding; quantize rounds half to even.
+    Rules: Input/Output 4-D or 5-D INT8/UINT8, each zero point its tensor's DataType (optional); scales FLOAT32.
+    Scale and zero-point tensors: {1,1,1,1} (per tensor) or {1,Channels,1,1[,1]} (per channel). DimensionCount,
+    Strides, WindowSize, Start/EndPadding, Dilations (>= 1) and Output sizes as AVERAGE_POOLING1; a window
+    wholly in the padding is refused unless IncludePadding.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -7808,7 +7837,15 @@ Global___QuantizedLinearAveragePoolingOperatorDesc: _TypeAlias = QuantizedLinear
 
 @_typing.final
 class MatrixMultiplyIntegerToFloatOperatorDesc(_message.Message):
-    """DML_MATRIX_MULTIPLY_INTEGER_TO_FLOAT_OPERATOR_DESC (DML_OPERATOR_MATRIX_MULTIPLY_INTEGER_TO_FLOAT = 170, feature level 6.2)."""
+    """DML_MATRIX_MULTIPLY_INTEGER_TO_FLOAT_OPERATOR_DESC (DML_OPERATOR_MATRIX_MULTIPLY_INTEGER_TO_FLOAT = 170, feature level 6.2).
+    f = dequantize(A, AScale, AZeroPoint) x dequantize(B, BScale, BZeroPoint) + Bias per (batch, channel),
+    dequantize(x, s, z) = (x - z) * s, computed in FLOAT32. Zero points optional (0).
+    Rules: A {[Batch], [Channel], M, K}, B {.., K, N}, Output and Bias {.., M, N}: same DimensionCount (2-4); Bias
+    has Output's sizes. A, AZeroPoint, B, BZeroPoint: one DataType among INT32, INT16, INT8, UINT32, UINT16, UINT8.
+    AScale, BScale, Bias, Output: one DataType, FLOAT32 or FLOAT16. AScale/AZeroPoint: {1,1,1,1} or {1,1,M,1}
+    (per row); BScale/BZeroPoint: {1,1,1,1} or {1,1,1,N} (per column); leading 1s optional; all four the same
+    DimensionCount.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -8005,7 +8042,14 @@ Global___MultiheadAttention1OperatorDesc: _TypeAlias = MultiheadAttention1Operat
 
 @_typing.final
 class QuantizeOperatorDesc(_message.Message):
-    """DML_QUANTIZE_OPERATOR_DESC (DML_OPERATOR_QUANTIZE = 173, feature level 6.3)."""
+    """DML_QUANTIZE_OPERATOR_DESC (DML_OPERATOR_QUANTIZE = 173, feature level 6.3).
+    QuantizationType SCALE: f = clamp(round(Input / Scale), Min, Max); SCALE_ZERO_POINT: f = clamp(round(Input /
+    Scale) + ZeroPoint, Min, Max); round half to even, Min/Max the output type's range.
+    Rules: QuantizationType 1 (SCALE, QuantizationTensors = {Scale}) or 2 (SCALE_ZERO_POINT, {Scale, ZeroPoint});
+    QuantizationTensorCount = their number. Input FLOAT32/FLOAT16; Output INT8/UINT8 (the page's INT4/UINT4 are not
+    carried). Scale FLOAT32/FLOAT16, ZeroPoint Output's DataType. Every tensor has Input's sizes (1-8 dims); a
+    per-tensor, per-axis or blocked parameter is broadcast through zero strides.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -8041,7 +8085,13 @@ Global___QuantizeOperatorDesc: _TypeAlias = QuantizeOperatorDesc  # noqa: Y015
 
 @_typing.final
 class DequantizeOperatorDesc(_message.Message):
-    """DML_DEQUANTIZE_OPERATOR_DESC (DML_OPERATOR_DEQUANTIZE = 174, feature level 6.3)."""
+    """DML_DEQUANTIZE_OPERATOR_DESC (DML_OPERATOR_DEQUANTIZE = 174, feature level 6.3).
+    QuantizationType SCALE: f = Input * Scale; SCALE_ZERO_POINT: f = (Input - ZeroPoint) * Scale.
+    Rules: QuantizationType 1 (SCALE, QuantizationTensors = {Scale}) or 2 (SCALE_ZERO_POINT, {Scale, ZeroPoint});
+    QuantizationTensorCount = their number. Input INT8/UINT8 (the page's INT4/UINT4 are not carried); Output
+    FLOAT32/FLOAT16. Scale FLOAT32/FLOAT16, ZeroPoint Input's DataType. Every tensor has Input's sizes (1-8 dims);
+    a per-tensor, per-axis or blocked parameter is broadcast through zero strides.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 

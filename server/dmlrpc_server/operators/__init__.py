@@ -17,6 +17,7 @@ from dmlrpc_server.operators import (
     movement,
     normalization,
     pooling,
+    quantized,
     reduce,
     resample,
 )
@@ -61,6 +62,7 @@ REGISTRY: Mapping[str, Operator[Any]] = _build(
     *movement.OPERATORS,
     *normalization.OPERATORS,
     *pooling.OPERATORS,
+    *quantized.OPERATORS,
     *reduce.OPERATORS,
     *resample.OPERATORS,
 )

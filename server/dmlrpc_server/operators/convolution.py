@@ -251,6 +251,67 @@ class Convolution(Operator[operators_pb2.ConvolutionOperatorDesc]):
         return Plan(layouts, (output,), graph.model(), prepare, finish, direct, True)
 
 
+def integer_convolution(graph: Graph, tensors: Tensors, geometry: Geometry) -> tuple[Value, tuple[int, ...]]:
+    """conv(Input - InputZeroPoint, Filter - FilterZeroPoint) in INT32 over graph inputs "input", "input_zero",
+    "filter" and "filter_zero" (the zero points reshaped to the returned filter zero point shape, or to a scalar for
+    the input's), after checking the zero points' sizes: what CONVOLUTION_INTEGER computes and the quantized
+    convolution accumulates."""
+    source, weights = tensors["input_tensor"], tensors["filter_tensor"]
+    rank = len(source.sizes)
+    input_zero = tensors.layouts["input_zero_point_tensor"]
+    if input_zero is not None:
+        require(
+            all(size == 1 for size in input_zero.sizes),
+            f"{tensors.field('input_zero_point_tensor')}.buffer.sizes",
+            f"sizes {list(input_zero.sizes)} must be all 1 (one zero point for the tensor)",
+        )
+    filter_zero = tensors.layouts["filter_zero_point_tensor"]
+    channels = geometry.output_channels
+    per_channel = False
+    if filter_zero is not None:
+        sizes = list(filter_zero.sizes)
+        # {1, OutputChannelCount, 1, 1} per channel with fewer dimensions allowed from 4.0: {1, M[, 1[, 1]]},
+        # or {M} in one dimension.
+        channel_axis = 0 if len(sizes) == 1 else 1
+        others = sizes[:channel_axis] + sizes[channel_axis + 1 :]
+        require(
+            all(size == 1 for size in others) and sizes[channel_axis] in (1, channels),
+            f"{tensors.field('filter_zero_point_tensor')}.buffer.sizes",
+            f"sizes {sizes} must be all 1 (per tensor) or {{1, {channels}, 1, 1}} (per output channel)",
+        )
+        per_channel = sizes[channel_axis] != 1
+
+    # ONNX ConvInteger pads with the input zero point, so padding contributes nothing, as the page's
+    # conv(Input - InputZeroPoint, ..) means. ONNX Runtime's CPU kernel is exact only for UINT8 x UINT8 (with an
+    # INT8 operand its AVX2 path saturates pairs of products to INT16): an INT8 tensor and its zero point are
+    # shifted by 128 into UINT8, which leaves every difference unchanged. The kernel takes one filter zero point
+    # per tensor: per channel, conv(X - zx, W - zw[c]) = conv(X - zx, W) - zw[c] * conv(X - zx, ones). The
+    # INT32 accumulation wraps modulo 2**32 on overflow.
+    x = _unsigned(graph, graph.input("input", source.dtype, source.sizes))
+    w = _unsigned(graph, graph.input("filter", weights.dtype, weights.sizes))
+    zx = _unsigned(
+        graph,
+        graph.input("input_zero", source.dtype, ()) if input_zero is not None else graph.const(0, source.dtype),
+    )
+    attrs: dict[str, Any] = {
+        "strides": list(geometry.strides),
+        "dilations": list(geometry.dilations),
+        "group": geometry.groups,
+        "pads": [*geometry.start, *geometry.end],
+    }
+    per_tensor = filter_zero is not None and not per_channel
+    zw = graph.input("filter_zero", weights.dtype, ()) if per_tensor else graph.const(0, weights.dtype)
+    y = graph.op("ConvInteger", x, w, zx, _unsigned(graph, zw), dtype=I32, **attrs)
+    zero_shape = (1, channels, *([1] * (rank - 2)))
+    if per_channel:
+        one = onnx.helper.make_tensor("one", onnx.TensorProto.UINT8, [1], [1])
+        ones = graph.op("ConstantOfShape", graph.const(list(weights.sizes), I64), dtype=U8, value=one)
+        window = graph.op("ConvInteger", x, ones, zx, dtype=I32, **attrs)
+        zw_channels = graph.cast(graph.input("filter_zero", weights.dtype, zero_shape), I32)
+        y = graph.op("Sub", y, graph.op("Mul", window, zw_channels))
+    return y, zero_shape if per_channel else ()
+
+
 class ConvolutionInteger(Operator[operators_pb2.ConvolutionIntegerOperatorDesc]):
     case: ClassVar[str] = "convolution_integer"
     support = support_from(page("CONVOLUTION_INTEGER"))
@@ -263,62 +324,11 @@ class ConvolutionInteger(Operator[operators_pb2.ConvolutionIntegerOperatorDesc])
         # The page says DimensionCount must be 2, yet its 4.0 table takes 3-D tensors (one spatial dimension):
         # the table wins, DimensionCount is the tensors' spatial dimension count (1 or 2).
         geometry = _geometry(desc, tensors, backward=False, has_output_padding=False)
-        source, weights, output = tensors["input_tensor"], tensors["filter_tensor"], tensors["output_tensor"]
-        rank = len(source.sizes)
-        input_zero = tensors.layouts["input_zero_point_tensor"]
-        if input_zero is not None:
-            require(
-                all(size == 1 for size in input_zero.sizes),
-                f"{tensors.field('input_zero_point_tensor')}.buffer.sizes",
-                f"sizes {list(input_zero.sizes)} must be all 1 (one zero point for the tensor)",
-            )
-        filter_zero = tensors.layouts["filter_zero_point_tensor"]
-        channels = geometry.output_channels
-        per_channel = False
-        if filter_zero is not None:
-            sizes = list(filter_zero.sizes)
-            # {1, OutputChannelCount, 1, 1} per channel with fewer dimensions allowed from 4.0: {1, M[, 1[, 1]]},
-            # or {M} in one dimension.
-            channel_axis = 0 if len(sizes) == 1 else 1
-            others = sizes[:channel_axis] + sizes[channel_axis + 1 :]
-            require(
-                all(size == 1 for size in others) and sizes[channel_axis] in (1, channels),
-                f"{tensors.field('filter_zero_point_tensor')}.buffer.sizes",
-                f"sizes {sizes} must be all 1 (per tensor) or {{1, {channels}, 1, 1}} (per output channel)",
-            )
-            per_channel = sizes[channel_axis] != 1
-
-        # ONNX ConvInteger pads with the input zero point, so padding contributes nothing, as the page's
-        # conv(Input - InputZeroPoint, ..) means. ONNX Runtime's CPU kernel is exact only for UINT8 x UINT8 (with an
-        # INT8 operand its AVX2 path saturates pairs of products to INT16): an INT8 tensor and its zero point are
-        # shifted by 128 into UINT8, which leaves every difference unchanged. The kernel takes one filter zero point
-        # per tensor: per channel, conv(X - zx, W - zw[c]) = conv(X - zx, W) - zw[c] * conv(X - zx, ones). The
-        # INT32 accumulation wraps modulo 2**32 on overflow.
+        output = tensors["output_tensor"]
         graph = Graph()
-        x = _unsigned(graph, graph.input("input", source.dtype, source.sizes))
-        w = _unsigned(graph, graph.input("filter", weights.dtype, weights.sizes))
-        zx = _unsigned(
-            graph,
-            graph.input("input_zero", source.dtype, ()) if input_zero is not None else graph.const(0, source.dtype),
-        )
-        attrs: dict[str, Any] = {
-            "strides": list(geometry.strides),
-            "dilations": list(geometry.dilations),
-            "group": geometry.groups,
-            "pads": [*geometry.start, *geometry.end],
-        }
-        per_tensor = filter_zero is not None and not per_channel
-        zw = graph.input("filter_zero", weights.dtype, ()) if per_tensor else graph.const(0, weights.dtype)
-        y = graph.op("ConvInteger", x, w, zx, _unsigned(graph, zw), dtype=I32, **attrs)
-        zero_shape = (1, channels, *([1] * (rank - 2)))
-        if per_channel:
-            one = onnx.helper.make_tensor("one", onnx.TensorProto.UINT8, [1], [1])
-            ones = graph.op("ConstantOfShape", graph.const(list(weights.sizes), I64), dtype=U8, value=one)
-            window = graph.op("ConvInteger", x, ones, zx, dtype=I32, **attrs)
-            zw_channels = graph.cast(graph.input("filter_zero", weights.dtype, zero_shape), I32)
-            y = graph.op("Sub", y, graph.op("Mul", window, zw_channels))
+        y, filter_zero_shape = integer_convolution(graph, tensors, geometry)
         graph.output(y, "output", output.sizes)
-        shapes: tuple[tuple[int, ...] | None, ...] = (None, (), None, zero_shape if per_channel else ())
+        shapes: tuple[tuple[int, ...] | None, ...] = (None, (), None, filter_zero_shape)
         feeds = ("input", "input_zero", "filter", "filter_zero")
 
         def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:

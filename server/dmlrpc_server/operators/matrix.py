@@ -183,7 +183,7 @@ def _zero_point_shape(tensors: Tensors, name: str, count: int, per_row: bool, ra
         return None
     sizes = list(layout.sizes)
     kind = "M (per row)" if per_row else "N (per column)"
-    target = "{[1], [1], AZeroPointCount, [1]}" if per_row else "{[1], [1], 1, BZeroPointCount}"
+    target = "{[1], [1], Count, [1]}" if per_row else "{[1], [1], 1, Count}"
     if per_row and len(sizes) == 1:
         found, fits = sizes[0], True
     elif per_row:

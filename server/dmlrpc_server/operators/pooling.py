@@ -72,6 +72,7 @@ PoolDesc = TypeVar(
     operators_pb2.MaxPooling2OperatorDesc,
     operators_pb2.LpPoolingOperatorDesc,
     operators_pb2.LpPooling1OperatorDesc,
+    operators_pb2.QuantizedLinearAveragePoolingOperatorDesc,
 )
 
 
@@ -86,6 +87,8 @@ class _Pooling(Operator[PoolDesc]):
     #: "max", "average" or "lp".
     kind: ClassVar[str]
     has_dilations: ClassVar[bool] = False
+    #: Whether the output's data type must equal the input's.
+    same_type: ClassVar[bool] = True
 
     def attributes(self, desc: PoolDesc, tensors: Tensors) -> list[list[int]]:
         """Strides, window_size, start_padding, end_padding and dilations, each validated per spatial dim."""
@@ -124,7 +127,7 @@ class _Pooling(Operator[PoolDesc]):
                 f"{len(layout.sizes)} dimensions; must equal input_tensor's {rank}",
             )
         require(
-            output.data_type == source.data_type,
+            not self.same_type or output.data_type == source.data_type,
             f"{tensors.field('output_tensor')}.buffer.data_type",
             "must equal input_tensor's data type",
         )
@@ -175,11 +178,11 @@ class _Pooling(Operator[PoolDesc]):
                 )
             current[2 + i] = out
 
-    def lower(self, desc: PoolDesc, tensors: Tensors) -> Plan:
+    def windows(self, desc: PoolDesc, tensors: Tensors) -> tuple[list[_Windows], list[int]]:
+        """Validate the desc's attributes and sizes; the in-bounds window table of each spatial dimension and the
+        window sizes."""
         source, output = tensors["input_tensor"], tensors["output_tensor"]
-        indices = tensors.layouts.get("output_indices_tensor")
         strides, window, start, _, dilations = self.attributes(desc, tensors)
-        p = self.p(desc, tensors)
         spatial = len(source.sizes) - 2
         self._check_gathers(source.sizes, output.sizes, window, tensors)
         windows = []
@@ -208,12 +211,20 @@ class _Pooling(Operator[PoolDesc]):
                     "result is undefined",
                 )
             windows.append(table)
+        return windows, window
+
+    def lower(self, desc: PoolDesc, tensors: Tensors) -> Plan:
+        source, output = tensors["input_tensor"], tensors["output_tensor"]
+        indices = tensors.layouts.get("output_indices_tensor")
+        windows, window = self.windows(desc, tensors)
+        p = self.p(desc, tensors)
         graph = Graph()
         x = graph.input("input", source.dtype, source.sizes)
         if self.kind == "max":
             self._max(graph, x, windows, source.sizes, output.sizes, indices)
         else:
-            self._sum(graph, x, windows, source.sizes, output.sizes, window, self.include(desc), p)
+            value = self.pooled_sum(graph, graph.cast(x, F32), windows, source.sizes, window, self.include(desc), p)
+            graph.output(graph.cast(value, x.dtype), "output", output.sizes)
         model = graph.model()
         optional = "output_indices_tensor" in tensors.layouts
 
@@ -244,19 +255,17 @@ class _Pooling(Operator[PoolDesc]):
     def _gather(graph: Graph, value: Value, table: np.ndarray, axis: int) -> Value:
         return graph.op("Gather", value, graph.const(table, I64), axis=axis)
 
-    def _sum(
+    def pooled_sum(
         self,
         graph: Graph,
-        x: Value,
+        value: Value,
         windows: list[_Windows],
         in_sizes: tuple[int, ...],
-        out_sizes: tuple[int, ...],
         window: list[int],
         include: bool,
         p: int,
-    ) -> None:
-        """Average or Lp pooling: sums in FLOAT32 (FLOAT16 too) of the window elements or of |x|^P."""
-        value = graph.cast(x, F32)
+    ) -> Value:
+        """Average or Lp pooling of a FLOAT32 value: sums of the window elements or of |x|^P, in FLOAT32."""
         if self.kind == "lp":
             # The page writes x^P; like ONNX LpPool (which DirectML's ONNX Runtime provider maps onto this
             # operator) the norm takes absolute values, so odd P and negative inputs give a norm.
@@ -277,7 +286,7 @@ class _Pooling(Operator[PoolDesc]):
                 value = graph.op("Div", value, graph.const(divisor.astype(np.float32).reshape((-1,) + rest), F32))
         if self.kind == "lp" and p != 1:
             value = graph.op("Pow", value, graph.const(1.0 / p, F32))
-        graph.output(graph.cast(value, x.dtype), "output", out_sizes)
+        return value
 
     @staticmethod
     def _max(
