@@ -18,6 +18,7 @@ from dmlrpc_server.operators import (
     movement,
     normalization,
     pooling,
+    random_generator,
     reduce,
     resample,
 )
@@ -63,6 +64,7 @@ REGISTRY: Mapping[str, Operator[Any]] = _build(
     *movement.OPERATORS,
     *normalization.OPERATORS,
     *pooling.OPERATORS,
+    *random_generator.OPERATORS,
     *reduce.OPERATORS,
     *resample.OPERATORS,
 )

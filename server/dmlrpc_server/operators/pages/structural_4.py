@@ -44,7 +44,9 @@ PAGES: dict[str, Page] = {
             "little-endian memory order of the words). The remark: the counter should be incremented by "
             "ceil(outputSize / 4) per execution; with OutputStateTensor supplied the operator writes the "
             "incremented state (the key unchanged). Example: counter 0x48656c6c'6f46726f'6d536561'74746c65 and "
-            "OutputTensor {3,3,20,7219} -> increment 324,855 -> 0x48656c6c'6f46726f'6d536561'746f776e."
+            "OutputTensor {3,3,20,7219} -> increment 324,855 -> 0x48656c6c'6f46726f'6d536561'746f776e. "
+            "NOTE: that result is the counter minus 324,855 (0x4F4F7); the increment the text describes gives "
+            "0x48656c6c'6f46726f'6d536561'7479615c, which is what this server writes."
         ),
     ),
     "FOLD": Page(
