@@ -6382,7 +6382,19 @@ Global___ArgmaxOperatorDesc: _TypeAlias = ArgmaxOperatorDesc  # noqa: Y015
 
 @_typing.final
 class RoiAlignOperatorDesc(_message.Message):
-    """DML_ROI_ALIGN_OPERATOR_DESC (DML_OPERATOR_ROI_ALIGN = 139, feature level 3.0)."""
+    """DML_ROI_ALIGN_OPERATOR_DESC (DML_OPERATOR_ROI_ALIGN = 139, feature level 3.0): Mask R-CNN's ROI align, the
+    same as RoiAlign1OperatorDesc with input_pixel_offset 0.5, output_pixel_offset -0.5 and no corner alignment.
+    Rules: input_tensor {BatchCount, ChannelCount, InputHeight, InputWidth}; roi_tensor {NumROIs, 4},
+    {1, NumROIs, 4} or {1, 1, NumROIs, 4}, each ROI [x1, y1, x2, y2] (finite; empty and inverted regions allowed);
+    batch_indices_tensor {NumROIs} with up to three leading 1s, values in [0, BatchCount) (checked per request);
+    output_tensor {NumROIs, ChannelCount, OutputHeight, OutputWidth}. input, roi and output: one data type.
+    reduction_function: REDUCE_FUNCTION_AVERAGE or REDUCE_FUNCTION_MAX; interpolation_mode: NEAREST_NEIGHBOR or
+    LINEAR; spatial_scale_x/y finite; 1 <= minimum_samples_per_output <= maximum_samples_per_output.
+    Samples per output element along an axis: ceil(ScaledRegionSize / OutputSize) clamped to [minimum, maximum];
+    a sample outside [-1, InputWidth] x [-1, InputHeight] reads out_of_bounds_input_value, others are clamped to the
+    input's edge. Data types: input, roi, output FLOAT32 or FLOAT16; batch indices UINT32 (dimension counts: 4,
+    2-4, 1-4, 4).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -6810,7 +6822,22 @@ Global___DynamicQuantizeLinearOperatorDesc: _TypeAlias = DynamicQuantizeLinearOp
 
 @_typing.final
 class RoiAlign1OperatorDesc(_message.Message):
-    """DML_ROI_ALIGN1_OPERATOR_DESC (DML_OPERATOR_ROI_ALIGN1 = 149, feature level 4.0)."""
+    """DML_ROI_ALIGN1_OPERATOR_DESC (DML_OPERATOR_ROI_ALIGN1 = 149, feature level 4.0): per region r and output element
+    (y, x), the AVERAGE or MAX over samples sx in [x*Sx, x*Sx + Sx), sy likewise, of the input interpolated at
+    ((sx - output_pixel_offset) * scaleX + X1 - input_pixel_offset, same for y), where X1 = x1 * spatial_scale_x,
+    SizeX = (x2 - x1) * spatial_scale_x, scaleX = SizeX / (OutputWidth * Sx) (align_regions_to_corners:
+    SizeX / (OutputWidth * Sx - 1)). input_pixel_offset and output_pixel_offset must be finite.
+    Rules: input_tensor {BatchCount, ChannelCount, InputHeight, InputWidth}; roi_tensor {NumROIs, 4},
+    {1, NumROIs, 4} or {1, 1, NumROIs, 4}, each ROI [x1, y1, x2, y2] (finite; empty and inverted regions allowed);
+    batch_indices_tensor {NumROIs} with up to three leading 1s, values in [0, BatchCount) (checked per request);
+    output_tensor {NumROIs, ChannelCount, OutputHeight, OutputWidth}. input, roi and output: one data type.
+    reduction_function: REDUCE_FUNCTION_AVERAGE or REDUCE_FUNCTION_MAX; interpolation_mode: NEAREST_NEIGHBOR or
+    LINEAR; spatial_scale_x/y finite; 1 <= minimum_samples_per_output <= maximum_samples_per_output.
+    Samples per output element along an axis: ceil(ScaledRegionSize / OutputSize) clamped to [minimum, maximum];
+    a sample outside [-1, InputWidth] x [-1, InputHeight] reads out_of_bounds_input_value, others are clamped to the
+    input's edge. Data types: input, roi, output FLOAT32 or FLOAT16; batch indices UINT32 (dimension counts: 4,
+    2-4, 1-4, 4).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 

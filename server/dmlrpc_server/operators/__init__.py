@@ -21,6 +21,7 @@ from dmlrpc_server.operators import (
     random_generator,
     reduce,
     resample,
+    roi_align,
 )
 from dmlrpc_server.operators.activation import ACTIVATIONS
 from dmlrpc_server.operators.base import Operator
@@ -67,4 +68,5 @@ REGISTRY: Mapping[str, Operator[Any]] = _build(
     *random_generator.OPERATORS,
     *reduce.OPERATORS,
     *resample.OPERATORS,
+    *roi_align.OPERATORS,
 )
