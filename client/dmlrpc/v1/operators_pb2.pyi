@@ -6109,7 +6109,14 @@ Global___MaxPoolingGradOperatorDesc: _TypeAlias = MaxPoolingGradOperatorDesc  # 
 
 @_typing.final
 class RandomGeneratorOperatorDesc(_message.Message):
-    """DML_RANDOM_GENERATOR_OPERATOR_DESC (DML_OPERATOR_RANDOM_GENERATOR = 132, feature level 3.0)."""
+    """DML_RANDOM_GENERATOR_OPERATOR_DESC (DML_OPERATOR_RANDOM_GENERATOR = 132, feature level 3.0): uniformly
+    distributed pseudo-random bits, Philox 4x32-10. out[4*i + j] = Philox4x32_10(counter + i, key)[j] for
+    0 <= i < ceil(N / 4), N = output_tensor's element count (row-major order of its sizes).
+    input_state_tensor: UINT32 {1,1,1,6}: elements 0-3 the 128-bit counter (element 0 the least significant
+    word), elements 4-5 the 64-bit key (k0, k1). The optional output_state_tensor (UINT32 {1,1,1,6}, the same sizes
+    as input_state_tensor) receives the state with the counter advanced by ceil(N / 4) (wrapping at 2^128) and
+    the key unchanged. output_tensor: UINT32, 4 dimensions, any sizes. type: PHILOX_4X32_10 only.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -6391,7 +6398,19 @@ Global___ArgmaxOperatorDesc: _TypeAlias = ArgmaxOperatorDesc  # noqa: Y015
 
 @_typing.final
 class RoiAlignOperatorDesc(_message.Message):
-    """DML_ROI_ALIGN_OPERATOR_DESC (DML_OPERATOR_ROI_ALIGN = 139, feature level 3.0)."""
+    """DML_ROI_ALIGN_OPERATOR_DESC (DML_OPERATOR_ROI_ALIGN = 139, feature level 3.0): Mask R-CNN's ROI align, the
+    same as RoiAlign1OperatorDesc with input_pixel_offset 0.5, output_pixel_offset -0.5 and no corner alignment.
+    Rules: input_tensor {BatchCount, ChannelCount, InputHeight, InputWidth}; roi_tensor {NumROIs, 4},
+    {1, NumROIs, 4} or {1, 1, NumROIs, 4}, each ROI [x1, y1, x2, y2] (finite; empty and inverted regions allowed);
+    batch_indices_tensor {NumROIs} with up to three leading 1s, values in [0, BatchCount) (checked per request);
+    output_tensor {NumROIs, ChannelCount, OutputHeight, OutputWidth}. input, roi and output: one data type.
+    reduction_function: REDUCE_FUNCTION_AVERAGE or REDUCE_FUNCTION_MAX; interpolation_mode: NEAREST_NEIGHBOR or
+    LINEAR; spatial_scale_x/y finite; 1 <= minimum_samples_per_output <= maximum_samples_per_output.
+    Samples per output element along an axis: ceil(ScaledRegionSize / OutputSize) clamped to [minimum, maximum];
+    a sample outside [-1, InputWidth] x [-1, InputHeight] reads out_of_bounds_input_value, others are clamped to the
+    input's edge. Data types: input, roi, output FLOAT32 or FLOAT16; batch indices UINT32 (dimension counts: 4,
+    2-4, 1-4, 4).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -6825,7 +6844,22 @@ Global___DynamicQuantizeLinearOperatorDesc: _TypeAlias = DynamicQuantizeLinearOp
 
 @_typing.final
 class RoiAlign1OperatorDesc(_message.Message):
-    """DML_ROI_ALIGN1_OPERATOR_DESC (DML_OPERATOR_ROI_ALIGN1 = 149, feature level 4.0)."""
+    """DML_ROI_ALIGN1_OPERATOR_DESC (DML_OPERATOR_ROI_ALIGN1 = 149, feature level 4.0): per region r and output element
+    (y, x), the AVERAGE or MAX over samples sx in [x*Sx, x*Sx + Sx), sy likewise, of the input interpolated at
+    ((sx - output_pixel_offset) * scaleX + X1 - input_pixel_offset, same for y), where X1 = x1 * spatial_scale_x,
+    SizeX = (x2 - x1) * spatial_scale_x, scaleX = SizeX / (OutputWidth * Sx) (align_regions_to_corners:
+    SizeX / (OutputWidth * Sx - 1)). input_pixel_offset and output_pixel_offset must be finite.
+    Rules: input_tensor {BatchCount, ChannelCount, InputHeight, InputWidth}; roi_tensor {NumROIs, 4},
+    {1, NumROIs, 4} or {1, 1, NumROIs, 4}, each ROI [x1, y1, x2, y2] (finite; empty and inverted regions allowed);
+    batch_indices_tensor {NumROIs} with up to three leading 1s, values in [0, BatchCount) (checked per request);
+    output_tensor {NumROIs, ChannelCount, OutputHeight, OutputWidth}. input, roi and output: one data type.
+    reduction_function: REDUCE_FUNCTION_AVERAGE or REDUCE_FUNCTION_MAX; interpolation_mode: NEAREST_NEIGHBOR or
+    LINEAR; spatial_scale_x/y finite; 1 <= minimum_samples_per_output <= maximum_samples_per_output.
+    Samples per output element along an axis: ceil(ScaledRegionSize / OutputSize) clamped to [minimum, maximum];
+    a sample outside [-1, InputWidth] x [-1, InputHeight] reads out_of_bounds_input_value, others are clamped to the
+    input's edge. Data types: input, roi, output FLOAT32 or FLOAT16; batch indices UINT32 (dimension counts: 4,
+    2-4, 1-4, 4).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -8177,7 +8211,18 @@ Global___Resample3OperatorDesc: _TypeAlias = Resample3OperatorDesc  # noqa: Y015
 
 @_typing.final
 class FoldOperatorDesc(_message.Message):
-    """DML_FOLD_OPERATOR_DESC (DML_OPERATOR_FOLD = 176, feature level 6.4)."""
+    """DML_FOLD_OPERATOR_DESC (DML_OPERATOR_FOLD = 176, feature level 6.4): col2im, the sum of sliding blocks.
+    out[n, c, p] = sum of in[n, c * prod(window_sizes) + k, b] over the window offsets k and blocks b that land on
+    spatial position p (p[d] = b[d] * strides[d] - start_padding[d] + k[d] * dilations[d]); offsets and blocks are
+    numbered row-major over the spatial dimensions.
+    Rules: dimension_count in [1, 6]; window_sizes, strides, dilations, start_padding, end_padding have
+    dimension_count values each, the first three >= 1. output_tensor is {N, C, OutputSize...} (2 + dimension_count
+    dimensions); BlocksPerDimension[d] = (OutputSize[d] + start_padding[d] + end_padding[d] - dilations[d] *
+    (window_sizes[d] - 1) - 1) / strides[d] + 1 must be >= 1; input_tensor is 3-D {N, C * prod(window_sizes),
+    prod(BlocksPerDimension)} (the page's "same DimensionCount" contradicts its own examples). Same data type.
+    Data types (6.4): FLOAT32, FLOAT16 (the page leaves them blank; ONNX Runtime's DirectML provider folds these);
+    sums are computed in FLOAT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -8226,7 +8271,15 @@ Global___FoldOperatorDesc: _TypeAlias = FoldOperatorDesc  # noqa: Y015
 
 @_typing.final
 class UnfoldOperatorDesc(_message.Message):
-    """DML_UNFOLD_OPERATOR_DESC (DML_OPERATOR_UNFOLD = 177, feature level 6.4)."""
+    """DML_UNFOLD_OPERATOR_DESC (DML_OPERATOR_UNFOLD = 177, feature level 6.4): im2col, sliding blocks as columns.
+    out[n, c * prod(window_sizes) + k, b] = in[n, c, b[d] * strides[d] - start_padding[d] + k[d] * dilations[d]],
+    0 where that position lies in the padding; offsets k and blocks b are numbered row-major.
+    Rules: dimension_count in [1, 6]; the five arrays have dimension_count values each, window_sizes, strides and
+    dilations >= 1. input_tensor is {N, C, SpatialSize...} (2 + dimension_count dimensions); BlocksPerDimension[d] =
+    (SpatialSize[d] + start_padding[d] + end_padding[d] - dilations[d] * (window_sizes[d] - 1) - 1) / strides[d] + 1
+    must be >= 1; output_tensor is 3-D {N, C * prod(window_sizes), prod(BlocksPerDimension)}. Same data type.
+    Data types (6.4): FLOAT32, FLOAT16 (the page leaves them blank).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -10,6 +10,7 @@ from dmlrpc_server.operators import (
     cast,
     convolution,
     cumulative,
+    fold,
     gather,
     generators,
     join_split,
@@ -18,8 +19,10 @@ from dmlrpc_server.operators import (
     normalization,
     pooling,
     quantized,
+    random_generator,
     reduce,
     resample,
+    roi_align,
 )
 from dmlrpc_server.operators.activation import ACTIVATIONS
 from dmlrpc_server.operators.base import Operator
@@ -55,6 +58,7 @@ REGISTRY: Mapping[str, Operator[Any]] = _build(
     *cast.OPERATORS,
     *convolution.OPERATORS,
     *cumulative.OPERATORS,
+    *fold.OPERATORS,
     *gather.OPERATORS,
     *generators.OPERATORS,
     *join_split.OPERATORS,
@@ -63,6 +67,8 @@ REGISTRY: Mapping[str, Operator[Any]] = _build(
     *normalization.OPERATORS,
     *pooling.OPERATORS,
     *quantized.OPERATORS,
+    *random_generator.OPERATORS,
     *reduce.OPERATORS,
     *resample.OPERATORS,
+    *roi_align.OPERATORS,
 )

@@ -37,9 +37,19 @@ def page(name: str) -> Page:
         structural_1,
         structural_2,
         structural_3,
+        structural_4,
     )
 
-    for module in (element_wise_1, element_wise_2, activation, structural_1, structural_2, structural_3, quantized):
+    for module in (
+        element_wise_1,
+        element_wise_2,
+        activation,
+        structural_1,
+        structural_2,
+        structural_3,
+        structural_4,
+        quantized,
+    ):
         if name in module.PAGES:
             found: Page = module.PAGES[name]
             return found
