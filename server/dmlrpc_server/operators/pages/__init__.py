@@ -36,9 +36,10 @@ def page(name: str) -> Page:
         structural_1,
         structural_2,
         structural_3,
+        training,
     )
 
-    for module in (element_wise_1, element_wise_2, activation, structural_1, structural_2, structural_3):
+    for module in (element_wise_1, element_wise_2, activation, structural_1, structural_2, structural_3, training):
         if name in module.PAGES:
             found: Page = module.PAGES[name]
             return found
