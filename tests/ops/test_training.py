@@ -267,8 +267,8 @@ def _adam(**overrides: Any) -> operators_pb2.OperatorDesc:
     return _desc("adam_optimizer", **fields)
 
 
-def _step(t: int) -> np.ndarray:
-    return np.full((1, 1, 1, 1), t, np.uint32)
+def _step(t: int, dtype: Any = np.uint32) -> np.ndarray:
+    return np.full((1, 1, 1, 1), t, dtype)
 
 
 def test_adam_first_step_moves_each_parameter_by_the_learning_rate(client: dmlrpc.Client) -> None:
@@ -427,7 +427,9 @@ def test_adam_optimizer_matches_reference(client: dmlrpc.Client, data: st.DataOb
     m, m_layout = _tensor(data, dtype, shape, "m")
     v, v_layout = _tensor(data, dtype, shape, "v", positive=True)
     g, g_layout = _tensor(data, dtype, shape, "g")
-    step = data.draw(st.integers(1, 10_000), label="training step")
+    # The page gives the step two types: UINT32 (its field description) or the parameters' (its table).
+    step_type = data.draw(st.sampled_from([np.dtype(np.uint32), dtype]), label="training step type")
+    step = data.draw(st.integers(1, 2_000), label="training step")
     hyper: dict[str, Any] = {
         "learning_rate": data.draw(st.floats(-1, 1).map(lambda v: round(v, 3)), label="learning_rate"),
         "beta1": data.draw(st.floats(0, 0.999).map(lambda v: round(v, 3)), label="beta1"),
@@ -440,13 +442,13 @@ def test_adam_optimizer_matches_reference(client: dmlrpc.Client, data: st.DataOb
         input_first_moment_tensor=tensor_desc(m, m_layout.strides),
         input_second_moment_tensor=tensor_desc(v, v_layout.strides),
         gradient_tensor=tensor_desc(g, g_layout.strides),
-        training_step_tensor=tensor_desc(_step(step)),
+        training_step_tensor=tensor_desc(_step(step, step_type)),
         output_parameters_tensor=_output(data, dtype, shape, "parameters"),
         output_first_moment_tensor=_output(data, dtype, shape, "first moment"),
         output_second_moment_tensor=_output(data, dtype, shape, "second moment"),
         **hyper,
     )
-    got = client.execute(desc, [x, m, v, g, _step(step)])
+    got = client.execute(desc, [x, m, v, g, _step(step, step_type)])
     expected = ref.adam_optimizer(x, m, v, g, step, **hyper)
     for result, wanted in zip(got, expected, strict=True):
         _close(result, wanted, dtype)
@@ -656,7 +658,8 @@ ADAM = "operator_desc.adam_optimizer"
         ),
         ({"training_step_tensor": tensor_desc((np.uint32, (1, 1, 1, 2)))}, "training_step_tensor.buffer.sizes"),
         ({"training_step_tensor": tensor_desc((np.uint32, (1, 1, 1)))}, "training_step_tensor.buffer.sizes"),
-        ({"training_step_tensor": tensor_desc((np.float32, (1, 1, 1, 1)))}, "training_step_tensor.buffer.data_type"),
+        ({"training_step_tensor": tensor_desc((np.float16, (1, 1, 1, 1)))}, "training_step_tensor.buffer.data_type"),
+        ({"training_step_tensor": tensor_desc((np.int32, (1, 1, 1, 1)))}, "training_step_tensor.buffer.data_type"),
         (
             {
                 name: tensor_desc((np.float32, (2, 2)))

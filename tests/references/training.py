@@ -102,7 +102,7 @@ def adam_optimizer(
     first_moment: np.ndarray,
     second_moment: np.ndarray,
     gradient: np.ndarray,
-    step: int,
+    step: float,
     *,
     learning_rate: float,
     beta1: float,

@@ -6246,8 +6246,8 @@ class AdamOptimizerOperatorDesc(_message.Message):
     Alpha = sqrt(1 - Beta2^T) / (1 - Beta1^T);  X' = X - LearningRate * Alpha * M' / (sqrt(V') + Epsilon)
     (X, M, V, G: the parameters, moments and gradient; T: the training step). The outputs are X', M' and V'.
     Rules: every tensor is 4-D. The parameter, moment and gradient tensors (inputs and outputs): same DataType
-    (FLOAT32 or FLOAT16) and Sizes. TrainingStepTensor: UINT32 with every size 1 (the page's table also lists
-    FLOAT32/FLOAT16 for it, but its field description requires UINT32, which is what this server takes).
+    (FLOAT32 or FLOAT16) and Sizes. TrainingStepTensor: every size 1, UINT32 (the page's field description) or the
+    parameters' data type (the page's table and constraints; the page contradicts itself, so both are taken).
     T is used as given: at T = 0 the bias correction is 0 / 0 and the parameters become NaN; start T at 1.
     """
 
@@ -6291,7 +6291,7 @@ class AdamOptimizerOperatorDesc(_message.Message):
 
     @_builtins.property
     def training_step_tensor(self) -> _tensor_pb2.TensorDesc:
-        """The training step T: a scalar {1, 1, 1, 1} UINT32; the operator does not increment it."""
+        """The training step T: a scalar {1, 1, 1, 1}, UINT32 or the parameters' type; the operator does not increment it."""
 
     @_builtins.property
     def output_parameters_tensor(self) -> _tensor_pb2.TensorDesc:

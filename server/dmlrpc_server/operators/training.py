@@ -247,10 +247,11 @@ class LocalResponseNormalizationGrad(_Training):
 
 
 class AdamOptimizer(_Training):
-    # The page's formula as written. TrainingStep (UINT32; see the page notes for why not FLOAT) is used as given:
-    # at T = 0 the bias correction sqrt(1 - Beta2^0) / (1 - Beta1^0) is 0 / 0 and every parameter becomes NaN, as
-    # the formula says. The correction is computed in FLOAT64 (T exactly, Beta^T without float32 rounding) and
-    # applied in FLOAT32. Element-wise with a scalar step: requests stack on a leading axis.
+    # The page's formula as written. The page gives TrainingStep two types (its field description: UINT32; its
+    # table and constraints: the parameters' FLOAT32/FLOAT16): both are taken. T is used as given: at T = 0 the
+    # bias correction sqrt(1 - Beta2^0) / (1 - Beta1^0) is 0 / 0 and every parameter becomes NaN, as the formula
+    # says. The correction is computed in FLOAT64 (T exactly, Beta^T without float32 rounding) and applied in
+    # FLOAT32. Element-wise with a scalar step: requests stack on a leading axis.
     case: ClassVar[str] = "adam_optimizer"
     type_name: ClassVar[str] = "ADAM_OPTIMIZER"
     support = support_from(page("ADAM_OPTIMIZER"))
@@ -260,6 +261,12 @@ class AdamOptimizer(_Training):
         names = [field.name for field in (*self.inputs, *self.outputs) if field.name != "training_step_tensor"]
         _same_type(tensors, names, "input_parameters_tensor")
         _same_sizes(tensors, names, "input_parameters_tensor")
+        step_type = tensors["training_step_tensor"].dtype
+        require(
+            step_type.kind == "u" or step_type == tensors["input_parameters_tensor"].dtype,
+            f"{tensors.field('training_step_tensor')}.buffer.data_type",
+            "must be UINT32 or input_parameters_tensor's data type",
+        )
         step = list(tensors["training_step_tensor"].sizes)
         require(
             all(size == 1 for size in step),

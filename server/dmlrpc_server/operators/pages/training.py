@@ -26,7 +26,10 @@ PAGES: dict[str, Page] = {
                 "OutputFirstMomentTensor, OutputParametersTensor and OutputSecondMomentTensor: same DataType and "
                 "Sizes."
             ),
-            "TrainingStepTensor: a scalar (every size 1) of data type UINT32 (the field's description).",
+            (
+                "TrainingStepTensor: a scalar (every size 1); UINT32 per the field's description, or per the "
+                "table and the same-DataType constraint the parameters' FLOAT32/FLOAT16."
+            ),
             "Beta1 and Beta2 should be between 0.0 and 1.0 (typical 0.9 and 0.999).",
             "Every output may alias an input at binding (in-place update), except TrainingStepTensor.",
         ),
@@ -36,7 +39,7 @@ PAGES: dict[str, Page] = {
                 "InputFirstMomentTensor": ("4", _F),
                 "InputSecondMomentTensor": ("4", _F),
                 "GradientTensor": ("4", _F),
-                "TrainingStepTensor": ("4", "UINT32"),
+                "TrainingStepTensor": ("4", "FLOAT32 FLOAT16 UINT32"),
                 "OutputParametersTensor": ("4", _F),
                 "OutputFirstMomentTensor": ("4", _F),
                 "OutputSecondMomentTensor": ("4", _F),
@@ -44,12 +47,11 @@ PAGES: dict[str, Page] = {
         },
         notes=(
             "Single table, no heading. The page contradicts itself on TrainingStepTensor: its table row lists "
-            "FLOAT32, FLOAT16 and the constraint list puts it in the same-DataType group, while the field's own "
-            "description says it must be UINT32 holding an integer step count; the UINT32 reading is the one "
-            "transcribed (a step count is an integer, and the row repeats the others mechanically). T is used as "
-            "given (the page says it typically starts at 0 and the caller increments it): at T = 0 the formula's "
-            "bias correction is 0 / 0. Epsilon: typical 1e-8 or FLT_EPSILON. The operator does not update T. "
-            "No examples."
+            "FLOAT32, FLOAT16 and the constraint list puts it in the same-DataType group as the parameters, while "
+            "the field's own description says it must be UINT32 (an integer step count). Both readings are "
+            "transcribed: UINT32, or the parameters' own float type. T is used as given (the page says it "
+            "typically starts at 0 and the caller increments it): at T = 0 the formula's bias correction is "
+            "0 / 0. Epsilon: typical 1e-8 or FLT_EPSILON. The operator does not update T. No examples."
         ),
     ),
     "LOCAL_RESPONSE_NORMALIZATION_GRAD": Page(
@@ -71,10 +73,11 @@ PAGES: dict[str, Page] = {
         notes=(
             "Single table, no heading. The page states no formula: it is the gradient of "
             "LOCAL_RESPONSE_NORMALIZATION with the same CrossChannel, LocalSize, Alpha, Beta and Bias. Its "
-            "LocalSize wording (TRUE: the width and height of the region; FALSE: the number of elements) swaps the "
-            "forward page's; the forward operator's window is the one differentiated (CrossChannel TRUE: "
-            "LocalSize channels; FALSE: LocalSize x LocalSize of H and W). Recommended defaults: Alpha 0.0001, "
-            "Beta 0.75, Bias 1. No examples."
+            "LocalSize wording (CrossChannel TRUE: the width and height of the region; FALSE: the number of "
+            "elements) contradicts its own CrossChannel field (TRUE sums across channels, FALSE across the spatial "
+            "dimensions); the forward operator's window is the one differentiated (CrossChannel TRUE: LocalSize "
+            "channels; FALSE: LocalSize x LocalSize of H and W). Recommended defaults: Alpha 0.0001, Beta 0.75, "
+            "Bias 1. No examples."
         ),
     ),
     "BATCH_NORMALIZATION_GRAD": Page(
