@@ -21,6 +21,7 @@ I64 = np.int64
 
 
 def check_epsilon(value: float, field: str) -> None:
+    """Epsilon: a finite value >= 0."""
     # The pages are silent on Epsilon's range. It guards a division: a negative one can turn sqrt(variance +
     # epsilon) into NaN and NaN or infinity poison every output, so only finite values >= 0 are taken.
     require(math.isfinite(value) and value >= 0, field, f"{value} must be a finite value >= 0")
