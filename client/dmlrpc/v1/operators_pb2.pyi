@@ -6264,7 +6264,15 @@ Global___SliceGradOperatorDesc: _TypeAlias = SliceGradOperatorDesc  # noqa: Y015
 
 @_typing.final
 class AdamOptimizerOperatorDesc(_message.Message):
-    """DML_ADAM_OPTIMIZER_OPERATOR_DESC (DML_OPERATOR_ADAM_OPTIMIZER = 136, feature level 3.0)."""
+    """DML_ADAM_OPTIMIZER_OPERATOR_DESC (DML_OPERATOR_ADAM_OPTIMIZER = 136, feature level 3.0).
+    M' = Beta1 * M + (1 - Beta1) * G;  V' = Beta2 * V + (1 - Beta2) * G * G;
+    Alpha = sqrt(1 - Beta2^T) / (1 - Beta1^T);  X' = X - LearningRate * Alpha * M' / (sqrt(V') + Epsilon)
+    (X, M, V, G: the parameters, moments and gradient; T: the training step). The outputs are X', M' and V'.
+    Rules: every tensor is 4-D. The parameter, moment and gradient tensors (inputs and outputs): same DataType
+    (FLOAT32 or FLOAT16) and Sizes. TrainingStepTensor: every size 1, UINT32 (the page's field description) or the
+    parameters' data type (the page's table and constraints; the page contradicts itself, so both are taken).
+    T is used as given: at T = 0 the bias correction is 0 / 0 and the parameters become NaN; start T at 1.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -6281,25 +6289,45 @@ class AdamOptimizerOperatorDesc(_message.Message):
     BETA2_FIELD_NUMBER: _builtins.int
     EPSILON_FIELD_NUMBER: _builtins.int
     learning_rate: _builtins.float
+    """The step size; any finite value."""
     beta1: _builtins.float
+    """Decay rate of the first moment: 0.0 <= beta1 <= 1.0 (typically 0.9)."""
     beta2: _builtins.float
+    """Decay rate of the second moment: 0.0 <= beta2 <= 1.0 (typically 0.999)."""
     epsilon: _builtins.float
+    """Added to sqrt(V'): finite and >= 0 (typically 1e-8)."""
     @_builtins.property
-    def input_parameters_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_parameters_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The parameters (weights) to update: 4-D, FLOAT32 or FLOAT16."""
+
     @_builtins.property
-    def input_first_moment_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_first_moment_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The first moment estimates (zeros at the first step): the parameters' sizes and type."""
+
     @_builtins.property
-    def input_second_moment_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_second_moment_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The second moment estimates (zeros at the first step): the parameters' sizes and type."""
+
     @_builtins.property
-    def gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The gradients of the parameters: the parameters' sizes and type."""
+
     @_builtins.property
-    def training_step_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def training_step_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The training step T: a scalar {1, 1, 1, 1}, UINT32 or the parameters' type; the operator does not increment it."""
+
     @_builtins.property
-    def output_parameters_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_parameters_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives X': the parameters' sizes and type."""
+
     @_builtins.property
-    def output_first_moment_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_first_moment_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives M': the parameters' sizes and type."""
+
     @_builtins.property
-    def output_second_moment_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_second_moment_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives V': the parameters' sizes and type."""
+
     def __init__(
         self,
         *,
@@ -6609,7 +6637,14 @@ Global___ElementWiseDifferenceSquareOperatorDesc: _TypeAlias = ElementWiseDiffer
 
 @_typing.final
 class LocalResponseNormalizationGradOperatorDesc(_message.Message):
-    """DML_LOCAL_RESPONSE_NORMALIZATION_GRAD_OPERATOR_DESC (DML_OPERATOR_LOCAL_RESPONSE_NORMALIZATION_GRAD = 144, feature level 3.1)."""
+    """DML_LOCAL_RESPONSE_NORMALIZATION_GRAD_OPERATOR_DESC (DML_OPERATOR_LOCAL_RESPONSE_NORMALIZATION_GRAD = 144, feature level 3.1).
+    The gradient of LOCAL_RESPONSE_NORMALIZATION (same attributes): with D = Bias + Alpha / LocalSize * (windowed
+    sum of Input^2), OutputGradient[m] = InputGradient[m] * D[m]^-Beta - 2 * Alpha * Beta / LocalSize * Input[m] *
+    sum(InputGradient[i] * Input[i] * D[i]^(-Beta - 1)) over the positions i whose window holds m.
+    Windows as LocalResponseNormalizationOperatorDesc's: CrossChannel TRUE: LocalSize channels; FALSE: LocalSize x
+    LocalSize of H and W; from i - floor((LocalSize - 1) / 2) to i + ceil((LocalSize - 1) / 2), clipped to the tensor.
+    Rules: all three tensors 4-D {N, C, H, W}, FLOAT32 or FLOAT16, same DataType and Sizes. Feature level 3.1.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -6622,16 +6657,27 @@ class LocalResponseNormalizationGradOperatorDesc(_message.Message):
     BETA_FIELD_NUMBER: _builtins.int
     BIAS_FIELD_NUMBER: _builtins.int
     cross_channel: _builtins.bool
+    """TRUE: the window spans channels; FALSE: it spans H and W within a channel."""
     local_size: _builtins.int
+    """The window's extent per dimension: >= 1."""
     alpha: _builtins.float
+    """Scaling parameter (finite; recommended 0.0001)."""
     beta: _builtins.float
+    """Exponent (finite; recommended 0.75)."""
     bias: _builtins.float
+    """Bias (finite; recommended 1)."""
     @_builtins.property
-    def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The forward pass's input, {N, C, H, W}."""
+
     @_builtins.property
-    def input_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The incoming gradient (of the forward output): the input's sizes and type."""
+
     @_builtins.property
-    def output_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives the gradient of the input: the input's sizes and type."""
+
     def __init__(
         self,
         *,
@@ -6689,7 +6735,15 @@ Global___CumulativeProductOperatorDesc: _TypeAlias = CumulativeProductOperatorDe
 
 @_typing.final
 class BatchNormalizationGradOperatorDesc(_message.Message):
-    """DML_BATCH_NORMALIZATION_GRAD_OPERATOR_DESC (DML_OPERATOR_BATCH_NORMALIZATION_GRAD = 146, feature level 3.1)."""
+    """DML_BATCH_NORMALIZATION_GRAD_OPERATOR_DESC (DML_OPERATOR_BATCH_NORMALIZATION_GRAD = 146, feature level 3.1).
+    The gradient of BATCH_NORMALIZATION (Mean and Variance given, constant):
+    OutputGradient = InputGradient * Scale / sqrt(Variance + Epsilon);
+    OutputScaleGradient = sum(InputGradient * (Input - Mean) / sqrt(Variance + Epsilon));
+    OutputBiasGradient = sum(InputGradient); sums over the dimensions where Mean has size 1.
+    Rules: every tensor FLOAT32 or FLOAT16 with one DataType and one DimensionCount (1 to 8). Input,
+    InputGradient and OutputGradient: same Sizes. Mean, Variance, Scale, OutputScaleGradient and
+    OutputBiasGradient: same Sizes, each dimension 1 (broadcast) or the input's size.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -6703,22 +6757,41 @@ class BatchNormalizationGradOperatorDesc(_message.Message):
     OUTPUT_BIAS_GRADIENT_TENSOR_FIELD_NUMBER: _builtins.int
     EPSILON_FIELD_NUMBER: _builtins.int
     epsilon: _builtins.float
+    """Added to the variance: finite and >= 0."""
     @_builtins.property
-    def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The forward pass's input: 1 to 8 dimensions, FLOAT32 or FLOAT16."""
+
     @_builtins.property
-    def input_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The incoming gradient: the input's sizes and type."""
+
     @_builtins.property
-    def mean_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def mean_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Mean: the input's dimension count, each size 1 or the input's; the input's type. The sizes
+        equal to 1 name the dimensions the scale and bias gradients sum over.
+        """
+
     @_builtins.property
-    def variance_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def variance_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Variance: the mean's sizes and type."""
+
     @_builtins.property
-    def scale_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def scale_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Scale: the mean's sizes and type."""
+
     @_builtins.property
-    def output_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives the gradient of the input: the input's sizes and type."""
+
     @_builtins.property
-    def output_scale_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_scale_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives the gradient of Scale: the mean's sizes and type."""
+
     @_builtins.property
-    def output_bias_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_bias_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives the gradient of Bias: the mean's sizes and type."""
+
     def __init__(
         self,
         *,
@@ -6992,7 +7065,13 @@ Global___RoiAlignGradOperatorDesc: _TypeAlias = RoiAlignGradOperatorDesc  # noqa
 
 @_typing.final
 class BatchNormalizationTrainingOperatorDesc(_message.Message):
-    """DML_BATCH_NORMALIZATION_TRAINING_OPERATOR_DESC (DML_OPERATOR_BATCH_NORMALIZATION_TRAINING = 151, feature level 4.1)."""
+    """DML_BATCH_NORMALIZATION_TRAINING_OPERATOR_DESC (DML_OPERATOR_BATCH_NORMALIZATION_TRAINING = 151, feature level 4.1).
+    Output = FusedActivation(Scale * (Input - Mean) / sqrt(Variance + Epsilon) + Bias + FusedAdd), Mean and the
+    population Variance (divided by the element count) of Input over the dimensions where Scale has size 1,
+    written to OutputMeanTensor and OutputVarianceTensor.
+    Rules: every tensor FLOAT32 or FLOAT16 with one DataType and one DimensionCount (1 to 8). Input, FusedAdd and
+    Output: same Sizes. Scale, Bias, OutputMean and OutputVariance: same Sizes, each dimension 1 or the input's.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -7006,22 +7085,41 @@ class BatchNormalizationTrainingOperatorDesc(_message.Message):
     EPSILON_FIELD_NUMBER: _builtins.int
     FUSED_ACTIVATION_FIELD_NUMBER: _builtins.int
     epsilon: _builtins.float
+    """Added to the variance: finite and >= 0."""
     @_builtins.property
-    def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The input: 1 to 8 dimensions, FLOAT32 or FLOAT16."""
+
     @_builtins.property
-    def scale_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def scale_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Scale: the input's dimension count, each size 1 or the input's; the input's type. The sizes
+        equal to 1 name the dimensions the statistics are taken over.
+        """
+
     @_builtins.property
-    def bias_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def bias_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Bias: the scale's sizes and type."""
+
     @_builtins.property
-    def fused_add_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def fused_add_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Optional: added before the fused activation; the input's sizes and type."""
+
     @_builtins.property
-    def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives the normalized output: the input's sizes and type."""
+
     @_builtins.property
-    def output_mean_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_mean_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives Mean: the scale's sizes and type."""
+
     @_builtins.property
-    def output_variance_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_variance_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives the population Variance: the scale's sizes and type."""
+
     @_builtins.property
-    def fused_activation(self) -> Global___OperatorDesc: ...
+    def fused_activation(self) -> Global___OperatorDesc:
+        """Optional fused activation (a fusable ACTIVATION_* desc with its tensors unset)."""
+
     def __init__(
         self,
         *,
@@ -7045,7 +7143,15 @@ Global___BatchNormalizationTrainingOperatorDesc: _TypeAlias = BatchNormalization
 
 @_typing.final
 class BatchNormalizationTrainingGradOperatorDesc(_message.Message):
-    """DML_BATCH_NORMALIZATION_TRAINING_GRAD_OPERATOR_DESC (DML_OPERATOR_BATCH_NORMALIZATION_TRAINING_GRAD = 152, feature level 4.1)."""
+    """DML_BATCH_NORMALIZATION_TRAINING_GRAD_OPERATOR_DESC (DML_OPERATOR_BATCH_NORMALIZATION_TRAINING_GRAD = 152, feature level 4.1).
+    The gradient of BATCH_NORMALIZATION_TRAINING, with mean() the mean over the dimensions where Mean has size 1:
+    OutputGradient = Scale / sqrt(Variance + Epsilon) * (InputGradient - mean(InputGradient)
+      - (Input - mean(Input)) * mean(InputGradient * (Input - mean(Input))) / (Variance + Epsilon))
+    (mean(Input) computed from Input, as the page writes it; Variance from VarianceTensor);
+    OutputScaleGradient = sum(InputGradient * (Input - Mean) / sqrt(Variance + Epsilon));
+    OutputBiasGradient = sum(InputGradient); sums over the same dimensions.
+    Rules: as BatchNormalizationGradOperatorDesc's. Feature level 4.1.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -7059,22 +7165,41 @@ class BatchNormalizationTrainingGradOperatorDesc(_message.Message):
     OUTPUT_BIAS_GRADIENT_TENSOR_FIELD_NUMBER: _builtins.int
     EPSILON_FIELD_NUMBER: _builtins.int
     epsilon: _builtins.float
+    """Added to the variance: finite and >= 0."""
     @_builtins.property
-    def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The forward pass's input: 1 to 8 dimensions, FLOAT32 or FLOAT16."""
+
     @_builtins.property
-    def input_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The incoming gradient: the input's sizes and type."""
+
     @_builtins.property
-    def mean_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def mean_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Mean: the input's dimension count, each size 1 or the input's; the input's type. The sizes
+        equal to 1 name the dimensions the scale and bias gradients sum over.
+        """
+
     @_builtins.property
-    def variance_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def variance_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Variance: the mean's sizes and type."""
+
     @_builtins.property
-    def scale_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def scale_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Scale: the mean's sizes and type."""
+
     @_builtins.property
-    def output_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives the gradient of the input: the input's sizes and type."""
+
     @_builtins.property
-    def output_scale_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_scale_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives the gradient of Scale: the mean's sizes and type."""
+
     @_builtins.property
-    def output_bias_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_bias_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives the gradient of Bias: the mean's sizes and type."""
+
     def __init__(
         self,
         *,

@@ -23,6 +23,7 @@ from dmlrpc_server.operators import (
     reduce,
     resample,
     roi_align,
+    training,
 )
 from dmlrpc_server.operators.activation import ACTIVATIONS
 from dmlrpc_server.operators.base import Operator
@@ -71,4 +72,5 @@ REGISTRY: Mapping[str, Operator[Any]] = _build(
     *reduce.OPERATORS,
     *resample.OPERATORS,
     *roi_align.OPERATORS,
+    *training.OPERATORS,
 )

@@ -20,10 +20,34 @@ FL = operators_pb2.FeatureLevel
 I64 = np.int64
 
 
-def _check_epsilon(value: float, field: str) -> None:
+def check_epsilon(value: float, field: str) -> None:
+    """Epsilon: a finite value >= 0."""
     # The pages are silent on Epsilon's range. It guards a division: a negative one can turn sqrt(variance +
     # epsilon) into NaN and NaN or infinity poison every output, so only finite values >= 0 are taken.
     require(math.isfinite(value) and value >= 0, field, f"{value} must be a finite value >= 0")
+
+
+def check_broadcast(tensors: Tensors, names: Sequence[str]) -> None:
+    """Each set tensor of ``names`` has input_tensor's dimension count and, per dimension, size 1 (broadcast) or
+    input_tensor's size."""
+    full = list(tensors["input_tensor"].sizes)
+    for name in names:
+        layout = tensors.layouts[name]
+        if layout is None:
+            continue
+        sizes = list(layout.sizes)
+        path = f"{tensors.field(name)}.buffer.sizes"
+        require(
+            len(sizes) == len(full),
+            path,
+            f"has {len(sizes)} dimensions; it must have input_tensor's dimension count {len(full)}",
+        )
+        for dim, (size, whole) in enumerate(zip(sizes, full, strict=True)):
+            require(
+                size in (1, whole),
+                path,
+                f"size {size} of dimension {dim} must be 1 (broadcast) or input_tensor's size {whole}",
+            )
 
 
 def _check_axes(desc: Any, tensors: Tensors) -> list[int]:
@@ -40,6 +64,57 @@ def _check_axes(desc: Any, tensors: Tensors) -> list[int]:
         )
     require(len(set(axes)) == len(axes), tensors.field("axes"), f"axes {axes} repeat a dimension")
     return sorted(axes)
+
+
+def check_local_response(desc: Any, tensors: Tensors) -> None:
+    """LocalSize, Alpha, Beta and Bias of LOCAL_RESPONSE_NORMALIZATION and its gradient."""
+    require(desc.local_size >= 1, tensors.field("local_size"), f"local_size = {desc.local_size}; it must be >= 1")
+    # The pages set no range on Alpha, Beta and Bias; NaN or infinity would make every output NaN or 0.
+    for name in ("alpha", "beta", "bias"):
+        value = getattr(desc, name)
+        require(math.isfinite(value), tensors.field(name), f"{value} must be finite")
+
+
+def lrn_window(local_size: int, transposed: bool = False) -> tuple[int, int]:
+    """The positions a window reaches before and after its centre: [i - floor((LocalSize - 1) / 2),
+    i + ceil((LocalSize - 1) / 2)]. Transposed: the centres whose windows reach i (the sides swapped)."""
+    before = (local_size - 1) // 2
+    after = local_size - 1 - before
+    return (after, before) if transposed else (before, after)
+
+
+def lrn_sums(graph: Graph, values: Value, desc: Any, sizes: Sequence[int], transposed: bool = False) -> Value:
+    """Sums of ``values`` (N, C, H, W) over each position's LRN window (``lrn_window``), positions outside the
+    tensor adding 0: LocalSize channels with CrossChannel, else LocalSize x LocalSize of H and W."""
+    n, c, h, w = (int(s) for s in sizes)
+    before, after = lrn_window(int(desc.local_size), transposed)
+
+    def window_sum(planes: Value, extent: int, axis: int) -> Value:
+        """Sums of ``planes`` (N, 1, A, B) over the window along A (axis 2) or B (axis 3): a Conv with a ones
+        kernel; one axis at a time, so the kernel stays as small as the tensor's extents."""
+        # Beyond extent - 1 positions a window side adds only padding: clipping it keeps the sums exact and the
+        # kernel small whatever LocalSize is.
+        low, high = min(before, extent - 1), min(after, extent - 1)
+        length = low + high + 1
+        kernel = [1, 1, length, 1] if axis == 2 else [1, 1, 1, length]
+        pads = [low, 0, high, 0] if axis == 2 else [0, low, 0, high]
+        ones = graph.const(np.ones(kernel), values.dtype)
+        return graph.op("Conv", planes, ones, kernel_shape=kernel[2:], pads=pads)
+
+    if desc.cross_channel:
+        planes = graph.op("Reshape", values, graph.const([n, 1, c, h * w], I64))
+        sums = window_sum(planes, c, 2)
+    else:
+        planes = graph.op("Reshape", values, graph.const([n * c, 1, h, w], I64))
+        sums = window_sum(window_sum(planes, h, 2), w, 3)
+    return graph.op("Reshape", sums, graph.const([n, c, h, w], I64))
+
+
+def lrn_base(graph: Graph, x: Value, desc: Any, tensors: Tensors) -> Value:
+    """Bias + Alpha / LocalSize * (the sum of Input^2 over each position's window): what LRN raises to Beta."""
+    total = lrn_sums(graph, graph.op("Mul", x, x), desc, tensors["input_tensor"].sizes)
+    scaled = graph.op("Mul", total, graph.const(float(desc.alpha) / int(desc.local_size), x.dtype))
+    return graph.op("Add", scaled, graph.const(desc.bias, x.dtype))
 
 
 class _Normalization(Operator[Any]):
@@ -65,7 +140,6 @@ class _Normalization(Operator[Any]):
     def lower(self, desc: Any, tensors: Tensors) -> Plan:
         source = tensors["input_tensor"]
         output = tensors["output_tensor"]
-        rank = len(source.sizes)
         require(
             list(output.sizes) == list(source.sizes),
             f"{tensors.field('output_tensor')}.buffer.sizes",
@@ -78,23 +152,7 @@ class _Normalization(Operator[Any]):
                 f"{tensors.field(field.name)}.buffer.data_type",
                 "must equal input_tensor's data type",
             )
-        for name in self.parameters:
-            layout = tensors.layouts[name]
-            if layout is None:
-                continue
-            sizes = list(layout.sizes)
-            path = f"{tensors.field(name)}.buffer.sizes"
-            require(
-                len(sizes) == rank,
-                path,
-                f"has {len(sizes)} dimensions; it must have input_tensor's dimension count {rank}",
-            )
-            for dim, (size, full) in enumerate(zip(sizes, source.sizes, strict=True)):
-                require(
-                    size in (1, full),
-                    path,
-                    f"size {size} of dimension {dim} must be 1 (broadcast) or input_tensor's size {full}",
-                )
+        check_broadcast(tensors, self.parameters)
         if self.paired_scale_bias and tensors.feature_level < FL.FEATURE_LEVEL_5_2:
             has_scale = tensors.layouts["scale_tensor"] is not None
             has_bias = tensors.layouts["bias_tensor"] is not None
@@ -172,7 +230,7 @@ class BatchNormalization(_Normalization):
     parameters = ("mean_tensor", "variance_tensor", "scale_tensor", "bias_tensor")
 
     def check(self, desc: Any, tensors: Tensors) -> None:
-        _check_epsilon(desc.epsilon, tensors.field("epsilon"))
+        check_epsilon(desc.epsilon, tensors.field("epsilon"))
         if desc.spatial or tensors.feature_level >= FL.FEATURE_LEVEL_4_0:
             return  # Spatial is deprecated from 4.0 and has no effect there.
         # Spatial = FALSE (per-activation statistics) forbids broadcasting Mean and Variance over the spatial
@@ -201,7 +259,7 @@ class MeanVarianceNormalization(_Normalization):
     paired_scale_bias = True
 
     def check(self, desc: Any, tensors: Tensors) -> None:
-        _check_epsilon(desc.epsilon, tensors.field("epsilon"))
+        check_epsilon(desc.epsilon, tensors.field("epsilon"))
 
     def compute(self, graph: Graph, desc: Any, values: dict[str, Value], tensors: Tensors) -> Value:
         axes = (1, 2, 3) if desc.cross_channel else (2, 3)
@@ -218,7 +276,7 @@ class MeanVarianceNormalization1(_Normalization):
 
     def check(self, desc: Any, tensors: Tensors) -> None:
         _check_axes(desc, tensors)
-        _check_epsilon(desc.epsilon, tensors.field("epsilon"))
+        check_epsilon(desc.epsilon, tensors.field("epsilon"))
         full = list(tensors["input_tensor"].sizes)
         if tensors.feature_level >= FL.FEATURE_LEVEL_4_0 or len(full) < 2:
             return
@@ -266,7 +324,7 @@ class LpNormalization(_Normalization):
         require(
             desc.axis < rank, tensors.field("axis"), f"axis {desc.axis} is not less than the dimension count {rank}"
         )
-        _check_epsilon(desc.epsilon, tensors.field("epsilon"))
+        check_epsilon(desc.epsilon, tensors.field("epsilon"))
         require(desc.p in (1, 2), tensors.field("p"), f"p = {desc.p}; it must be 1 or 2")
 
     def compute(self, graph: Graph, desc: Any, values: dict[str, Value], tensors: Tensors) -> Value:
@@ -290,44 +348,11 @@ class LocalResponseNormalization(_Normalization):
     fused = False
 
     def check(self, desc: Any, tensors: Tensors) -> None:
-        require(desc.local_size >= 1, tensors.field("local_size"), f"local_size = {desc.local_size}; it must be >= 1")
-        # The page sets no range on Alpha, Beta and Bias; NaN or infinity would make every output NaN or 0.
-        for name in ("alpha", "beta", "bias"):
-            value = getattr(desc, name)
-            require(math.isfinite(value), tensors.field(name), f"{value} must be finite")
+        check_local_response(desc, tensors)
 
     def compute(self, graph: Graph, desc: Any, values: dict[str, Value], tensors: Tensors) -> Value:
         x = values["input_tensor"]
-        n, c, h, w = (int(s) for s in tensors["input_tensor"].sizes)
-        squares = graph.op("Mul", x, x)
-        size = int(desc.local_size)
-        before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
-
-        def window(extent: int) -> tuple[int, int]:
-            # Beyond extent - 1 positions a window side adds only padding: clipping it keeps the sums exact and
-            # the kernel small whatever LocalSize is.
-            return min(before, extent - 1), min(after, extent - 1)
-
-        def window_sum(planes: Value, extent: int, axis: int) -> Value:
-            """Sums of ``planes`` (N, 1, A, B) over the window along A (axis 2) or B (axis 3): a Conv with a ones
-            kernel; one axis at a time, so the kernel stays as small as the tensor's extents."""
-            low, high = window(extent)
-            length = low + high + 1
-            kernel = [1, 1, length, 1] if axis == 2 else [1, 1, 1, length]
-            pads = [low, 0, high, 0] if axis == 2 else [0, low, 0, high]
-            ones = graph.const(np.ones(kernel), x.dtype)
-            return graph.op("Conv", planes, ones, kernel_shape=kernel[2:], pads=pads)
-
-        if desc.cross_channel:
-            planes = graph.op("Reshape", squares, graph.const([n, 1, c, h * w], I64))
-            sums = window_sum(planes, c, 2)
-        else:
-            planes = graph.op("Reshape", squares, graph.const([n * c, 1, h, w], I64))
-            sums = window_sum(window_sum(planes, h, 2), w, 3)
-        total = graph.op("Reshape", sums, graph.const([n, c, h, w], I64))
-        scaled = graph.op("Mul", total, graph.const(float(desc.alpha) / size, x.dtype))
-        base = graph.op("Add", scaled, graph.const(desc.bias, x.dtype))
-        return graph.op("Div", x, graph.op("Pow", base, graph.const(desc.beta, x.dtype)))
+        return graph.op("Div", x, graph.op("Pow", lrn_base(graph, x, desc, tensors), graph.const(desc.beta, x.dtype)))
 
 
 #: This module's operators, for the registry.

@@ -38,6 +38,7 @@ def page(name: str) -> Page:
         structural_2,
         structural_3,
         structural_4,
+        training,
     )
 
     for module in (
@@ -47,8 +48,9 @@ def page(name: str) -> Page:
         structural_1,
         structural_2,
         structural_3,
-        structural_4,
         quantized,
+        structural_4,
+        training,
     ):
         if name in module.PAGES:
             found: Page = module.PAGES[name]
