@@ -17,6 +17,7 @@ from dmlrpc_server.operators import (
     movement,
     normalization,
     pooling,
+    recurrent,
     reduce,
     resample,
 )
@@ -61,6 +62,7 @@ REGISTRY: Mapping[str, Operator[Any]] = _build(
     *movement.OPERATORS,
     *normalization.OPERATORS,
     *pooling.OPERATORS,
+    *recurrent.OPERATORS,
     *reduce.OPERATORS,
     *resample.OPERATORS,
 )
