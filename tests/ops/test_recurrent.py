@@ -14,8 +14,10 @@ from hypothesis.extra import numpy as hnp
 import dmlrpc
 from dmlrpc.codec import tensor_desc
 from dmlrpc.v1 import operators_pb2
+from dmlrpc_server.errors import ResourceExhausted
 from dmlrpc_server.operators import REGISTRY
 from dmlrpc_server.operators.base import Limits
+from dmlrpc_server.runtime.cost import check_cost, model_cost
 from tests.references import recurrent as ref
 from tests.strategies import layouts
 
@@ -252,3 +254,173 @@ def test_matches_reference(client: dmlrpc.Client, data: st.DataObject, kind: str
             _close(result, by_name[name], dtype)
         else:
             assert result is None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Every documented rule: INVALID_ARGUMENT naming the field.
+
+STEPS, BATCH, INPUT, HIDDEN = 3, 2, 2, 2
+_X = np.zeros((1, STEPS, BATCH, INPUT), np.float32)
+_W = np.zeros((1, 1, 4 * HIDDEN, INPUT), np.float32)
+_R = np.zeros((1, 1, 4 * HIDDEN, HIDDEN), np.float32)
+_LSTM_INPUTS: list[Any] = [_X, _W, _R, None, None, None, None, None]
+
+
+def _lstm(**overrides: Any) -> operators_pb2.OperatorDesc:
+    fields: dict[str, Any] = {
+        "input_tensor": tensor_desc(_X),
+        "weight_tensor": tensor_desc(_W),
+        "recurrence_tensor": tensor_desc(_R),
+        "output_single_tensor": tensor_desc((np.float32, (1, 1, BATCH, HIDDEN))),
+    }
+    fields.update(overrides)
+    return _desc("lstm", **{k: v for k, v in fields.items() if v is not None})
+
+
+_PATH = "operator_desc.lstm."
+_SIGMOID = _activation("ACTIVATION_SIGMOID")[0]
+
+
+def test_a_valid_lstm_runs(client: dmlrpc.Client) -> None:
+    got = client.execute(_lstm(), _LSTM_INPUTS)
+    np.testing.assert_array_equal(np.asarray(got[1]), np.zeros((1, 1, BATCH, HIDDEN), np.float32))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"weight_tensor": tensor_desc((np.float32, (1, 1, 3 * HIDDEN, INPUT)))}, "weight_tensor.buffer.sizes"),
+        (
+            {"recurrence_tensor": tensor_desc((np.float32, (1, 2, 4 * HIDDEN, HIDDEN)))},
+            "recurrence_tensor.buffer.sizes",
+        ),
+        ({"input_tensor": tensor_desc((np.float32, (2, STEPS, BATCH, INPUT)))}, "input_tensor.buffer.sizes"),
+        ({"bias_tensor": tensor_desc((np.float32, (1, 1, 1, 4 * HIDDEN)))}, "bias_tensor.buffer.sizes"),
+        ({"peephole_tensor": tensor_desc((np.float32, (1, 1, 1, 4 * HIDDEN)))}, "peephole_tensor.buffer.sizes"),
+        (
+            {"hidden_init_tensor": tensor_desc((np.float32, (1, 1, BATCH + 1, HIDDEN)))},
+            "hidden_init_tensor.buffer.sizes",
+        ),
+        (
+            {"sequence_lengths_tensor": tensor_desc((np.uint32, (1, 1, BATCH, 1)))},
+            "sequence_lengths_tensor.buffer.sizes",
+        ),
+        (
+            {"output_sequence_tensor": tensor_desc((np.float32, (1, STEPS, BATCH, HIDDEN)))},
+            "output_sequence_tensor.buffer.sizes",
+        ),
+        (
+            {"output_single_tensor": tensor_desc((np.float16, (1, 1, BATCH, HIDDEN)))},
+            "output_single_tensor.buffer.data_type",
+        ),
+        (
+            {"sequence_lengths_tensor": tensor_desc((np.int32, (1, 1, 1, BATCH)))},
+            "sequence_lengths_tensor.buffer.data_type",
+        ),
+        ({"output_single_tensor": None}, "output_sequence_tensor"),
+        ({"direction": 7}, "direction"),
+        ({"activation_desc_count": 2}, "activation_desc_count"),
+        ({"activation_descs": [_SIGMOID] * 2}, "activation_descs"),
+        (
+            {"activation_descs": [_SIGMOID, _activation("ACTIVATION_SOFTMAX")[0], _SIGMOID]},
+            "activation_descs[1].activation_softmax",
+        ),
+        (
+            {"activation_descs": [_SIGMOID, _activation("ACTIVATION_GELU")[0], _SIGMOID]},
+            "activation_descs[1].activation_gelu",
+        ),
+        ({"activation_descs": [_SIGMOID, operators_pb2.OperatorDesc(), _SIGMOID]}, "activation_descs[1]"),
+        (
+            {
+                "activation_descs": [
+                    _SIGMOID,
+                    operators_pb2.OperatorDesc(
+                        activation_tanh=operators_pb2.ActivationTanhOperatorDesc(input_tensor=tensor_desc(_X))
+                    ),
+                    _SIGMOID,
+                ]
+            },
+            "activation_descs[1].activation_tanh.input_tensor",
+        ),
+        (
+            {"activation_descs": [_SIGMOID, _activation("ACTIVATION_CELU", alpha=0)[0], _SIGMOID]},
+            "activation_descs[1].activation_celu.alpha",
+        ),
+        ({"use_clip_threshold": True, "clip_threshold": -1.0}, "clip_threshold"),
+        ({"use_clip_threshold": True, "clip_threshold": float("nan")}, "clip_threshold"),
+    ],
+)
+def test_lstm_rules(client: dmlrpc.Client, overrides: dict[str, Any], field: str) -> None:
+    desc = _lstm(**overrides)
+    # Raw bytes of each input's buffer size: the SDK would refuse an array that disagrees with its desc.
+    inputs = [
+        bytes(getattr(desc.lstm, name).buffer.total_tensor_size_in_bytes) if desc.lstm.HasField(name) else None
+        for name in INPUTS["lstm"]
+    ]
+    _invalid(client, desc, inputs, _PATH + field)
+
+
+def test_a_negative_clip_threshold_is_ignored_without_use_clip_threshold(client: dmlrpc.Client) -> None:
+    client.execute(_lstm(clip_threshold=-1.0), _LSTM_INPUTS)
+
+
+def test_recurrent_networks_take_only_floats(client: dmlrpc.Client) -> None:
+    x = np.zeros((1, STEPS, BATCH, INPUT), np.int32)
+    desc = _desc(
+        "gru",
+        input_tensor=tensor_desc(x),
+        weight_tensor=tensor_desc((np.int32, (1, 1, 3 * HIDDEN, INPUT))),
+        recurrence_tensor=tensor_desc((np.int32, (1, 1, 3 * HIDDEN, HIDDEN))),
+        output_single_tensor=tensor_desc((np.int32, (1, 1, BATCH, HIDDEN))),
+    )
+    _invalid(client, desc, [x, None, None, None, None, None], "operator_desc.gru.input_tensor.buffer.data_type")
+
+
+def test_a_sequence_length_over_seq_length_is_refused(client: dmlrpc.Client) -> None:
+    lengths = np.array([STEPS, STEPS + 1], np.uint32).reshape(1, 1, 1, BATCH)
+    desc = _lstm(sequence_lengths_tensor=tensor_desc(lengths))
+    inputs = [_X, _W, _R, None, None, None, lengths, None]
+    with pytest.raises(dmlrpc.InvalidArgumentError) as caught:
+        client.execute(desc, inputs)
+    violation = caught.value.field_violations[0]
+    assert violation.field == "inputs[6].buffer.data"
+    assert "batch item 1" in violation.description
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The work estimate: a Scan's body times its steps, so a small desc over a long sequence is not tiny work.
+
+
+def _rnn_work(steps: int, hidden: int) -> int:
+    desc = _desc(
+        "rnn",
+        input_tensor=tensor_desc((np.float32, (1, steps, 1, 1))),
+        weight_tensor=tensor_desc((np.float32, (1, 1, hidden, 1))),
+        recurrence_tensor=tensor_desc((np.float32, (1, 1, hidden, hidden))),
+        output_single_tensor=tensor_desc((np.float32, (1, 1, 1, hidden))),
+    )
+    plan = REGISTRY["rnn"].plan(desc.rnn, feature_level=LATEST, limits=LIMITS)
+    return model_cost(plan.model).work
+
+
+def test_the_work_grows_with_the_sequence_and_the_recurrent_product() -> None:
+    short, long = _rnn_work(10, 64), _rnn_work(1000, 64)
+    assert long > 50 * short
+    # Each step multiplies a 1 x H state by an H x H matrix: at least H * H element-operations a step.
+    assert long >= 1000 * 64 * 64
+    # Even a one-element step counts a run's fixed cost.
+    assert _rnn_work(10_000, 1) >= 10_000 * 1024
+
+
+def test_a_long_sequence_over_the_work_limit_is_refused_before_it_runs() -> None:
+    # 1.2 MB of input and a 1 MB recurrence matrix: 300,000 steps of a 512 x 512 product, over the default limit.
+    desc = _desc(
+        "rnn",
+        input_tensor=tensor_desc((np.float32, (1, 300_000, 1, 1))),
+        weight_tensor=tensor_desc((np.float32, (1, 1, 512, 1))),
+        recurrence_tensor=tensor_desc((np.float32, (1, 1, 512, 512))),
+        output_single_tensor=tensor_desc((np.float32, (1, 1, 1, 512))),
+    )
+    plan = REGISTRY["rnn"].plan(desc.rnn, feature_level=LATEST, limits=LIMITS)
+    with pytest.raises(ResourceExhausted, match="--max-work"):
+        check_cost(model_cost(plan.model), LIMITS, "operator_desc.rnn")
