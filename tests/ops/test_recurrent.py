@@ -424,3 +424,31 @@ def test_a_long_sequence_over_the_work_limit_is_refused_before_it_runs() -> None
     plan = REGISTRY["rnn"].plan(desc.rnn, feature_level=LATEST, limits=LIMITS)
     with pytest.raises(ResourceExhausted, match="--max-work"):
         check_cost(model_cost(plan.model), LIMITS, "operator_desc.rnn")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# In a graph: models holding a Scan body run node by node (a composed model would have to rename the body's
+# references to its node's values), with the same results.
+
+
+def test_a_graph_of_recurrent_nodes(client: dmlrpc.Client) -> None:
+    x = np.array([1, 2, 3], np.float32).reshape(1, 3, 1, 1)
+    one = np.ones((1, 1, 1, 1), np.float32)
+    graph = dmlrpc.Graph()
+    source, weight = graph.input(np.float32, x.shape), graph.input(np.float32, one.shape)
+    sequence, total = graph.node(_running_sum("forward"), [source, weight, weight, None, None, None])
+    # The first node's final sum {1, 1, 1, 1} is a one-step sequence for the second: H = 2 * total.
+    second = _desc(
+        "rnn",
+        ["ACTIVATION_LINEAR"],
+        input_tensor=tensor_desc(one),
+        weight_tensor=tensor_desc(one),
+        recurrence_tensor=tensor_desc(one),
+        output_single_tensor=tensor_desc(one),
+    )
+    second.rnn.activation_descs[0].activation_linear.alpha = 2.0
+    (doubled,) = graph.node(second, [total, weight, weight, None, None, None])
+    graph.output(sequence, doubled)
+    got = client.compile(graph)(x, one)
+    np.testing.assert_array_equal(np.asarray(got[0]).reshape(-1), [1, 3, 6])
+    np.testing.assert_array_equal(np.asarray(got[1]).reshape(-1), [12])
