@@ -551,14 +551,15 @@ def test_capabilities_list_the_family_as_executable(client: dmlrpc.Client) -> No
     executable = {entry.name for entry in caps.operators if entry.executable}
     assert {_case(name) for name in OPERATORS} <= executable
     unimplemented = [entry for entry in caps.operators if not entry.executable]
-    assert {entry.name for entry in unimplemented} >= {"lstm", "gru", "rnn"}
+    assert {entry.name for entry in unimplemented} >= {"multihead_attention"}
 
 
 def test_a_mirrored_but_unimplemented_operator_is_unimplemented_by_name(client: dmlrpc.Client) -> None:
     x = np.zeros(2, np.float32)
-    desc = operators_pb2.OperatorDesc(rnn=operators_pb2.RnnOperatorDesc(input_tensor=tensor_desc(x)))
-    with pytest.raises(dmlrpc.UnimplementedError, match="DML_OPERATOR_RNN"):
-        client.execute(desc, [x, None, None, None, None, None])
+    attention = operators_pb2.MultiheadAttentionOperatorDesc(query_tensor=tensor_desc(x))
+    desc = operators_pb2.OperatorDesc(multihead_attention=attention)
+    with pytest.raises(dmlrpc.UnimplementedError, match="DML_OPERATOR_MULTIHEAD_ATTENTION"):
+        client.execute(desc, [x])
 
 
 # -- the SDK's typed calls ------------------------------------------------------------------------------------------

@@ -941,7 +941,9 @@ class _RecurrentNetworkDirectionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrap
     RECURRENT_NETWORK_DIRECTION_BIDIRECTIONAL: _RecurrentNetworkDirection.ValueType  # 2
 
 class RecurrentNetworkDirection(_RecurrentNetworkDirection, metaclass=_RecurrentNetworkDirectionEnumTypeWrapper):
-    """DML_RECURRENT_NETWORK_DIRECTION."""
+    """DML_RECURRENT_NETWORK_DIRECTION: RNN, LSTM and GRU run forward (t = 0 .. T-1), backward (T-1 .. 0), or both
+    (num_directions 2: forward's tensors first, then backward's).
+    """
 
 RECURRENT_NETWORK_DIRECTION_FORWARD: RecurrentNetworkDirection.ValueType  # 0
 RECURRENT_NETWORK_DIRECTION_BACKWARD: RecurrentNetworkDirection.ValueType  # 1
@@ -3843,7 +3845,24 @@ Global___LpNormalizationOperatorDesc: _TypeAlias = LpNormalizationOperatorDesc  
 
 @_typing.final
 class RnnOperatorDesc(_message.Message):
-    """DML_RNN_OPERATOR_DESC (DML_OPERATOR_RNN = 76, feature level 1.0)."""
+    """DML_RNN_OPERATOR_DESC (DML_OPERATOR_RNN = 76, feature level 1.0).
+    H_t = f(X_t*W^T + H_{t-1}*R^T + Wb + Rb), t = 0 .. T-1 (backward: T-1 .. 0); H_{-1} = hidden_init. G = 1.
+    Sizes (D = num_directions: 2 for BIDIRECTIONAL, else 1; T = seq_length; B = batch_size; I = input_size;
+    H = hidden_size, read from recurrence_tensor's last dimension; G = the gate count): input {1, T, B, I};
+    weight {1, D, G*H, I}; recurrence {1, D, G*H, H}; bias {1, 1, D, 2*G*H} (per direction the W biases of every
+    gate, then the R biases); hidden_init {1, D, B, H}; sequence_lengths {1, 1, 1, B}; output_sequence
+    {T, D, B, H}; output_single {1, D, B, H}. Every tensor is 4D; all but sequence_lengths (UINT32) share one data
+    type, FLOAT32 or FLOAT16 (feature level 1.0 and above). Strides are allowed; unset optional inputs are 0.
+    At least one output is set.
+    sequence_lengths: each batch item's length, 0 <= length <= T (a larger one is refused when bound). A step past
+    an item's length writes 0 to output_sequence; output_single holds the state after the item's last step
+    (forward t = length - 1; backward, whose steps run from length - 1 down to 0, t = 0), or 0 for length 0.
+    activation_descs: activation_desc_count entries, each an OperatorDesc of an activation fusable at the feature
+    level (elu, hard_sigmoid, identity, leaky_relu, linear, parametric_softplus, relu, scaled_elu, scaled_tanh,
+    sigmoid, softplus, softsign, tanh, thresholded_relu; shrink from 2.0; celu from 3.0) with its own parameters and
+    its tensors unset; forward's first, then backward's for BIDIRECTIONAL.
+    activation_descs: f, one per direction (count = D).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3903,7 +3922,27 @@ Global___RnnOperatorDesc: _TypeAlias = RnnOperatorDesc  # noqa: Y015
 
 @_typing.final
 class LstmOperatorDesc(_message.Message):
-    """DML_LSTM_OPERATOR_DESC (DML_OPERATOR_LSTM = 77, feature level 1.0)."""
+    """DML_LSTM_OPERATOR_DESC (DML_OPERATOR_LSTM = 77, feature level 1.0).
+    i = f(clip(X_t*W_i^T + H_{t-1}*R_i^T + P_i.C_{t-1} + b_i)); f_t = f(clip(... gate f, P_f.C_{t-1})), or 1 - i
+    with couple_input_forget; c = g(clip(... gate c)); C_t = f_t.C_{t-1} + i.c; o = f(clip(... gate o, P_o.C_t));
+    H_t = o.h(C_t) ("." element-wise; b = Wb + Rb). G = 4, gates stacked i, o, f, c.
+    Sizes (D = num_directions: 2 for BIDIRECTIONAL, else 1; T = seq_length; B = batch_size; I = input_size;
+    H = hidden_size, read from recurrence_tensor's last dimension; G = the gate count): input {1, T, B, I};
+    weight {1, D, G*H, I}; recurrence {1, D, G*H, H}; bias {1, 1, D, 2*G*H} (per direction the W biases of every
+    gate, then the R biases); hidden_init {1, D, B, H}; sequence_lengths {1, 1, 1, B}; output_sequence
+    {T, D, B, H}; output_single {1, D, B, H}. Every tensor is 4D; all but sequence_lengths (UINT32) share one data
+    type, FLOAT32 or FLOAT16 (feature level 1.0 and above). Strides are allowed; unset optional inputs are 0.
+    At least one output is set.
+    sequence_lengths: each batch item's length, 0 <= length <= T (a larger one is refused when bound). A step past
+    an item's length writes 0 to output_sequence; output_single holds the state after the item's last step
+    (forward t = length - 1; backward, whose steps run from length - 1 down to 0, t = 0), or 0 for length 0.
+    activation_descs: activation_desc_count entries, each an OperatorDesc of an activation fusable at the feature
+    level (elu, hard_sigmoid, identity, leaky_relu, linear, parametric_softplus, relu, scaled_elu, scaled_tanh,
+    sigmoid, softplus, softsign, tanh, thresholded_relu; shrink from 2.0; celu from 3.0) with its own parameters and
+    its tensors unset; forward's first, then backward's for BIDIRECTIONAL.
+    cell_mem_init and output_cell_single: {1, D, B, H}, as hidden_init and output_single. peephole: {1, 1, D, 3*H},
+    stacked P_i, P_o, P_f. activation_descs: f, g, h per direction (count = 3*D).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3927,6 +3966,9 @@ class LstmOperatorDesc(_message.Message):
     activation_desc_count: _builtins.int
     direction: Global___RecurrentNetworkDirection.ValueType
     clip_threshold: _builtins.float
+    """With use_clip_threshold, gate inputs are clamped to [-clip_threshold, clip_threshold] before their activations
+    (not C_t before h); it must then be >= 0 (not NaN).
+    """
     use_clip_threshold: _builtins.bool
     couple_input_forget: _builtins.bool
     @_builtins.property
@@ -3984,7 +4026,26 @@ Global___LstmOperatorDesc: _TypeAlias = LstmOperatorDesc  # noqa: Y015
 
 @_typing.final
 class GruOperatorDesc(_message.Message):
-    """DML_GRU_OPERATOR_DESC (DML_OPERATOR_GRU = 78, feature level 1.0)."""
+    """DML_GRU_OPERATOR_DESC (DML_OPERATOR_GRU = 78, feature level 1.0).
+    z = f(X_t*W_z^T + H_{t-1}*R_z^T + Wb_z + Rb_z); r likewise; h = g(X_t*W_h^T + (r.H_{t-1})*R_h^T + Rb_h + Wb_h),
+    or with linear_before_reset g(X_t*W_h^T + r.(H_{t-1}*R_h^T + Rb_h) + Wb_h); H_t = (1 - z).h + z.H_{t-1}.
+    G = 3, gates stacked z, r, h.
+    Sizes (D = num_directions: 2 for BIDIRECTIONAL, else 1; T = seq_length; B = batch_size; I = input_size;
+    H = hidden_size, read from recurrence_tensor's last dimension; G = the gate count): input {1, T, B, I};
+    weight {1, D, G*H, I}; recurrence {1, D, G*H, H}; bias {1, 1, D, 2*G*H} (per direction the W biases of every
+    gate, then the R biases); hidden_init {1, D, B, H}; sequence_lengths {1, 1, 1, B}; output_sequence
+    {T, D, B, H}; output_single {1, D, B, H}. Every tensor is 4D; all but sequence_lengths (UINT32) share one data
+    type, FLOAT32 or FLOAT16 (feature level 1.0 and above). Strides are allowed; unset optional inputs are 0.
+    At least one output is set.
+    sequence_lengths: each batch item's length, 0 <= length <= T (a larger one is refused when bound). A step past
+    an item's length writes 0 to output_sequence; output_single holds the state after the item's last step
+    (forward t = length - 1; backward, whose steps run from length - 1 down to 0, t = 0), or 0 for length 0.
+    activation_descs: activation_desc_count entries, each an OperatorDesc of an activation fusable at the feature
+    level (elu, hard_sigmoid, identity, leaky_relu, linear, parametric_softplus, relu, scaled_elu, scaled_tanh,
+    sigmoid, softplus, softsign, tanh, thresholded_relu; shrink from 2.0; celu from 3.0) with its own parameters and
+    its tensors unset; forward's first, then backward's for BIDIRECTIONAL.
+    activation_descs: f, g per direction (count = 2*D).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 

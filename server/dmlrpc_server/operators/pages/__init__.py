@@ -34,6 +34,7 @@ def page(name: str) -> Page:
         element_wise_1,
         element_wise_2,
         quantized,
+        recurrent,
         structural_1,
         structural_2,
         structural_3,
@@ -49,6 +50,7 @@ def page(name: str) -> Page:
         structural_2,
         structural_3,
         quantized,
+        recurrent,
         structural_4,
         training,
     ):
