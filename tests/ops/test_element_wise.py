@@ -559,7 +559,7 @@ def test_a_mirrored_but_unimplemented_operator_is_unimplemented_by_name(client: 
     attention = operators_pb2.MultiheadAttentionOperatorDesc(query_tensor=tensor_desc(x))
     desc = operators_pb2.OperatorDesc(multihead_attention=attention)
     with pytest.raises(dmlrpc.UnimplementedError, match="DML_OPERATOR_MULTIHEAD_ATTENTION"):
-        client.execute(desc, [x])
+        client.execute(desc, [x, *[None] * 10])
 
 
 # -- the SDK's typed calls ------------------------------------------------------------------------------------------
