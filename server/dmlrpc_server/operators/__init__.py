@@ -19,6 +19,7 @@ from dmlrpc_server.operators import (
     pooling,
     reduce,
     resample,
+    spatial_grad,
 )
 from dmlrpc_server.operators.activation import ACTIVATIONS
 from dmlrpc_server.operators.base import Operator
@@ -63,4 +64,5 @@ REGISTRY: Mapping[str, Operator[Any]] = _build(
     *pooling.OPERATORS,
     *reduce.OPERATORS,
     *resample.OPERATORS,
+    *spatial_grad.OPERATORS,
 )

@@ -33,12 +33,13 @@ def page(name: str) -> Page:
         activation,
         element_wise_1,
         element_wise_2,
+        spatial_grad,
         structural_1,
         structural_2,
         structural_3,
     )
 
-    for module in (element_wise_1, element_wise_2, activation, structural_1, structural_2, structural_3):
+    for module in (element_wise_1, element_wise_2, activation, structural_1, structural_2, structural_3, spatial_grad):
         if name in module.PAGES:
             found: Page = module.PAGES[name]
             return found
