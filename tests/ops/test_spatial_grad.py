@@ -492,3 +492,55 @@ def test_slice_grad_rules(client: dmlrpc.Client) -> None:
     expect_invalid(
         client, slice_desc(dy, out, [0, 0], [2, 4], [2, 2]), [dy], f"{path}.input_gradient_tensor.buffer.sizes"
     )
+
+
+# --- Each gradient is the transpose of this server's forward operator: <forward(x), dy> = <x, grad(dy)> -----------
+
+
+@pytest.mark.parametrize(("case", "forward"), [("resample_grad", "resample1"), ("resample_grad1", "resample2")])
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_resample_grad_is_the_forward_transposed(
+    client: dmlrpc.Client, case: str, forward: str, data: st.DataObject
+) -> None:
+    x_shape = data.draw(shapes(4, 4, max_side=4), label="x shape")
+    y_shape = data.draw(shapes(4, 4, max_side=4), label="y shape")
+    fields: dict[str, Any] = {
+        "interpolation_mode": data.draw(st.sampled_from([NEAREST, LINEAR]), label="mode"),
+        "dimension_count": 4,
+        "scales": [data.draw(SCALES, label="scale") for _ in range(4)],
+        "input_pixel_offsets": [data.draw(OFFSETS, label="input offset") for _ in range(4)],
+        "output_pixel_offsets": [data.draw(OFFSETS, label="output offset") for _ in range(4)],
+    }
+    if case == "resample_grad1":
+        fields["rounding_direction"] = data.draw(st.sampled_from([INC, DEC]), label="rounding")
+    x = data.draw(arrays(np.float32, x_shape), label="x")
+    dy = data.draw(arrays(np.float32, y_shape), label="dy")
+    message = {"resample1": operators_pb2.Resample1OperatorDesc, "resample2": operators_pb2.Resample2OperatorDesc}
+    y = run(
+        client,
+        operators_pb2.OperatorDesc(
+            **{forward: message[forward](input_tensor=tensor_desc(x), output_tensor=tensor_desc(dy), **fields)}
+        ),
+        [x],
+    )
+    fields.pop("dimension_count")
+    dx = run(client, resample_desc(case, dy, x, fields.pop("interpolation_mode"), fields.pop("scales"), **fields), [dy])
+    forward_pairing = float(np.sum(y.astype(np.float64) * dy))
+    np.testing.assert_allclose(float(np.sum(x.astype(np.float64) * dx)), forward_pairing, rtol=1e-4, atol=1e-3)
+
+
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_average_pooling_grad_is_the_forward_transposed(client: dmlrpc.Client, data: st.DataObject) -> None:
+    shape, s, w, a, b, _ = data.draw(pool_geometry(4, False))
+    attrs = pool_attrs(s, w, a, b) | {"include_padding": True}
+    x = data.draw(arrays(np.float32, shape), label="x")
+    dy = data.draw(arrays(np.float32, pool_ref.output_sizes(shape, s, w, a, b, [1, 1])), label="dy")
+    forward = operators_pb2.AveragePoolingOperatorDesc(
+        input_tensor=tensor_desc(x), output_tensor=tensor_desc(dy), **attrs
+    )
+    y = run(client, operators_pb2.OperatorDesc(average_pooling=forward), [x])
+    dx = run(client, avg_desc(dy, x, attrs), [dy])
+    forward_pairing = float(np.sum(y.astype(np.float64) * dy))
+    np.testing.assert_allclose(float(np.sum(x.astype(np.float64) * dx)), forward_pairing, rtol=1e-4, atol=1e-3)
