@@ -544,3 +544,44 @@ def test_average_pooling_grad_is_the_forward_transposed(client: dmlrpc.Client, d
     dx = run(client, avg_desc(dy, x, attrs), [dy])
     forward_pairing = float(np.sum(y.astype(np.float64) * dy))
     np.testing.assert_allclose(float(np.sum(x.astype(np.float64) * dx)), forward_pairing, rtol=1e-4, atol=1e-3)
+
+
+def test_gradients_compose_in_a_graph(client: dmlrpc.Client) -> None:
+    # A slice and its gradient, and a max pooling's gradient fed its own input and output, as one compiled graph.
+    x = np.arange(32, dtype=np.float32).reshape(1, 2, 4, 4) % 5
+    attrs = pool_attrs([1, 1], [2, 2], [0, 0], [0, 0], [1, 1])
+    window = ([0, 0, 0, 1], [1, 2, 4, 3], [1, 1, 2, 2])
+    slice1 = operators_pb2.OperatorDesc(
+        slice1=operators_pb2.Slice1OperatorDesc(
+            input_tensor=tensor_desc(x),
+            output_tensor=tensor_desc((np.float32, (1, 2, 2, 2))),
+            dimension_count=4,
+            input_window_offsets=window[0],
+            input_window_sizes=window[1],
+            input_window_strides=window[2],
+        )
+    )
+    pooled = (np.float32, (1, 2, 3, 3))
+    max_pooling2 = operators_pb2.OperatorDesc(
+        max_pooling2=operators_pb2.MaxPooling2OperatorDesc(
+            input_tensor=tensor_desc(x), output_tensor=tensor_desc(pooled), **attrs
+        )
+    )
+    g = dmlrpc.Graph()
+    source = g.input(np.float32, x.shape)
+    (sliced,) = g.node(slice1, [source])
+    (spread,) = g.node(slice_desc((np.float32, (1, 2, 2, 2)), x, *window), [sliced])
+    (maxima,) = g.node(max_pooling2, [source])
+    (routed,) = g.node(max_desc(x, pooled, x, attrs), [source, maxima])
+    g.output(spread, routed)
+    with client.compile(g) as op:
+        got = [np.asarray(value) for value in op(x)]
+    expected_slice = ref.slice_grad(run(client, slice1, [x]), x.shape, *window)
+    np.testing.assert_array_equal(got[0], expected_slice)
+    y = client.execute(max_pooling2, [x])[0]  # the unset optional indices come back as None
+    assert isinstance(y, np.ndarray)
+    np.testing.assert_array_equal(got[1], ref.max_pooling_grad(x, y, *attrs_of(attrs)))
+
+
+def attrs_of(attrs: dict[str, Any]) -> tuple[Any, ...]:
+    return attrs["strides"], attrs["window_size"], attrs["start_padding"], attrs["dilations"]
