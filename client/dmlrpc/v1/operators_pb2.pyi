@@ -6069,7 +6069,15 @@ Global___ActivationReluGradOperatorDesc: _TypeAlias = ActivationReluGradOperator
 
 @_typing.final
 class AveragePoolingGradOperatorDesc(_message.Message):
-    """DML_AVERAGE_POOLING_GRAD_OPERATOR_DESC (DML_OPERATOR_AVERAGE_POOLING_GRAD = 130, feature level 3.0)."""
+    """DML_AVERAGE_POOLING_GRAD_OPERATOR_DESC (DML_OPERATOR_AVERAGE_POOLING_GRAD = 130, feature level 3.0): the
+    backward pass of AVERAGE_POOLING. Each incoming gradient is spread evenly over its window: dx[i] = sum of
+    dy[o] / count(o) over the windows o that contain i, count(o) = prod(window_size) with include_padding, else the
+    number of o's window elements inside the tensor. Elements no window covers get 0; a window entirely in the
+    padding spreads nothing. Page example (2x2 window, stride 1, no padding): [[1, 2], [3, 4]] ->
+    [[0.25, 0.75, 0.5], [1, 2.5, 1.5], [0.75, 1.75, 1]].
+    Rules: both tensors FLOAT32 or FLOAT16, the same data type, 4 or 5 dimensions ({N, C, H, W} or {N, C, D, H, W}),
+    the same dimension count.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -6082,19 +6090,36 @@ class AveragePoolingGradOperatorDesc(_message.Message):
     END_PADDING_FIELD_NUMBER: _builtins.int
     INCLUDE_PADDING_FIELD_NUMBER: _builtins.int
     dimension_count: _builtins.int
+    """The spatial dimension count: the tensors' dimension count - 2 (2 for 4-D, 3 for 5-D)."""
     include_padding: _builtins.bool
+    """Whether the forward average divided by the whole window (true) or by its elements inside the tensor (false)."""
     @_builtins.property
-    def input_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The incoming gradient: the forward pooling's output sizes, i.e. output_gradient_tensor's sizes pooled:
+        sizes[0..1] equal, sizes[2 + i] = (out_grad.sizes[2 + i] + start_padding[i] + end_padding[i] - window_size[i])
+        / strides[i] + 1 (floor).
+        """
+
     @_builtins.property
-    def output_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives the gradient of the forward pooling's input (its sizes, input_gradient_tensor's data type)."""
+
     @_builtins.property
-    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """dimension_count values, each >= 1, over the spatial dimensions only ({H, W} or {D, H, W})."""
+
     @_builtins.property
-    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """dimension_count values, each >= 1 and at most the padded size (size + start_padding + end_padding)."""
+
     @_builtins.property
-    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """dimension_count values: elements of padding before each spatial dimension."""
+
     @_builtins.property
-    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """dimension_count values: elements of padding after each spatial dimension."""
+
     def __init__(
         self,
         *,
@@ -6117,7 +6142,13 @@ Global___AveragePoolingGradOperatorDesc: _TypeAlias = AveragePoolingGradOperator
 
 @_typing.final
 class MaxPoolingGradOperatorDesc(_message.Message):
-    """DML_MAX_POOLING_GRAD_OPERATOR_DESC (DML_OPERATOR_MAX_POOLING_GRAD = 131, feature level 3.0)."""
+    """DML_MAX_POOLING_GRAD_OPERATOR_DESC (DML_OPERATOR_MAX_POOLING_GRAD = 131, feature level 3.0): the backward pass
+    of MAX_POOLING2. Each incoming gradient goes to its window's maximum of input_tensor (on ties the element of the
+    lowest logical index); where windows share a maximum their gradients are summed, and every other element is 0.
+    Page example (2x2 window, stride 1): input [[1, 2, 3], [2, 4, 2], [5, 6, 7]], gradient [[1, 2], [4, 5]] ->
+    [[0, 0, 0], [0, 3, 0], [0, 4, 5]].
+    Rules: all three tensors FLOAT32 or FLOAT16 of one data type, 4 dimensions {N, C, H, W}.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -6131,22 +6162,44 @@ class MaxPoolingGradOperatorDesc(_message.Message):
     END_PADDING_FIELD_NUMBER: _builtins.int
     DILATIONS_FIELD_NUMBER: _builtins.int
     dimension_count: _builtins.int
+    """The spatial dimension count: 2 (the tensors are 4-D)."""
     @_builtins.property
-    def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The forward pooling's input: it decides each window's maximum."""
+
     @_builtins.property
-    def input_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The incoming gradient, of the forward pooling's output sizes: sizes[0..1] as input_tensor's, sizes[2 + i] =
+        (input sizes[2 + i] + start_padding[i] + end_padding[i] - ((window_size[i] - 1) * dilations[i] + 1))
+        / strides[i] + 1 (floor).
+        """
+
     @_builtins.property
-    def output_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives the gradient of input_tensor: input_tensor's sizes."""
+
     @_builtins.property
-    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """2 values ({H, W}), each >= 1."""
+
     @_builtins.property
-    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """2 values, each >= 1; the dilated window (window_size - 1) * dilations + 1 fits the padded input."""
+
     @_builtins.property
-    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """2 values. A window entirely in the padding has no maximum: such a desc is refused (INVALID_ARGUMENT)."""
+
     @_builtins.property
-    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """2 values."""
+
     @_builtins.property
-    def dilations(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def dilations(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """2 values, each >= 1: window element k of dimension i is read at o * strides[i] - start_padding[i] + k *
+        dilations[i].
+        """
+
     def __init__(
         self,
         *,
@@ -6240,7 +6293,14 @@ Global___NonzeroCoordinatesOperatorDesc: _TypeAlias = NonzeroCoordinatesOperator
 
 @_typing.final
 class ResampleGradOperatorDesc(_message.Message):
-    """DML_RESAMPLE_GRAD_OPERATOR_DESC (DML_OPERATOR_RESAMPLE_GRAD = 134, feature level 3.0)."""
+    """DML_RESAMPLE_GRAD_OPERATOR_DESC (DML_OPERATOR_RESAMPLE_GRAD = 134, feature level 3.0): the backward pass of
+    RESAMPLE1. Every element of the forward output adds its gradient, times its interpolation weight, to each input
+    element it read (NEAREST_NEIGHBOR: the one element, weight 1; LINEAR: up to 2 per dimension); elements no output
+    read get 0. Per dimension d the forward reads input coordinate (out - output_pixel_offsets[d]) / scales[d] -
+    input_pixel_offsets[d] (FLOAT32), clamped to the edges; nearest rounds halves up.
+    Page example (NEAREST_NEIGHBOR, forward [[1, 2], [3, 4]] -> [1, 1, 2]): gradient [4, 5, 6] -> [[9, 6], [0, 0]].
+    Rules: both tensors FLOAT32 or FLOAT16, the same data type, 4 dimensions; the sizes are free (as RESAMPLE1's).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -6252,17 +6312,31 @@ class ResampleGradOperatorDesc(_message.Message):
     INPUT_PIXEL_OFFSETS_FIELD_NUMBER: _builtins.int
     OUTPUT_PIXEL_OFFSETS_FIELD_NUMBER: _builtins.int
     interpolation_mode: Global___InterpolationMode.ValueType
+    """NEAREST_NEIGHBOR (0) or LINEAR (1)."""
     dimension_count: _builtins.int
+    """The tensors' dimension count (4); the three arrays below have this many values, one per dimension (all of
+    them, not only spatial ones).
+    """
     @_builtins.property
-    def input_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The incoming gradient, of the forward resample's output sizes."""
+
     @_builtins.property
-    def output_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives the gradient of the forward resample's input (its sizes, input_gradient_tensor's data type)."""
+
     @_builtins.property
-    def scales(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    def scales(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Each finite and > 0 (> 1 upsamples in the forward pass)."""
+
     @_builtins.property
-    def input_pixel_offsets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    def input_pixel_offsets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Each finite; 0.5 samples pixel centres (RESAMPLE's mapping, with output_pixel_offsets -0.5)."""
+
     @_builtins.property
-    def output_pixel_offsets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    def output_pixel_offsets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Each finite."""
+
     def __init__(
         self,
         *,
@@ -6284,7 +6358,14 @@ Global___ResampleGradOperatorDesc: _TypeAlias = ResampleGradOperatorDesc  # noqa
 
 @_typing.final
 class SliceGradOperatorDesc(_message.Message):
-    """DML_SLICE_GRAD_OPERATOR_DESC (DML_OPERATOR_SLICE_GRAD = 135, feature level 3.0)."""
+    """DML_SLICE_GRAD_OPERATOR_DESC (DML_OPERATOR_SLICE_GRAD = 135, feature level 3.0): the backward pass of SLICE1.
+    Zeros of the sliced tensor's sizes with the incoming gradient written where SLICE1 reads: element o goes to
+    start + input_window_strides * o per dimension, start = input_window_offsets, plus input_window_sizes - 1 where
+    the stride is negative. Copies bit-exactly. Page example (strides 2 from offset 0): [[a, c], [i, k]] ->
+    [[a, 0, c, 0], [0, 0, 0, 0], [i, 0, k, 0], [0, 0, 0, 0]].
+    Rules: both tensors of one data type (FLOAT32, FLOAT16, INT32, INT16, INT8, UINT32, UINT16, UINT8) and one
+    dimension count, 1 to 8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -6295,16 +6376,31 @@ class SliceGradOperatorDesc(_message.Message):
     INPUT_WINDOW_SIZES_FIELD_NUMBER: _builtins.int
     INPUT_WINDOW_STRIDES_FIELD_NUMBER: _builtins.int
     dimension_count: _builtins.int
+    """The tensors' dimension count; each array below has this many values, one per dimension."""
     @_builtins.property
-    def input_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The incoming gradient, of the forward slice's output sizes: 1 <= sizes[i] <= 1 + (input_window_sizes[i] - 1)
+        / |input_window_strides[i]|.
+        """
+
     @_builtins.property
-    def output_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives the gradient of the forward slice's input (its sizes)."""
+
     @_builtins.property
-    def input_window_offsets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def input_window_offsets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The window's first element: input_window_offsets[i] < output_gradient_tensor sizes[i]."""
+
     @_builtins.property
-    def input_window_sizes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def input_window_sizes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The window's extent: >= 1, and input_window_offsets[i] + input_window_sizes[i] <= output_gradient_tensor
+        sizes[i].
+        """
+
     @_builtins.property
-    def input_window_strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def input_window_strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Never 0 (unlike SLICE1: the inverse of a zero stride is ambiguous); negative walks the window backward."""
+
     def __init__(
         self,
         *,
@@ -7639,7 +7735,11 @@ Global___Resample2OperatorDesc: _TypeAlias = Resample2OperatorDesc  # noqa: Y015
 
 @_typing.final
 class ResampleGrad1OperatorDesc(_message.Message):
-    """DML_RESAMPLE_GRAD1_OPERATOR_DESC (DML_OPERATOR_RESAMPLE_GRAD1 = 162, feature level 5.1)."""
+    """DML_RESAMPLE_GRAD1_OPERATOR_DESC (DML_OPERATOR_RESAMPLE_GRAD1 = 162, feature level 5.1): the backward pass of
+    RESAMPLE2, as ResampleGradOperatorDesc with NEAREST_NEIGHBOR rounding the input coordinate by
+    rounding_direction (INCREASING = ceil, DECREASING = floor). Page example as RESAMPLE_GRAD's.
+    Rules: both tensors FLOAT32 or FLOAT16, the same data type, the same dimension count, 1 to 4.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -7652,18 +7752,31 @@ class ResampleGrad1OperatorDesc(_message.Message):
     INPUT_PIXEL_OFFSETS_FIELD_NUMBER: _builtins.int
     OUTPUT_PIXEL_OFFSETS_FIELD_NUMBER: _builtins.int
     interpolation_mode: Global___InterpolationMode.ValueType
+    """NEAREST_NEIGHBOR (0) or LINEAR (1)."""
     rounding_direction: _tensor_pb2.AxisDirection.ValueType
+    """INCREASING (0) or DECREASING (1); LINEAR ignores it."""
     dimension_count: _builtins.int
+    """The tensors' dimension count; the three arrays below have this many values, one per dimension."""
     @_builtins.property
-    def input_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """The incoming gradient, of the forward resample's output sizes."""
+
     @_builtins.property
-    def output_gradient_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def output_gradient_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Receives the gradient of the forward resample's input (its sizes, input_gradient_tensor's data type)."""
+
     @_builtins.property
-    def scales(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    def scales(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Each finite and > 0."""
+
     @_builtins.property
-    def input_pixel_offsets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    def input_pixel_offsets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Each finite."""
+
     @_builtins.property
-    def output_pixel_offsets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    def output_pixel_offsets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Each finite."""
+
     def __init__(
         self,
         *,

@@ -25,6 +25,7 @@ from dmlrpc_server.operators import (
     resample,
     roi_align,
     training,
+    spatial_grad,
 )
 from dmlrpc_server.operators.activation import ACTIVATIONS
 from dmlrpc_server.operators.base import Operator
@@ -75,4 +76,5 @@ REGISTRY: Mapping[str, Operator[Any]] = _build(
     *resample.OPERATORS,
     *roi_align.OPERATORS,
     *training.OPERATORS,
+    *spatial_grad.OPERATORS,
 )

@@ -42,14 +42,14 @@ def _output_sizes(tensors: Tensors, expected: Sequence[int], rule: str, name: st
     )
 
 
-def _dimension_count(count: int, tensors: Tensors) -> int:
+def _dimension_count(count: int, tensors: Tensors, source: str = "input_tensor", target: str = "output_tensor") -> int:
     """Checks DimensionCount against the tensors' dimension count (input and output alike) and returns it."""
-    rank = len(tensors["input_tensor"].sizes)
-    out_rank = len(tensors["output_tensor"].sizes)
+    rank = len(tensors[source].sizes)
+    out_rank = len(tensors[target].sizes)
     require(
         out_rank == rank,
-        f"{tensors.field('output_tensor')}.buffer.sizes",
-        f"has {out_rank} dimensions; the input tensor has {rank}",
+        f"{tensors.field(target)}.buffer.sizes",
+        f"has {out_rank} dimensions; the {source.removesuffix('_tensor').replace('_', ' ')} tensor has {rank}",
     )
     require(
         count == rank,
@@ -141,41 +141,53 @@ class Slice1(Operator[operators_pb2.Slice1OperatorDesc]):
 
     def lower(self, desc: operators_pb2.Slice1OperatorDesc, tensors: Tensors) -> Plan:
         source, output = tensors["input_tensor"], tensors["output_tensor"]
-        _same_data_type(tensors)
-        rank = _dimension_count(desc.dimension_count, tensors)
-        offsets = _array(desc.input_window_offsets, rank, tensors, "input_window_offsets", "dimension_count")
-        sizes = _array(desc.input_window_sizes, rank, tensors, "input_window_sizes", "dimension_count")
-        strides = _array(desc.input_window_strides, rank, tensors, "input_window_strides", "dimension_count")
-        starts, ends = [], []
-        for i in range(rank):
-            offset, size, stride, bound = offsets[i], sizes[i], strides[i], source.sizes[i]
-            require(stride != 0, f"{tensors.field('input_window_strides')}[{i}]", "must not be 0")
-            require(size >= 1, f"{tensors.field('input_window_sizes')}[{i}]", "the window must not be empty")
-            require(
-                offset < bound,
-                f"{tensors.field('input_window_offsets')}[{i}]",
-                f"{offset} is outside dimension {i} of the input (size {bound})",
-            )
-            require(
-                offset + size <= bound,
-                f"{tensors.field('input_window_sizes')}[{i}]",
-                f"the window [{offset}, {offset + size}) does not fit in dimension {i} of the input (size {bound})",
-            )
-            # The page divides by the stride; its magnitude is meant (a negative stride walks the window backward).
-            most = 1 + (size - 1) // abs(stride)
-            count = output.sizes[i]
-            require(
-                1 <= count <= most,
-                f"{tensors.field('output_tensor')}.buffer.sizes",
-                f"sizes[{i}] = {count} must be in [1, {most}]: 1 + (input_window_sizes[{i}] - 1) / "
-                f"|input_window_strides[{i}]|",
-            )
-            start = offset if stride > 0 else offset + size - 1
-            end = start + stride * (count - 1) + (1 if stride > 0 else -1)
-            starts.append(start)
-            # A negative end counts from the back in ONNX; "before element 0" is the most negative one.
-            ends.append(end if end >= 0 else _INT64_MIN)
+        starts, ends, strides = slice1_window(desc, tensors, "input_tensor", "output_tensor")
         return _slice_plan(source, output, starts, ends, strides)
+
+
+def slice1_window(
+    desc: Any, tensors: Tensors, source_name: str, output_name: str
+) -> tuple[list[int], list[int], list[int]]:
+    """SLICE1's window rules (also SLICE_GRAD's, whose output gradient is the sliced tensor and whose input
+    gradient is the slice): the ONNX Slice starts, ends and steps that read the window from ``source_name`` into
+    ``output_name``'s sizes."""
+    source, output = tensors[source_name], tensors[output_name]
+    what = source_name.removesuffix("_tensor").replace("_", " ")
+    _same_data_type(tensors, source_name, output_name)
+    rank = _dimension_count(desc.dimension_count, tensors, source_name, output_name)
+    offsets = _array(desc.input_window_offsets, rank, tensors, "input_window_offsets", "dimension_count")
+    sizes = _array(desc.input_window_sizes, rank, tensors, "input_window_sizes", "dimension_count")
+    strides = _array(desc.input_window_strides, rank, tensors, "input_window_strides", "dimension_count")
+    starts, ends = [], []
+    for i in range(rank):
+        offset, size, stride, bound = offsets[i], sizes[i], strides[i], source.sizes[i]
+        require(stride != 0, f"{tensors.field('input_window_strides')}[{i}]", "must not be 0")
+        require(size >= 1, f"{tensors.field('input_window_sizes')}[{i}]", "the window must not be empty")
+        require(
+            offset < bound,
+            f"{tensors.field('input_window_offsets')}[{i}]",
+            f"{offset} is outside dimension {i} of the {what} (size {bound})",
+        )
+        require(
+            offset + size <= bound,
+            f"{tensors.field('input_window_sizes')}[{i}]",
+            f"the window [{offset}, {offset + size}) does not fit in dimension {i} of the {what} (size {bound})",
+        )
+        # The page divides by the stride; its magnitude is meant (a negative stride walks the window backward).
+        most = 1 + (size - 1) // abs(stride)
+        count = output.sizes[i]
+        require(
+            1 <= count <= most,
+            f"{tensors.field(output_name)}.buffer.sizes",
+            f"sizes[{i}] = {count} must be in [1, {most}]: 1 + (input_window_sizes[{i}] - 1) / "
+            f"|input_window_strides[{i}]|",
+        )
+        start = offset if stride > 0 else offset + size - 1
+        end = start + stride * (count - 1) + (1 if stride > 0 else -1)
+        starts.append(start)
+        # A negative end counts from the back in ONNX; "before element 0" is the most negative one.
+        ends.append(end if end >= 0 else _INT64_MIN)
+    return starts, ends, strides
 
 
 # --- PADDING, PADDING1 -----------------------------------------------------------------------------------------------

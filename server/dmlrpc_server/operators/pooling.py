@@ -63,16 +63,139 @@ def _windows(size: int, start: int, window: int, stride: int, dilation: int, out
     return _Windows(table, mask, counts)
 
 
+def pooling_geometry(
+    desc: Any, tensors: Tensors, source_name: str, pooled_names: Sequence[str], *, has_dilations: bool
+) -> list[list[int]]:
+    """Strides, window_size, start_padding, end_padding and dilations (ones without the field), each validated per
+    spatial dim, and the pooled tensors' sizes checked against the output-size formula.
+
+    ``source_name`` is the tensor the window slides over (a pooling's input, a pooling gradient's output gradient);
+    ``pooled_names`` are the tensors of the pooled sizes (a pooling's outputs, a pooling gradient's input gradient).
+    """
+    source = tensors[source_name]
+    rank = len(source.sizes)
+    spatial = rank - 2
+    require(
+        desc.dimension_count == spatial,
+        tensors.field("dimension_count"),
+        f"{desc.dimension_count}; must be {spatial} (the spatial dimensions of a {rank}-D {source_name})",
+    )
+    names = ["strides", "window_size", "start_padding", "end_padding"]
+    if has_dilations:
+        names.append("dilations")
+    values: list[list[int]] = []
+    for name in names:
+        field = list(getattr(desc, name))
+        require(
+            len(field) == spatial,
+            tensors.field(name),
+            f"{len(field)} values; must have dimension_count ({spatial})",
+        )
+        if name in ("strides", "window_size", "dilations"):
+            for i, value in enumerate(field):
+                require(value >= 1, f"{tensors.field(name)}[{i}]", f"{value}; must be at least 1")
+        values.append(field)
+    if not has_dilations:
+        values.append([1] * spatial)
+    for name in pooled_names:
+        require(
+            len(tensors[name].sizes) == rank,
+            f"{tensors.field(name)}.buffer.sizes",
+            f"{len(tensors[name].sizes)} dimensions; must equal {source_name}'s {rank}",
+        )
+    strides, window, start, end, dilations = values
+    expected = list(source.sizes[:2])
+    for i in range(spatial):
+        # The page's formula takes the window as WindowSize; with dilations the window spans
+        # (WindowSize - 1) * Dilations + 1 input elements (as in ONNX and the other dilated DirectML operators).
+        extent = (window[i] - 1) * dilations[i] + 1
+        padded = source.sizes[2 + i] + start[i] + end[i]
+        require(
+            extent <= padded,
+            f"{tensors.field('window_size')}[{i}]",
+            f"the window spans {extent} elements, more than the padded input's {padded} along spatial dimension {i}",
+        )
+        expected.append((padded - extent) // strides[i] + 1)
+    for name in pooled_names:
+        require(
+            list(tensors[name].sizes) == expected,
+            f"{tensors.field(name)}.buffer.sizes",
+            f"sizes {list(tensors[name].sizes)} must be {expected} (the pooling output-size formula)",
+        )
+    return values
+
+
+def check_gathers(
+    sizes: Sequence[int], out_sizes: Sequence[int], window: Sequence[int], itemsize: int, tensors: Tensors
+) -> None:
+    """Refuse a desc whose gathered windows (each spatial dimension in turn, the last first) would exceed the
+    tensor limit or the work budget, before its window tables are built: the tables alone grow with the
+    windows, and building them for a 100-byte desc would hold the interpreter for a long time."""
+    limits = tensors.limits
+    if limits is None:
+        return
+    current = list(sizes)
+    for i in reversed(range(len(sizes) - 2)):
+        size, out = sizes[2 + i], out_sizes[2 + i]
+        gathered = math.prod(current) // max(size, 1) * out * min(window[i], size)
+        if gathered * itemsize > limits.max_tensor_bytes or gathered > limits.max_work:
+            raise ResourceExhausted(
+                f"{tensors.path}: pooling spatial dimension {i} gathers {gathered:,} window elements (broadcast "
+                f"inputs count at their logical size), over the limit of {limits.max_tensor_bytes:,} bytes per "
+                f"tensor (--max-tensor-bytes) or the work limit of {limits.max_work:,} (--max-work); split the "
+                "call or raise the limit"
+            )
+        current[2 + i] = out
+
+
+def window_tables(
+    sizes: Sequence[int],
+    out_sizes: Sequence[int],
+    strides: Sequence[int],
+    window: Sequence[int],
+    start: Sequence[int],
+    dilations: Sequence[int],
+    tensors: Tensors,
+    refuse_empty: bool,
+) -> list[_Windows]:
+    """Each spatial dimension's window table; with ``refuse_empty`` a window entirely in the padding is refused,
+    naming the padding (or dilations) field that puts it there."""
+    windows = []
+    for i in range(len(sizes) - 2):
+        size, out = sizes[2 + i], out_sizes[2 + i]
+        entries = out * min(window[i], size)
+        if entries > _MAX_TABLE:
+            raise ResourceExhausted(
+                f"spatial dimension {i} pools {out} windows of up to {min(window[i], size)} elements, over the "
+                f"limit of {_MAX_TABLE} window elements per dimension (fixed: split the call)"
+            )
+        table = _windows(size, start[i], window[i], strides[i], dilations[i], out)
+        empty = np.flatnonzero(table.counts == 0)
+        if empty.size and refuse_empty:
+            o = int(empty[0])
+            first = o * strides[i] - start[i]
+            field = "start_padding" if first + (window[i] - 1) * dilations[i] < 0 else "end_padding"
+            if first < 0 <= first + (window[i] - 1) * dilations[i]:
+                field = "dilations"  # the dilated window steps over the whole input
+            raise InvalidArgument(
+                f"{tensors.field(field)}[{i}]",
+                f"the window of output position {o} along spatial dimension {i} covers only padding; its "
+                "result is undefined",
+            )
+        windows.append(table)
+    return windows
+
+
 PoolDesc = TypeVar(
     "PoolDesc",
     operators_pb2.AveragePoolingOperatorDesc,
     operators_pb2.AveragePooling1OperatorDesc,
+    operators_pb2.QuantizedLinearAveragePoolingOperatorDesc,
     operators_pb2.MaxPoolingOperatorDesc,
     operators_pb2.MaxPooling1OperatorDesc,
     operators_pb2.MaxPooling2OperatorDesc,
     operators_pb2.LpPoolingOperatorDesc,
     operators_pb2.LpPooling1OperatorDesc,
-    operators_pb2.QuantizedLinearAveragePoolingOperatorDesc,
 )
 
 
@@ -92,125 +215,30 @@ class _Pooling(Operator[PoolDesc]):
 
     def attributes(self, desc: PoolDesc, tensors: Tensors) -> list[list[int]]:
         """Strides, window_size, start_padding, end_padding and dilations, each validated per spatial dim."""
-        source, output = tensors["input_tensor"], tensors["output_tensor"]
-        rank = len(source.sizes)
-        spatial = rank - 2
+        pooled = ["output_tensor"]
+        if tensors.layouts.get("output_indices_tensor") is not None:
+            pooled.append("output_indices_tensor")
         require(
-            desc.dimension_count == spatial,
-            tensors.field("dimension_count"),
-            f"{desc.dimension_count}; must be {spatial} (the spatial dimensions of a {rank}-D input_tensor)",
-        )
-        names = ["strides", "window_size", "start_padding", "end_padding"]
-        if self.has_dilations:
-            names.append("dilations")
-        values: list[list[int]] = []
-        for name in names:
-            field = list(getattr(desc, name))
-            require(
-                len(field) == spatial,
-                tensors.field(name),
-                f"{len(field)} values; must have dimension_count ({spatial})",
-            )
-            if name in ("strides", "window_size", "dilations"):
-                for i, value in enumerate(field):
-                    require(value >= 1, f"{tensors.field(name)}[{i}]", f"{value}; must be at least 1")
-            values.append(field)
-        if not self.has_dilations:
-            values.append([1] * spatial)
-        names_out = {"output_tensor": output}
-        if "output_indices_tensor" in tensors.layouts and tensors.layouts["output_indices_tensor"] is not None:
-            names_out["output_indices_tensor"] = tensors["output_indices_tensor"]
-        for name, layout in names_out.items():
-            require(
-                len(layout.sizes) == rank,
-                f"{tensors.field(name)}.buffer.sizes",
-                f"{len(layout.sizes)} dimensions; must equal input_tensor's {rank}",
-            )
-        require(
-            not self.same_type or output.data_type == source.data_type,
+            not self.same_type or tensors["output_tensor"].data_type == tensors["input_tensor"].data_type,
             f"{tensors.field('output_tensor')}.buffer.data_type",
             "must equal input_tensor's data type",
         )
-        strides, window, start, end, dilations = values
-        expected = list(source.sizes[:2])
-        for i in range(spatial):
-            # The page's formula takes the window as WindowSize; with dilations the window spans
-            # (WindowSize - 1) * Dilations + 1 input elements (as in ONNX and the other dilated DirectML operators).
-            extent = (window[i] - 1) * dilations[i] + 1
-            padded = source.sizes[2 + i] + start[i] + end[i]
-            require(
-                extent <= padded,
-                f"{tensors.field('window_size')}[{i}]",
-                f"the window spans {extent} elements, more than the padded input's {padded} along spatial "
-                f"dimension {i}",
-            )
-            expected.append((padded - extent) // strides[i] + 1)
-        for name, layout in names_out.items():
-            require(
-                list(layout.sizes) == expected,
-                f"{tensors.field(name)}.buffer.sizes",
-                f"sizes {list(layout.sizes)} must be {expected} (the pooling output-size formula)",
-            )
-        return values
+        return pooling_geometry(desc, tensors, "input_tensor", pooled, has_dilations=self.has_dilations)
 
     def p(self, desc: PoolDesc, tensors: Tensors) -> int:
         return 1
-
-    @staticmethod
-    def _check_gathers(sizes: Sequence[int], out_sizes: Sequence[int], window: Sequence[int], tensors: Tensors) -> None:
-        """Refuse a desc whose gathered windows (each spatial dimension in turn, the last first) would exceed the
-        tensor limit or the work budget, before its window tables are built: the tables alone grow with the
-        windows, and building them for a 100-byte desc would hold the interpreter for a long time."""
-        limits = tensors.limits
-        if limits is None:
-            return
-        current = list(sizes)
-        item = tensors["input_tensor"].dtype.itemsize
-        for i in reversed(range(len(sizes) - 2)):
-            size, out = sizes[2 + i], out_sizes[2 + i]
-            gathered = math.prod(current) // max(size, 1) * out * min(window[i], size)
-            if gathered * item > limits.max_tensor_bytes or gathered > limits.max_work:
-                raise ResourceExhausted(
-                    f"{tensors.path}: pooling spatial dimension {i} gathers {gathered:,} window elements (broadcast "
-                    f"inputs count at their logical size), over the limit of {limits.max_tensor_bytes:,} bytes per "
-                    f"tensor (--max-tensor-bytes) or the work limit of {limits.max_work:,} (--max-work); split the "
-                    "call or raise the limit"
-                )
-            current[2 + i] = out
 
     def windows(self, desc: PoolDesc, tensors: Tensors) -> tuple[list[_Windows], list[int]]:
         """Validate the desc's attributes and sizes; the in-bounds window table of each spatial dimension and the
         window sizes."""
         source, output = tensors["input_tensor"], tensors["output_tensor"]
         strides, window, start, _, dilations = self.attributes(desc, tensors)
-        spatial = len(source.sizes) - 2
-        self._check_gathers(source.sizes, output.sizes, window, tensors)
-        windows = []
-        for i in range(spatial):
-            size, out = source.sizes[2 + i], output.sizes[2 + i]
-            entries = out * min(window[i], size)
-            if entries > _MAX_TABLE:
-                raise ResourceExhausted(
-                    f"spatial dimension {i} pools {out} windows of up to {min(window[i], size)} elements, over the "
-                    f"limit of {_MAX_TABLE} window elements per dimension (fixed: split the call)"
-                )
-            table = _windows(size, start[i], window[i], strides[i], dilations[i], out)
-            empty = np.flatnonzero(table.counts == 0)
-            # A window entirely in the padding has no defined max, nor an average without the padding in its
-            # divisor: DirectML leaves it undefined, so it is refused (an average counting padding, and an Lp
-            # norm, are 0 there).
-            if empty.size and (self.kind == "max" or (self.kind == "average" and not self.include(desc))):
-                o = int(empty[0])
-                first = o * strides[i] - start[i]
-                field = "start_padding" if first + (window[i] - 1) * dilations[i] < 0 else "end_padding"
-                if first < 0 <= first + (window[i] - 1) * dilations[i]:
-                    field = "dilations"  # the dilated window steps over the whole input
-                raise InvalidArgument(
-                    f"{tensors.field(field)}[{i}]",
-                    f"the window of output position {o} along spatial dimension {i} covers only padding; its "
-                    "result is undefined",
-                )
-            windows.append(table)
+        check_gathers(source.sizes, output.sizes, window, source.dtype.itemsize, tensors)
+        # A window entirely in the padding has no defined max, nor an average without the padding in its
+        # divisor: DirectML leaves it undefined, so it is refused (an average counting padding, and an Lp norm,
+        # are 0 there).
+        refuse_empty = self.kind == "max" or (self.kind == "average" and not self.include(desc))
+        windows = window_tables(source.sizes, output.sizes, strides, window, start, dilations, tensors, refuse_empty)
         return windows, window
 
     def lower(self, desc: PoolDesc, tensors: Tensors) -> Plan:
@@ -297,47 +325,59 @@ class _Pooling(Operator[PoolDesc]):
         out_sizes: tuple[int, ...],
         indices: TensorLayout | None,
     ) -> None:
-        """Max pooling by ArgMax over each dimension's windows, the last dimension first: the first maximum of a
-        row, then the first row holding the maximum, is the first maximum in row-major window order (the page's
-        tie rule). The winners' positions accumulate into the flat input index."""
-        key_type = _ARGMAX_KEY.get(x.dtype, x.dtype)
-        key = graph.cast(x, key_type)
-        if x.dtype == U64:
-            key = graph.op("BitwiseXor", key, graph.const(_SIGN_BIT, I64), opset=18)
-        flat: Value | None = None
-        spatial_strides = [int(np.prod(in_sizes[2 + i + 1 :], dtype=np.int64)) for i in range(len(windows))]
-        for i in reversed(range(len(windows))):
-            axis = 2 + i
-            rest = (1,) * (len(in_sizes) - axis - 1)
-            table = windows[i]
-            table_const = graph.const(table.table, I64)
-            gathered = graph.op("Gather", key, table_const, axis=axis)
-            winner = graph.op("ArgMax", gathered, dtype=I64, axis=axis + 1, keepdims=1)
-            squeeze_axes = graph.const([axis + 1], I64)
-            key = graph.op("Squeeze", graph.op("GatherElements", gathered, winner, axis=axis + 1), squeeze_axes)
-            if indices is None:
-                continue
-            chosen = graph.op("Squeeze", winner, squeeze_axes)
-            offsets = graph.const((np.arange(table.table.shape[0]) * table.table.shape[1]).reshape((-1,) + rest), I64)
-            position = graph.op("Gather", graph.const(table.table.reshape(-1), I64), graph.op("Add", chosen, offsets))
-            contribution = graph.op("Mul", position, graph.const(spatial_strides[i], I64))
-            if flat is not None:
-                carried = graph.op(
-                    "GatherElements", graph.op("Gather", flat, table_const, axis=axis), winner, axis=axis + 1
-                )
-                contribution = graph.op("Add", contribution, graph.op("Squeeze", carried, squeeze_axes))
-            flat = contribution
-        if x.dtype == U64:
-            key = graph.op("BitwiseXor", key, graph.const(_SIGN_BIT, I64), opset=18)
-        graph.output(graph.cast(key, x.dtype), "output", out_sizes)
+        values, flat = window_maxima(graph, x, windows, in_sizes, with_indices=indices is not None)
+        graph.output(values, "output", out_sizes)
         if indices is not None and flat is not None:
-            # Indices count over the whole input as one contiguous array: add each (batch, channel) slab's start.
-            slab = int(np.prod(in_sizes[2:], dtype=np.int64))
-            base = (np.arange(in_sizes[0] * in_sizes[1], dtype=np.int64) * slab).reshape(
-                (in_sizes[0], in_sizes[1]) + (1,) * len(windows)
+            graph.output(graph.cast(flat, indices.dtype), "indices", out_sizes)
+
+
+def window_maxima(
+    graph: Graph, x: Value, windows: list[_Windows], in_sizes: Sequence[int], *, with_indices: bool
+) -> tuple[Value, Value | None]:
+    """Each window's maximum (``x``'s type) and, ``with_indices``, the INT64 flat index into the whole input (one
+    contiguous array) of the first element attaining it.
+
+    ArgMax over each dimension's windows, the last dimension first: the first maximum of a row, then the first row
+    holding the maximum, is the first maximum in row-major window order (the pages' tie rule). The winners'
+    positions accumulate into the flat input index.
+    """
+    key_type = _ARGMAX_KEY.get(x.dtype, x.dtype)
+    key = graph.cast(x, key_type)
+    if x.dtype == U64:
+        key = graph.op("BitwiseXor", key, graph.const(_SIGN_BIT, I64), opset=18)
+    flat: Value | None = None
+    spatial_strides = [int(np.prod(in_sizes[2 + i + 1 :], dtype=np.int64)) for i in range(len(windows))]
+    for i in reversed(range(len(windows))):
+        axis = 2 + i
+        rest = (1,) * (len(in_sizes) - axis - 1)
+        table = windows[i]
+        table_const = graph.const(table.table, I64)
+        gathered = graph.op("Gather", key, table_const, axis=axis)
+        winner = graph.op("ArgMax", gathered, dtype=I64, axis=axis + 1, keepdims=1)
+        squeeze_axes = graph.const([axis + 1], I64)
+        key = graph.op("Squeeze", graph.op("GatherElements", gathered, winner, axis=axis + 1), squeeze_axes)
+        if not with_indices:
+            continue
+        chosen = graph.op("Squeeze", winner, squeeze_axes)
+        offsets = graph.const((np.arange(table.table.shape[0]) * table.table.shape[1]).reshape((-1,) + rest), I64)
+        position = graph.op("Gather", graph.const(table.table.reshape(-1), I64), graph.op("Add", chosen, offsets))
+        contribution = graph.op("Mul", position, graph.const(spatial_strides[i], I64))
+        if flat is not None:
+            carried = graph.op(
+                "GatherElements", graph.op("Gather", flat, table_const, axis=axis), winner, axis=axis + 1
             )
-            total = graph.op("Add", flat, graph.const(base, I64))
-            graph.output(graph.cast(total, indices.dtype), "indices", out_sizes)
+            contribution = graph.op("Add", contribution, graph.op("Squeeze", carried, squeeze_axes))
+        flat = contribution
+    if x.dtype == U64:
+        key = graph.op("BitwiseXor", key, graph.const(_SIGN_BIT, I64), opset=18)
+    if flat is not None:
+        # Indices count over the whole input as one contiguous array: add each (batch, channel) slab's start.
+        slab = int(np.prod(in_sizes[2:], dtype=np.int64))
+        base = (np.arange(in_sizes[0] * in_sizes[1], dtype=np.int64) * slab).reshape(
+            (in_sizes[0], in_sizes[1]) + (1,) * len(windows)
+        )
+        flat = graph.op("Add", flat, graph.const(base, I64))
+    return graph.cast(key, x.dtype), flat
 
 
 class AveragePooling(_Pooling[operators_pb2.AveragePoolingOperatorDesc]):

@@ -168,17 +168,19 @@ def lower_resampling(tensors: Tensors, resampling: Resampling) -> Plan:
     return Plan((source,), (target,), graph.model(), prepare, finish, direct_inputs=("input",), direct_outputs=True)
 
 
-def check_same_type_and_rank(tensors: Tensors) -> None:
-    source, target = tensors["input_tensor"], tensors["output_tensor"]
+def check_same_type_and_rank(
+    tensors: Tensors, source_name: str = "input_tensor", target_name: str = "output_tensor"
+) -> None:
+    source, target = tensors[source_name], tensors[target_name]
     require(
         target.data_type == source.data_type,
-        f"{tensors.field('output_tensor')}.buffer.data_type",
-        "must equal input_tensor's data type",
+        f"{tensors.field(target_name)}.buffer.data_type",
+        f"must equal {source_name}'s data type",
     )
     require(
         len(target.sizes) == len(source.sizes),
-        f"{tensors.field('output_tensor')}.buffer.sizes",
-        f"{len(target.sizes)} dimensions; must equal input_tensor's dimension count {len(source.sizes)}",
+        f"{tensors.field(target_name)}.buffer.sizes",
+        f"{len(target.sizes)} dimensions; must equal {source_name}'s dimension count {len(source.sizes)}",
     )
 
 
@@ -188,6 +190,16 @@ def check_interpolation_mode(mode: int, tensors: Tensors) -> None:
         tensors.field("interpolation_mode"),
         f"{mode} is not a DML_INTERPOLATION_MODE (0 = NEAREST_NEIGHBOR, 1 = LINEAR)",
     )
+
+
+def rounding_direction(direction: int, tensors: Tensors) -> Rounding:
+    """RESAMPLE2/3's (and RESAMPLE_GRAD1's) RoundingDirection, checked, as the nearest-neighbour rounding."""
+    require(
+        direction in tensor_pb2.AxisDirection.values(),
+        tensors.field("rounding_direction"),
+        f"{direction} is not a DML_AXIS_DIRECTION (0 = INCREASING, 1 = DECREASING)",
+    )
+    return Rounding.CEIL if direction == tensor_pb2.AXIS_DIRECTION_INCREASING else Rounding.FLOOR
 
 
 def check_array(name: str, values: Sequence[float], count: int, count_field: str, tensors: Tensors) -> None:
@@ -200,6 +212,21 @@ def check_array(name: str, values: Sequence[float], count: int, count_field: str
         require(math.isfinite(value), f"{tensors.field(name)}[{i}]", f"{value} is not finite")
         if name == "scales":
             require(value > 0, f"{tensors.field(name)}[{i}]", f"{value} is not positive")
+
+
+def offset_axes(desc: Any, tensors: Tensors, rank: int) -> tuple[AxisMap, ...]:
+    """RESAMPLE1/2/3's (and RESAMPLE_GRAD/GRAD1's) per-dimension mapping: DimensionCount, Scales and the pixel
+    offsets, checked against the tensors' dimension count ``rank``."""
+    count = desc.dimension_count
+    require(count == rank, tensors.field("dimension_count"), f"{count}; must equal the tensors' dimension count {rank}")
+    for name in ("scales", "input_pixel_offsets", "output_pixel_offsets"):
+        check_array(name, getattr(desc, name), count, "dimension_count", tensors)
+    return tuple(
+        AxisMap(scale, input_offset, output_offset)
+        for scale, input_offset, output_offset in zip(
+            desc.scales, desc.input_pixel_offsets, desc.output_pixel_offsets, strict=True
+        )
+    )
 
 
 class ValueScale2d(Operator[operators_pb2.ValueScale2dOperatorDesc]):
@@ -309,19 +336,7 @@ class _ResampleWithOffsets(Operator[Any]):
         check_same_type_and_rank(tensors)
         check_interpolation_mode(desc.interpolation_mode, tensors)
         rounding = self.rounding(desc, tensors)
-        rank = len(tensors["input_tensor"].sizes)
-        count = desc.dimension_count
-        require(
-            count == rank, tensors.field("dimension_count"), f"{count}; must equal the tensors' dimension count {rank}"
-        )
-        for name in ("scales", "input_pixel_offsets", "output_pixel_offsets"):
-            check_array(name, getattr(desc, name), count, "dimension_count", tensors)
-        axes = tuple(
-            AxisMap(scale, input_offset, output_offset)
-            for scale, input_offset, output_offset in zip(
-                desc.scales, desc.input_pixel_offsets, desc.output_pixel_offsets, strict=True
-            )
-        )
+        axes = offset_axes(desc, tensors, len(tensors["input_tensor"].sizes))
         linear = desc.interpolation_mode == LINEAR
         return lower_resampling(tensors, Resampling(axes, linear, rounding, self.antialiased(desc)))
 
@@ -336,13 +351,7 @@ class Resample2(_ResampleWithOffsets):
     support = support_from(page("RESAMPLE2"))
 
     def rounding(self, desc: Any, tensors: Tensors) -> Rounding:
-        direction = desc.rounding_direction
-        require(
-            direction in tensor_pb2.AxisDirection.values(),
-            tensors.field("rounding_direction"),
-            f"{direction} is not a DML_AXIS_DIRECTION (0 = INCREASING, 1 = DECREASING)",
-        )
-        return Rounding.CEIL if direction == tensor_pb2.AXIS_DIRECTION_INCREASING else Rounding.FLOOR
+        return rounding_direction(desc.rounding_direction, tensors)
 
 
 class Resample3(Resample2):

@@ -35,6 +35,7 @@ def page(name: str) -> Page:
         element_wise_2,
         quantized,
         recurrent,
+        spatial_grad,
         structural_1,
         structural_2,
         structural_3,
@@ -51,6 +52,7 @@ def page(name: str) -> Page:
         structural_3,
         quantized,
         recurrent,
+        spatial_grad,
         structural_4,
         training,
     ):
