@@ -24,8 +24,8 @@ from dmlrpc_server.operators import (
     reduce,
     resample,
     roi_align,
-    training,
     spatial_grad,
+    training,
 )
 from dmlrpc_server.operators.activation import ACTIVATIONS
 from dmlrpc_server.operators.base import Operator
