@@ -12,6 +12,9 @@ import numpy.typing as npt
 from dmlrpc import ops
 from dmlrpc.codec import DTYPE_BY_DATA_TYPE, TensorLayout, encode, tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops.base import _axis
+from dmlrpc.ops.gather import _gather
+from dmlrpc.ops.matrix import _gemm, _matrix_multiply_integer
 from dmlrpc.schema import desc_case, tensor_fields
 from dmlrpc.v1 import graph_pb2, operators_pb2, tensor_pb2
 
@@ -219,7 +222,7 @@ class Graph:
         where = "Graph.gemm"
         _tensors(where, [a, b])
         _tensors(where, [c], optional=True)
-        call = ops._gemm(
+        call = _gemm(
             _placeholder(a),
             _placeholder(b),
             None if c is None else _placeholder(c),
@@ -281,7 +284,7 @@ class Graph:
         where = "Graph.matrix_multiply_integer"
         _tensors(where, [a, b])
         _tensors(where, [a_zero_point, b_zero_point], optional=True)
-        call = ops._matrix_multiply_integer(
+        call = _matrix_multiply_integer(
             _placeholder(a),
             _placeholder(b),
             a_zero_point=None if a_zero_point is None else _placeholder(a_zero_point),
@@ -337,7 +340,7 @@ class Graph:
         is (3, 6)."""
         where = "Graph.gather"
         _tensors(where, [input, indices])
-        call = ops._gather(_placeholder(input), _placeholder(indices), axis, where=where, padded=False)
+        call = _gather(_placeholder(input), _placeholder(indices), axis, where=where, padded=False)
         return self._exact_node(where, call, {"input": input, "indices": indices})[0]
 
     def slice(
@@ -522,7 +525,7 @@ class Graph:
         where = "Graph.one_hot"
         _tensors(where, [indices, values])
         rank = len(indices.shape)
-        position = ops._axis(axis, rank, where)
+        position = _axis(axis, rank, where)
         if indices.shape[position] != 1:
             raise ArgumentValueError(
                 "indices",
