@@ -27,6 +27,8 @@ class _Transport:
     """A channel's stub callables by method name, with the call metadata and the default deadline."""
 
     _asynchronous: ClassVar[bool] = False
+    #: The handle classes this transport makes (resident tensor, compiled operator).
+    _handles: ClassVar[tuple[type[Any], type[Any]]] = (ResidentTensor, CompiledOperator)
 
     def __init__(
         self,
@@ -62,6 +64,14 @@ class _Transport:
         wrapper = wrap_async if self._asynchronous else wrap
         return wrapper(callable_, streaming=method.server_streaming)
 
+    def resident(self, handle: str, desc: tensor_pb2.TensorDesc) -> Any:
+        """A handle of this transport's kind to a tensor the server keeps."""
+        return self._handles[0](self, handle, desc)
+
+    def compiled(self, compiled: service_pb2.CompiledOperator) -> Any:
+        """A handle of this transport's kind to an operator or graph the server compiled."""
+        return self._handles[1](self, compiled)
+
     def open(self, call: Call[Any]) -> Any:
         """Start ``call`` on the channel (one whose ``choose`` was applied): its answer (blocking or awaitable), or
         its stream."""
@@ -91,12 +101,6 @@ class Transport(_Transport):
                 self.window = self.invoke(stream_window())
         return self.window or DEFAULT_WINDOW
 
-    def resident(self, handle: str, desc: tensor_pb2.TensorDesc) -> ResidentTensor:
-        return ResidentTensor(self, handle, desc)
-
-    def compiled(self, compiled: service_pb2.CompiledOperator) -> CompiledOperator:
-        return CompiledOperator(self, compiled)
-
     def close(self) -> None:
         if self.owns_channel:
             self.channel.close()
@@ -106,6 +110,7 @@ class AsyncTransport(_Transport):
     """The asyncio transport of ``AsyncClient`` (a grpc.aio channel); its handles are the ``Async`` ones."""
 
     _asynchronous = True
+    _handles = (AsyncResidentTensor, AsyncCompiledOperator)
 
     async def invoke(self, call: Call[T]) -> T:
         """Send ``call`` and return its results, awaited."""
@@ -124,12 +129,6 @@ class AsyncTransport(_Transport):
             with contextlib.suppress(DmlRpcError):
                 self.window = await self.invoke(stream_window())
         return self.window or DEFAULT_WINDOW
-
-    def resident(self, handle: str, desc: tensor_pb2.TensorDesc) -> AsyncResidentTensor:
-        return AsyncResidentTensor(self, handle, desc)
-
-    def compiled(self, compiled: service_pb2.CompiledOperator) -> AsyncCompiledOperator:
-        return AsyncCompiledOperator(self, compiled)
 
     async def close(self) -> None:
         if self.owns_channel:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterable, Iterable, Sequence
-from types import TracebackType
 from typing import Any, Literal, overload
 
 from dmlrpc._base import InputValue
@@ -27,17 +26,15 @@ class AsyncClient(BaseClient[AsyncTransport]):
     def _drive(self, channel: Any, **settings: Any) -> AsyncTransport:
         return AsyncTransport(channel, **settings)
 
-    async def __aenter__(self) -> AsyncClient:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
-
     async def close(self) -> None:
         """Close the channel if this client created it."""
         await self._transport.close()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
 
     @overload
     def map(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Iterator, Sequence
-from types import TracebackType
 from typing import Any, Literal, overload
 
 from dmlrpc._base import InputValue
@@ -25,17 +24,15 @@ class Client(BaseClient[Transport]):
     def _drive(self, channel: Any, **settings: Any) -> Transport:
         return Transport(channel, **settings)
 
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
     def close(self) -> None:
         """Close the channel if this client created it."""
         self._transport.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     @overload
     def map(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -94,9 +93,7 @@ class ResidentTensor(_Handle):
     def __enter__(self) -> ResidentTensor:
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         with contextlib.suppress(NotFoundError):  # already released or expired
             self.release()
 
@@ -117,9 +114,7 @@ class AsyncResidentTensor(_Handle):
     async def __aenter__(self) -> AsyncResidentTensor:
         return self
 
-    async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         with contextlib.suppress(NotFoundError):
             await self.release()
 
@@ -193,9 +188,7 @@ class CompiledOperator(_Compiled):
     def __enter__(self) -> CompiledOperator:
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         with contextlib.suppress(NotFoundError):
             self.release()
 
@@ -218,8 +211,6 @@ class AsyncCompiledOperator(_Compiled):
     async def __aenter__(self) -> AsyncCompiledOperator:
         return self
 
-    async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         with contextlib.suppress(NotFoundError):
             await self.release()
