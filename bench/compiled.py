@@ -219,7 +219,15 @@ class Bench:
 
     def _wire(self, method: str, payload: bytes, inflight: int) -> Callable[[], dict[str, float]]:
         return lambda: asyncio.run(
-            _load(self.target, method, payload, inflight, self.config.duration, self.client._metadata, self.server_pid)
+            _load(
+                self.target,
+                method,
+                payload,
+                inflight,
+                self.config.duration,
+                self.client._transport.metadata,
+                self.server_pid,
+            )
         )
 
     def _seq(self, fn: Callable[[], object]) -> Callable[[], dict[str, float]]:

@@ -211,7 +211,7 @@ def test_the_sdk_s_dtype_sets_match_the_server_s_tables() -> None:
         for case in built
         if any(float64 in rule.data_types for _, table in REGISTRY[case].support for rule in table.values())
     }
-    assert takes_float64 == ops._FLOAT64_CASES
-    for name in ops._BOOLEAN_INPUTS:
+    assert takes_float64 == ops.base._FLOAT64_CASES
+    for name in ops._elementwise._BOOLEAN_INPUTS:
         operator = REGISTRY[f"element_wise_{name}"]
         assert any(all(uint8 in rule.data_types for rule in table.values()) for _, table in operator.support), name

@@ -333,7 +333,7 @@ def test_the_dtypes_refused_here_are_the_ones_the_server_s_tables_lack() -> None
             for rule in table.values()
             for data_type in rule.data_types
         }
-        assert taken == set(ops._FLOATS), case
+        assert taken == set(ops.base._FLOATS), case
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,6 @@ from dmlrpc._channel import TLS, KeepAlive, RetryPolicy
 from dmlrpc.aio import AsyncClient
 from dmlrpc.client import Client
 from dmlrpc.codec import calc_buffer_tensor_size, tensor_desc
-from dmlrpc.compiled import AsyncCompiledOperator, CompiledOperator
 from dmlrpc.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -25,8 +24,8 @@ from dmlrpc.errors import (
     UnimplementedError,
 )
 from dmlrpc.graph import Graph, GraphTensor
+from dmlrpc.handles import AsyncCompiledOperator, AsyncResidentTensor, CompiledOperator, ResidentTensor
 from dmlrpc.many import AsyncExecuteManyStream, ExecuteManyStream
-from dmlrpc.resident import AsyncResidentTensor, ResidentTensor
 
 try:
     __version__ = _metadata.version("dmlrpc")

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from dmlrpc._wire import CHUNK_BYTES, decode_chunk, encode_chunk
 from dmlrpc.codec import TensorLayout, decode, encode
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError, MalformedResponseError
 from dmlrpc.schema import desc_case, tensor_fields
 from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
+from dmlrpc.wire import CHUNK_BYTES, decode_chunk, encode_chunk
 
 
 class Resident:
@@ -24,16 +24,6 @@ class Resident:
 
 #: Binding input: an array (laid out per its tensor desc), raw buffer bytes, a resident tensor, or None.
 InputValue = npt.ArrayLike | bytes | Resident | None
-
-#: Method paths moved as wire bytes.
-CREATE_TENSOR = "/dmlrpc.v1.DirectMLService/CreateTensor"
-READ_TENSOR = "/dmlrpc.v1.DirectMLService/ReadTensor"
-
-
-#: The ExecuteStream method path.
-EXECUTE_STREAM = "/dmlrpc.v1.DirectMLService/ExecuteStream"
-#: The ExecuteMany method path (requests moved as wire bytes: ``dmlrpc.many.encode_item``).
-EXECUTE_MANY = "/dmlrpc.v1.DirectMLService/ExecuteMany"
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,15 @@
         ├── ArgumentValueError      also a ValueError: a value out of its allowed set or range
         └── ArgumentTypeError       also a TypeError: a value (or an array's dtype) of the wrong type
 
-``from_rpc_error`` is the only place a ``grpc.RpcError`` becomes one of these, and ``from_item_status`` the only
-place an ExecuteMany item's status does.
+``from_rpc_error`` is the only place a ``grpc.RpcError`` becomes one of these, applied once per stub callable by
+``wrap`` and ``wrap_async`` (python-api-core's ``wrap_errors``), and ``from_item_status`` the only place an
+ExecuteMany item's status does.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -54,6 +56,8 @@ __all__ = [
     "UnknownError",
     "from_item_status",
     "from_rpc_error",
+    "wrap",
+    "wrap_async",
 ]
 
 _log = logging.getLogger(__name__)
@@ -318,3 +322,89 @@ def from_item_status(status: service_pb2.ItemStatus) -> DmlRpcError:
     cls = DmlRpcError._by_code.get(code, DmlRpcError)
     violations = tuple(FieldViolation(v.field, v.description) for v in status.field_violations)
     return cls(status.message or code.name, code=code, field_violations=violations)
+
+
+def wrap(callable_: Callable[..., Any], *, streaming: bool) -> Callable[..., Any]:
+    """A blocking stub callable whose failures raise ``DmlRpcError``: at the call, or while its answer stream is
+    read (``streaming``: a unary-stream or stream-stream method)."""
+
+    def unary(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return callable_(*args, **kwargs)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+
+    def stream(*args: Any, **kwargs: Any) -> _Stream:
+        return _Stream(unary(*args, **kwargs))
+
+    return stream if streaming else unary
+
+
+def wrap_async(callable_: Callable[..., Any], *, streaming: bool) -> Callable[..., Any]:
+    """``wrap`` for a grpc.aio stub callable: awaiting a unary answer, reading a stream and writing to it raise
+    ``DmlRpcError``."""
+
+    async def unary(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await callable_(*args, **kwargs)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+
+    def stream(*args: Any, **kwargs: Any) -> _AsyncStream:
+        return _AsyncStream(callable_(*args, **kwargs))
+
+    return stream if streaming else unary
+
+
+class _Stream:
+    """A blocking call's answer stream whose failures raise ``DmlRpcError``; ``cancel`` and the rest pass through."""
+
+    def __init__(self, call: Any) -> None:
+        self._call = call
+
+    def __iter__(self) -> Iterator[Any]:
+        return self
+
+    def __next__(self) -> Any:
+        try:
+            return next(self._call)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._call, name)
+
+
+class _AsyncStream:
+    """A grpc.aio streaming call whose reads and writes raise ``DmlRpcError``; ``cancel`` and the rest pass
+    through."""
+
+    def __init__(self, call: Any) -> None:
+        self._call = call
+        self._answers: AsyncIterator[Any] | None = None
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        return self
+
+    async def __anext__(self) -> Any:
+        if self._answers is None:
+            self._answers = self._call.__aiter__()
+        try:
+            return await self._answers.__anext__()
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+
+    async def write(self, message: Any) -> None:
+        try:
+            await self._call.write(message)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+
+    async def done_writing(self) -> None:
+        try:
+            await self._call.done_writing()
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from error
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._call, name)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from dmlrpc import ops
-from dmlrpc.codec import DTYPE_BY_DATA_TYPE, TensorLayout, encode, tensor_desc
+from dmlrpc._graph_tensors import GraphTensor, _one_shape, _placeholder, _pooled_tensor, _tensors
+from dmlrpc.codec import TensorLayout, encode, tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops.base import _axis
+from dmlrpc.ops.gather import _gather
+from dmlrpc.ops.matrix import _gemm, _matrix_multiply_integer
 from dmlrpc.schema import desc_case, tensor_fields
 from dmlrpc.v1 import graph_pb2, operators_pb2, tensor_pb2
 
@@ -19,64 +22,6 @@ if TYPE_CHECKING:
     from dmlrpc.ops import Direction
 
 __all__ = ["Graph", "GraphTensor"]
-
-
-@dataclass(frozen=True)
-class GraphTensor:
-    """A tensor of a graph being built: a graph input, a constant, or a node's output."""
-
-    kind: str  # "input", "constant" or "node"
-    index: int
-    output: int
-    desc: tensor_pb2.TensorDesc
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.desc.buffer.sizes)
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        return DTYPE_BY_DATA_TYPE[self.desc.buffer.data_type]
-
-
-def _placeholder(tensor: GraphTensor) -> np.ndarray:
-    """An array standing for ``tensor`` in the ops builders (one element broadcast: no memory)."""
-    return np.broadcast_to(np.zeros((), tensor.dtype), tensor.shape)
-
-
-def _tensors(where: str, inputs: Sequence[object], *, optional: bool = False) -> None:
-    for i, tensor in enumerate(inputs):
-        if not isinstance(tensor, GraphTensor) and not (optional and tensor is None):
-            raise ArgumentTypeError(
-                f"inputs[{i}]",
-                f"{where}: inputs[{i}] is a {type(tensor).__name__}, not a GraphTensor (an array enters a graph "
-                f"through Graph.input or Graph.constant)",
-            )
-
-
-def _one_shape(where: str, inputs: Sequence[GraphTensor]) -> None:
-    """Tensors joined by an edge keep their shape (DirectML's rule), so a node cannot broadcast its inputs."""
-    _tensors(where, inputs)
-    if len({tensor.shape for tensor in inputs}) > 1:
-        shapes = " and ".join(str(tensor.shape) for tensor in inputs)
-        raise ArgumentValueError(
-            "inputs",
-            f"{where}: inputs of shapes {shapes}: a graph node's inputs have one shape (edges do not broadcast); "
-            f"give the graph inputs that shape",
-        )
-
-
-def _pooled_tensor(where: str, tensor: object) -> None:
-    """A graph's pooling input is 4-D or 5-D: the SDK's 3-D form reshapes, and an edge cannot."""
-    _tensors(where, [tensor])
-    assert isinstance(tensor, GraphTensor)
-    if len(tensor.shape) not in (4, 5):
-        raise ArgumentValueError(
-            "input",
-            f"{where}: input has {len(tensor.shape)} dimensions; a graph's pooling node takes (N, C, H, W) or "
-            f"(N, C, D, H, W)",
-            allowed=("4", "5"),
-        )
 
 
 class Graph:
@@ -219,7 +164,7 @@ class Graph:
         where = "Graph.gemm"
         _tensors(where, [a, b])
         _tensors(where, [c], optional=True)
-        call = ops._gemm(
+        call = _gemm(
             _placeholder(a),
             _placeholder(b),
             None if c is None else _placeholder(c),
@@ -281,7 +226,7 @@ class Graph:
         where = "Graph.matrix_multiply_integer"
         _tensors(where, [a, b])
         _tensors(where, [a_zero_point, b_zero_point], optional=True)
-        call = ops._matrix_multiply_integer(
+        call = _matrix_multiply_integer(
             _placeholder(a),
             _placeholder(b),
             a_zero_point=None if a_zero_point is None else _placeholder(a_zero_point),
@@ -337,7 +282,7 @@ class Graph:
         is (3, 6)."""
         where = "Graph.gather"
         _tensors(where, [input, indices])
-        call = ops._gather(_placeholder(input), _placeholder(indices), axis, where=where, padded=False)
+        call = _gather(_placeholder(input), _placeholder(indices), axis, where=where, padded=False)
         return self._exact_node(where, call, {"input": input, "indices": indices})[0]
 
     def slice(
@@ -522,7 +467,7 @@ class Graph:
         where = "Graph.one_hot"
         _tensors(where, [indices, values])
         rank = len(indices.shape)
-        position = ops._axis(axis, rank, where)
+        position = _axis(axis, rank, where)
         if indices.shape[position] != 1:
             raise ArgumentValueError(
                 "indices",

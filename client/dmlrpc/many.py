@@ -19,23 +19,20 @@ from collections.abc import (
 )
 from concurrent.futures import Future
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-import grpc
 import numpy as np
 
 from dmlrpc._base import InputValue, decode_outputs, prepare_execute
-from dmlrpc._wire import varint
+from dmlrpc._calls import DEFAULT_WINDOW, execute_many
+from dmlrpc._transport import AsyncTransport, Transport
 from dmlrpc.codec import TensorLayout
-from dmlrpc.compiled import _Compiled
-from dmlrpc.errors import ArgumentValueError, DmlRpcError, UnknownError, from_item_status, from_rpc_error
+from dmlrpc.errors import ArgumentValueError, DmlRpcError, UnknownError, from_item_status
+from dmlrpc.handles import _Compiled
 from dmlrpc.v1 import operators_pb2, service_pb2
+from dmlrpc.wire import varint
 
-if TYPE_CHECKING:
-    from dmlrpc.aio import AsyncClient
-    from dmlrpc.client import Client
-
-__all__ = ["AsyncExecuteManyStream", "ExecuteManyStream", "Operator", "Outputs"]
+__all__ = ["DEFAULT_WINDOW", "AsyncExecuteManyStream", "ExecuteManyStream", "Operator", "Outputs"]
 
 T = TypeVar("T")
 F = TypeVar("F")
@@ -43,8 +40,6 @@ F = TypeVar("F")
 #: Most items, and bytes, packed into one ExecuteManyRequest (an item larger than that travels alone).
 MESSAGE_ITEMS = 64
 MESSAGE_BYTES = 4 << 20
-#: Items a stream keeps unanswered when the server does not say (``Limits.max_stream_items_in_flight``).
-DEFAULT_WINDOW = 256
 
 #: What an item runs: an operator desc (an Execute item) or a compiled operator or graph (a Dispatch item).
 Operator = operators_pb2.OperatorDesc | _Compiled
@@ -99,7 +94,7 @@ class ExecuteManyStream:
     them).
     """
 
-    def __init__(self, client: Client, *, window: int, timeout: float | None) -> None:
+    def __init__(self, transport: Transport, *, window: int, timeout: float | None) -> None:
         if window < 1:
             raise ArgumentValueError("window", f"window must be at least 1; got {window}")
         #: Most items unanswered at once.
@@ -110,7 +105,7 @@ class ExecuteManyStream:
         self._error: DmlRpcError | None = None
         self._closed = False
         self._outgoing: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._call: Any = client._execute_many(self._requests(), timeout=timeout, metadata=client._metadata)
+        self._call: Any = transport.open(execute_many(self._requests(), timeout))
         self._reader = threading.Thread(target=self._read, name="dmlrpc-execute-many", daemon=True)
         self._reader.start()
 
@@ -195,8 +190,8 @@ class ExecuteManyStream:
                 for entry, result in answered:
                     if entry is not None:
                         _settle(entry[0], _outcome(result, entry[1]))
-        except grpc.RpcError as error:
-            failure = from_rpc_error(error)
+        except DmlRpcError as error:
+            failure = error
         with self._lock:
             leftovers = list(self._pending.values())
             self._pending.clear()
@@ -263,12 +258,12 @@ class AsyncExecuteManyStream:
     the block raised.
     """
 
-    def __init__(self, client: AsyncClient, *, window: int | None, timeout: float | None) -> None:
+    def __init__(self, transport: AsyncTransport, *, window: int | None, timeout: float | None) -> None:
         if window is not None and window < 1:
             raise ArgumentValueError("window", f"window must be at least 1; got {window}")
         #: Most items unanswered at once (the server's limit, asked for on start, when not given).
         self.window = window or 0
-        self._client = client
+        self._transport = transport
         self._timeout = timeout
         self._pending: dict[int, tuple[asyncio.Future[Outputs], _Layouts]] = {}
         self._next_tag = 0
@@ -285,10 +280,10 @@ class AsyncExecuteManyStream:
         if self._call is not None:
             return
         if not self.window:
-            self.window = await self._client._stream_window()
+            self.window = await self._transport.stream_window()
         if self._call is not None:  # started while the window was asked for
             return
-        self._call = self._client._execute_many(timeout=self._timeout, metadata=self._client._metadata)
+        self._call = self._transport.open(execute_many(None, self._timeout))
         self._tasks = [asyncio.create_task(self._write()), asyncio.create_task(self._read())]
 
     async def submit(self, operator: Operator, inputs: Sequence[InputValue]) -> asyncio.Future[Outputs]:
@@ -365,7 +360,7 @@ class AsyncExecuteManyStream:
                 await self._call.done_writing()
             else:
                 await self._call.write(message)
-        except (grpc.RpcError, asyncio.InvalidStateError):
+        except (DmlRpcError, asyncio.InvalidStateError):
             return False
         return True
 
@@ -378,8 +373,8 @@ class AsyncExecuteManyStream:
                     if entry is not None and not entry[0].done():
                         _settle(entry[0], _outcome(result, entry[1]))
                 self._room.set()
-        except grpc.RpcError as error:
-            failure = from_rpc_error(error)
+        except DmlRpcError as error:
+            failure = error
         finally:
             self._finish(failure)
 

@@ -8,8 +8,8 @@ from typing import TypeVar
 
 from google.protobuf.message import DecodeError, Message
 
-from dmlrpc._wire import read_varint
 from dmlrpc.v1 import service_pb2
+from dmlrpc.wire import read_varint
 from dmlrpc_server.errors import InvalidArgument
 
 M = TypeVar("M", bound=Message)

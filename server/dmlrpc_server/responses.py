@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dmlrpc._wire import varint
 from dmlrpc.v1 import service_pb2, tensor_pb2
+from dmlrpc.wire import varint
 from dmlrpc_server.errors import ServiceError
 from dmlrpc_server.runtime.resident import Resident
 

@@ -16,8 +16,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 from prometheus_client import Gauge
 
-from dmlrpc._wire import CHUNK_BYTES
 from dmlrpc.v1 import service_pb2
+from dmlrpc.wire import CHUNK_BYTES
 from dmlrpc_server.executor import Executor, capabilities, device_of
 from dmlrpc_server.feature_levels import feature_level_name
 from dmlrpc_server.interceptors import ErrorInterceptor

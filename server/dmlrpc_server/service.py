@@ -434,7 +434,7 @@ class Service:
     async def execute_stream(self, parts: AsyncIterator[bytes], time_remaining: float | None) -> AsyncIterator[bytes]:
         """Run one streamed request: the start message, the input chunks, then the outputs in chunks.
 
-        Messages travel as wire bytes (``dmlrpc._wire`` reads and writes the chunks without protobuf copies). The
+        Messages travel as wire bytes (``dmlrpc.wire`` reads and writes the chunks without protobuf copies). The
         desc and the declared lengths are validated, and the limits applied, before a byte is allocated. The inputs
         are received before the call takes a running slot, each chunk within ``stream_idle`` seconds of the last:
         a caller that stalls mid-upload holds its own buffers, never a slot that other calls need.

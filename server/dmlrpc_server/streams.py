@@ -11,9 +11,9 @@ import numpy as np
 import onnxruntime as ort
 from google.protobuf.message import DecodeError, Message
 
-from dmlrpc._wire import decode_chunk, encode_chunk
 from dmlrpc.codec import TensorLayout, decode
 from dmlrpc.v1 import service_pb2
+from dmlrpc.wire import decode_chunk, encode_chunk
 from dmlrpc_server.errors import DeadlineExceeded, InvalidArgument, ResourceExhausted
 from dmlrpc_server.operators.base import Limits
 from dmlrpc_server.runtime.compiler import Compiled

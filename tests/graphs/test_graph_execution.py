@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 import dmlrpc
 from dmlrpc import ops
 from dmlrpc.codec import tensor_desc
-from dmlrpc.compiled import CompiledOperator
 from dmlrpc.graph import GraphTensor
+from dmlrpc.handles import CompiledOperator
 from dmlrpc.v1 import graph_pb2, operators_pb2, service_pb2, tensor_pb2
 from dmlrpc_server.graphs import strip_owned
 from tests.conftest import ServerThread
@@ -366,7 +366,7 @@ def test_owned_graph_input(client: dmlrpc.Client, server: ServerThread) -> None:
         ],
     )
     # through the client's own channel: a handle belongs to the connection that compiled it
-    compiled = client._stub.CompileGraph(request, timeout=60, metadata=client._metadata)
+    compiled = client._transport.methods["CompileGraph"](request, timeout=60, metadata=client._transport.metadata)
     assert [bool(d.buffer.flags & OWNED) for d in compiled.input_descs] == [True, False]
     with CompiledOperator(client, compiled) as op:
         rectified, summed = arrays(op(X))

@@ -11,7 +11,7 @@ import pytest
 
 import dmlrpc
 from dmlrpc import ops
-from dmlrpc.compiled import CompiledOperator
+from dmlrpc.handles import CompiledOperator
 from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
 from tests.conftest import ServerThread, scrape, start_server
 

@@ -12,9 +12,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from dmlrpc import ops
 from dmlrpc._base import prepare_execute
-from dmlrpc._wire import encode_chunk
 from dmlrpc.codec import tensor_desc
 from dmlrpc.v1 import operators_pb2
+from dmlrpc.wire import encode_chunk
 
 #: What "health answers promptly" means while a server is under attack.
 HEALTH_SECONDS = 0.2

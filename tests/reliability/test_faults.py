@@ -13,8 +13,8 @@ import pytest
 import dmlrpc
 from dmlrpc import ops
 from dmlrpc._base import StreamedOutputs, prepare_execute
-from dmlrpc._wire import encode_chunk
 from dmlrpc.codec import tensor_desc
+from dmlrpc.wire import encode_chunk
 from tests.conftest import ServerThread, scrape, start_server
 from tests.reliability.fuzzing import EXECUTE, EXECUTE_STREAM
 from tests.reliability.test_fuzz import assert_still_serving

@@ -14,9 +14,9 @@ import pytest
 import dmlrpc
 from dmlrpc import ops
 from dmlrpc._base import prepare_execute
-from dmlrpc._wire import encode_chunk
 from dmlrpc.codec import tensor_desc
 from dmlrpc.v1 import service_pb2, service_pb2_grpc
+from dmlrpc.wire import encode_chunk
 from tests.conftest import ServerThread, scrape, start_server
 from tests.reliability.fuzzing import EXECUTE, EXECUTE_STREAM
 from tests.reliability.hostile import Stalling, half_upload, health_is_prompt, slow_pooling

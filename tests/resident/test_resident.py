@@ -177,7 +177,7 @@ def test_create_tensor_stream_rules(server: ServerThread) -> None:
     import grpc
 
     from dmlrpc._base import create_requests
-    from dmlrpc._wire import encode_chunk
+    from dmlrpc.wire import encode_chunk
 
     x = np.arange(8, dtype=np.float32)
     desc = dmlrpc.tensor_desc(x)

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 import dmlrpc
 from dmlrpc import ops
-from dmlrpc._wire import varint
 from dmlrpc.v1 import operators_pb2, service_pb2
+from dmlrpc.wire import varint
 from dmlrpc_server.calls import read_execute
 from tests.conftest import ServerThread
 

@@ -85,7 +85,7 @@ def _violation(error: grpc.RpcError) -> str:
 
 
 def _messages(call: ops.Call) -> list[service_pb2.ExecuteStreamRequest]:
-    """The SDK's stream messages (wire bytes, chunks written by dmlrpc._wire) read back as protobuf messages."""
+    """The SDK's stream messages (wire bytes, chunks written by dmlrpc.wire) read back as protobuf messages."""
     return [
         service_pb2.ExecuteStreamRequest.FromString(raw)
         for raw in prepare_execute(call.operator_desc, call.inputs).stream_requests()
@@ -134,8 +134,8 @@ def test_declared_sizes_over_the_limits_are_refused_before_any_data(server: Serv
 
 
 def test_wire_chunks_are_protobuf_chunks() -> None:
-    """dmlrpc._wire writes exactly what protobuf writes, and reads what protobuf writes."""
-    from dmlrpc._wire import decode_chunk, encode_chunk
+    """dmlrpc.wire writes exactly what protobuf writes, and reads what protobuf writes."""
+    from dmlrpc.wire import decode_chunk, encode_chunk
 
     for binding, data in [(0, b""), (0, b"abc"), (3, bytes(range(256)) * 3), (300, b"x" * 200_000)]:
         written = encode_chunk(binding, data)

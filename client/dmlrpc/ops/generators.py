@@ -1,0 +1,148 @@
+"""DML_ONE_HOT and DML_FILL_VALUE_SEQUENCE as NumPy-style builders."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from dmlrpc.codec import DATA_TYPE_BY_DTYPE, tensor_desc
+from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops.base import Call, _array, _axis, _count, _input, _scalar, _wrap
+from dmlrpc.v1 import operators_pb2
+
+__all__ = ["fill_value_sequence", "one_hot"]
+
+
+_INDEX_TYPES = ("int64", "int32", "uint64", "uint32")
+
+
+def one_hot(indices: npt.ArrayLike, depth: int, values: npt.ArrayLike = (0, 1), axis: int = -1) -> Call:
+    """DML_ONE_HOT_OPERATOR_DESC: ``values[1]`` where the position along the new ``axis`` equals the index, else
+    ``values[0]``, as ONNX OneHot: ``np.where(np.expand_dims(indices, axis) == positions, values[1], values[0])``
+    with ``depth`` positions.
+
+    DirectML's rules: the output has ``values``' dtype (int64 for the default ``(0, 1)``; every DirectML type from
+    feature level 4.1, FLOAT64 included) and the indices' shape with ``depth`` inserted at ``axis``; indices are
+    int32, int64, uint32 or uint64, a negative one counting from the end (``-1``: the last position); an index
+    out of range after that gives a sequence of ``values[0]`` only. The tensors travel with one dimension count:
+    the indices with size 1 at ``axis``, ``values`` as {1, .., 2}.
+
+    Args:
+        indices: the hot position of each output sequence (0-d or more, at most 7 dimensions).
+        depth: the new axis's size, at least 1.
+        values: (off value, on value).
+        axis: where the new axis goes, ``-(indices.ndim + 1) <= axis <= indices.ndim``; default last.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: an index dtype DirectML does not take, a depth below 1, values not
+            two elements, an axis out of range.
+    """
+    where = case = "one_hot"
+    index_array = _array(indices, "indices", where)
+    if index_array.dtype.name not in _INDEX_TYPES:
+        raise ArgumentTypeError(
+            "indices",
+            f"{where}: indices has dtype {index_array.dtype}; DML_OPERATOR_ONE_HOT takes integer indices of 32 or 64 "
+            f"bits, e.g. np.asarray(indices, np.int64)",
+            allowed=_INDEX_TYPES,
+        )
+    count = _count(depth, "depth", where, 1)
+    value_array = _input(values, "values", case, where)
+    if value_array.size != 2:
+        raise ArgumentValueError(
+            "values", f"{where}: values has {value_array.size} elements; it is (off value, on value)", allowed=("2",)
+        )
+    boolean = value_array.dtype == np.bool_
+    if boolean:
+        value_array = value_array.astype(np.uint8)  # bool travels as UINT8 and comes back as bool
+    rank = index_array.ndim + 1
+    position = _axis(axis, rank, where)
+    out_shape = list(index_array.shape)
+    out_shape.insert(position, count)
+    wire_indices = np.expand_dims(index_array, position)
+    wire_values = value_array.reshape((1,) * (rank - 1) + (2,))
+    desc = operators_pb2.OneHotOperatorDesc(
+        indices_tensor=tensor_desc(wire_indices),
+        values_tensor=tensor_desc(wire_values),
+        output_tensor=tensor_desc((wire_values.dtype, out_shape)),
+        axis=position,
+    )
+    dtype = np.dtype(np.bool_) if boolean else None
+    return Call(_wrap(case, desc), (wire_indices, wire_values), (tuple(out_shape),), (dtype,))
+
+
+#: The types DML_FILL_VALUE_SEQUENCE fills (64-bit integers from feature level 5.0; never FLOAT64).
+_SEQUENCE_TYPES = ("float32", "float16", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8")
+
+
+def fill_value_sequence(
+    shape: int | Sequence[int], start: float, delta: float, dtype: npt.DTypeLike = np.float32
+) -> Call:
+    """DML_FILL_VALUE_SEQUENCE_OPERATOR_DESC: ``start + i * delta`` at row-major element ``i`` of an array of
+    ``shape``, as ``(start + delta * np.arange(n)).astype(dtype).reshape(shape)`` (``np.arange(start, stop,
+    delta)`` for a 1-D one).
+
+    DirectML's rules: no inputs; ValueDataType (``dtype``) types both scalars and the output. float32, float16,
+    32-bit and 8/16-bit integers; 64-bit integers from feature level 5.0; never FLOAT64 or bool. Floats compute
+    in float32 as ``float32(i) * delta + start`` (float16 rounded once at the end); integers wrap in two's
+    complement (a negative ``delta`` counts an unsigned type down, as the page's UINT8 example). ``start`` must
+    be a value of ``dtype``; an integer ``delta`` may also be negative down to ``-(2**bits - 1)``. 1 to 8
+    dimensions (a 0-d shape travels as {1}).
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a shape that is not ints >= 1, a dtype the operator does not
+            fill, a float ``start``/``delta`` for an integer dtype, a value out of the type's range.
+    """
+    where = case = "fill_value_sequence"
+    items = [shape] if isinstance(shape, int | np.integer) else shape
+    if isinstance(shape, bool) or not isinstance(items, Sequence | np.ndarray):
+        raise ArgumentTypeError("shape", f"{where}: shape must be an int or a sequence of ints; got {shape!r}")
+    sizes = tuple(_count(size, "shape", where, 1) for size in items)
+    try:
+        target = np.dtype(dtype)
+    except TypeError:
+        raise ArgumentTypeError(
+            "dtype", f"{where}: dtype {dtype!r} is not a NumPy dtype", allowed=_SEQUENCE_TYPES
+        ) from None
+    if target.name not in _SEQUENCE_TYPES:
+        raise ArgumentTypeError(
+            "dtype",
+            f"{where}: dtype {target} is not one DML_OPERATOR_FILL_VALUE_SEQUENCE fills",
+            allowed=_SEQUENCE_TYPES,
+        )
+    scalars = [
+        _sequence_scalar(value, argument, target, where) for argument, value in (("start", start), ("delta", delta))
+    ]
+    desc = operators_pb2.FillValueSequenceOperatorDesc(
+        output_tensor=tensor_desc((target, sizes or (1,))),
+        value_data_type=DATA_TYPE_BY_DTYPE[target],  # type: ignore[arg-type]
+        value_start=scalars[0],
+        value_delta=scalars[1],
+    )
+    return Call(_wrap(case, desc), (), (sizes,))
+
+
+def _sequence_scalar(value: object, argument: str, dtype: np.dtype[Any], where: str) -> operators_pb2.ScalarUnion:
+    """``value`` in the DML_SCALAR_UNION member for ``dtype`` (FLOAT16 travels in the FLOAT32 member)."""
+    if dtype.kind == "f":
+        return operators_pb2.ScalarUnion(float32=_scalar(value, argument, where))
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise ArgumentTypeError(
+            argument, f"{where}: {argument} must be an int for dtype {dtype}; got {type(value).__name__}"
+        )
+    info = np.iinfo(dtype)
+    number = int(value)
+    low = -int(info.max) if argument == "delta" and dtype.kind == "u" else int(info.min)
+    if not low <= number <= int(info.max):
+        raise ArgumentValueError(
+            argument, f"{where}: {argument} = {number} is out of range for {dtype}: {low}..{info.max}"
+        )
+    if dtype.kind == "u":
+        number %= 1 << (8 * dtype.itemsize)  # a negative delta wraps: adding it counts down
+    member = f"{'uint' if dtype.kind == 'u' else 'int'}{8 * dtype.itemsize}"
+    scalar = operators_pb2.ScalarUnion()
+    setattr(scalar, member, number)
+    return scalar
