@@ -7153,7 +7153,21 @@ Global___RoiAlign1OperatorDesc: _TypeAlias = RoiAlign1OperatorDesc  # noqa: Y015
 
 @_typing.final
 class RoiAlignGradOperatorDesc(_message.Message):
-    """DML_ROI_ALIGN_GRAD_OPERATOR_DESC (DML_OPERATOR_ROI_ALIGN_GRAD = 150, feature level 4.1)."""
+    """DML_ROI_ALIGN_GRAD_OPERATOR_DESC (DML_OPERATOR_ROI_ALIGN_GRAD = 150, feature level 4.1): the backward pass of
+    ROI_ALIGN1 with the same attributes (same sampling): each input element of batch BatchIndices[r] receives
+    input_gradient[r, c, y, x] times the weight with which it entered output element (y, x) (AVERAGE: every in-bounds
+    sample's interpolation weights / the sample count; MAX: only the largest in-bounds sample's, the first on ties;
+    out-of-bounds samples pass nothing), summed over regions and elements.
+    Rules: input_gradient_tensor {NumROIs, ChannelCount, OutputHeight, OutputWidth}; roi_tensor and
+    batch_indices_tensor as ROI_ALIGN1's (batch indices in [0, BatchCount), checked per request);
+    output_gradient_tensor {BatchCount, ChannelCount, InputHeight, InputWidth}; input_tensor optional, the forward's
+    input with output_gradient_tensor's sizes, required for REDUCE_FUNCTION_MAX and with output_roi_gradient_tensor;
+    output_roi_gradient_tensor optional with roi_tensor's sizes; at least one of the two outputs set. Every tensor but
+    batch_indices_tensor: one data type, FLOAT32 or FLOAT16 (dimension counts: input 4, input_gradient 4, roi 2-4,
+    output_gradient 4, output_roi_gradient 2-4); batch_indices_tensor UINT32, 1-4 dimensions. Attributes as
+    ROI_ALIGN1's. This server answers UNIMPLEMENTED for output_roi_gradient_tensor (the page defines it only by
+    incomplete pseudo-code).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
