@@ -7153,7 +7153,21 @@ Global___RoiAlign1OperatorDesc: _TypeAlias = RoiAlign1OperatorDesc  # noqa: Y015
 
 @_typing.final
 class RoiAlignGradOperatorDesc(_message.Message):
-    """DML_ROI_ALIGN_GRAD_OPERATOR_DESC (DML_OPERATOR_ROI_ALIGN_GRAD = 150, feature level 4.1)."""
+    """DML_ROI_ALIGN_GRAD_OPERATOR_DESC (DML_OPERATOR_ROI_ALIGN_GRAD = 150, feature level 4.1): the backward pass of
+    ROI_ALIGN1 with the same attributes (same sampling): each input element of batch BatchIndices[r] receives
+    input_gradient[r, c, y, x] times the weight with which it entered output element (y, x) (AVERAGE: every in-bounds
+    sample's interpolation weights / the sample count; MAX: only the largest in-bounds sample's, the first on ties;
+    out-of-bounds samples pass nothing), summed over regions and elements.
+    Rules: input_gradient_tensor {NumROIs, ChannelCount, OutputHeight, OutputWidth}; roi_tensor and
+    batch_indices_tensor as ROI_ALIGN1's (batch indices in [0, BatchCount), checked per request);
+    output_gradient_tensor {BatchCount, ChannelCount, InputHeight, InputWidth}; input_tensor optional, the forward's
+    input with output_gradient_tensor's sizes, required for REDUCE_FUNCTION_MAX and with output_roi_gradient_tensor;
+    output_roi_gradient_tensor optional with roi_tensor's sizes; at least one of the two outputs set. Every tensor but
+    batch_indices_tensor: one data type, FLOAT32 or FLOAT16 (dimension counts: input 4, input_gradient 4, roi 2-4,
+    output_gradient 4, output_roi_gradient 2-4); batch_indices_tensor UINT32, 1-4 dimensions. Attributes as
+    ROI_ALIGN1's. This server answers UNIMPLEMENTED for output_roi_gradient_tensor (the page defines it only by
+    incomplete pseudo-code).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -7838,7 +7852,27 @@ Global___DiagonalMatrix1OperatorDesc: _TypeAlias = DiagonalMatrix1OperatorDesc  
 
 @_typing.final
 class MultiheadAttentionOperatorDesc(_message.Message):
-    """DML_MULTIHEAD_ATTENTION_OPERATOR_DESC (DML_OPERATOR_MULTIHEAD_ATTENTION = 164, feature level 6.1)."""
+    """DML_MULTIHEAD_ATTENTION_OPERATOR_DESC (DML_OPERATOR_MULTIHEAD_ATTENTION = 164, feature level 6.1): per batch
+    and head, Output = softmax((Q + bias) @ (K + bias)^T * scale + relative_position_bias + mask) @ (V + bias).
+    head_count (>= 1) is both Hq and Hkv.
+    Rules: exactly one source each for the query (query_tensor, stacked_query_key_tensor or
+    stacked_query_key_value_tensor), the key (key_tensor or one of the three stacked tensors) and the value
+    (value_tensor, stacked_key_value_tensor or stacked_query_key_value_tensor). query_tensor [batch, sequence,
+    Hq * headSize], key_tensor [batch, kvSequence, Hkv * headSize], value_tensor [batch, kvSequence,
+    Hkv * valueHeadSize] (3-5 dims, leading 1s); stacked tensors 5 dims [batch, sequence, heads, 2 or 3, headSize]
+    (index 0/1/2 on the 4th dimension: query/key/value of that head). bias_tensor [Hq*headSize + Hkv*headSize +
+    Hkv*valueHeadSize] (1-5 dims, leading 1s), added to query, key and value. past_key_tensor and past_value_tensor
+    together, [batch, Hkv, past, headSize] / [batch, Hkv, past, valueHeadSize] (4-5 dims), concatenated before the
+    new keys/values; total = past + kvSequence. relative_position_bias_tensor [batch or 1, Hq, sequence, total]
+    (4-5 dims). output_tensor [batch, sequence, Hq * valueHeadSize] (3-5 dims); output_present_key/value_tensor
+    [batch, Hkv, total, headSize / valueHeadSize] (4-5 dims). Every tensor but mask_tensor: one data type, FLOAT32
+    or FLOAT16. mask_tensor INT32 (1-5 dims), set exactly when mask_type is not NONE: BOOLEAN, broadcasting against
+    [batch, Hq, sequence, total], 0 = masked; KEY_SEQUENCE_LENGTH [1, batch], key j masked when j >= length;
+    KEY_SEQUENCE_END_START [2, batch] (ends, then starts), masked outside [start, end);
+    KEY_QUERY_SEQUENCE_LENGTH_START_END [batch * 3 + 2] (packed sequences: UNIMPLEMENTED by this server).
+    mask_filter_value (finite, usually -10000) is added to masked scores, so an all-masked row is the softmax of its
+    unmasked scores. scale (finite) is usually 1 / sqrt(headSize).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -8282,7 +8316,29 @@ Global___MeanVarianceNormalization2OperatorDesc: _TypeAlias = MeanVarianceNormal
 
 @_typing.final
 class MultiheadAttention1OperatorDesc(_message.Message):
-    """DML_MULTIHEAD_ATTENTION1_OPERATOR_DESC (DML_OPERATOR_MULTIHEAD_ATTENTION1 = 172, feature level 6.3)."""
+    """DML_MULTIHEAD_ATTENTION1_OPERATOR_DESC (DML_OPERATOR_MULTIHEAD_ATTENTION1 = 172, feature level 6.3):
+    MULTIHEAD_ATTENTION with grouped heads: query_head_count Hq (>= 1) query heads, key_value_head_count Hkv
+    (>= 1, divides Hq) key/value heads; query head h reads key/value head h / (Hq / Hkv). Stacked tensors that
+    hold the query need Hq == Hkv. past_sequence_lengths_tensor (1-5 dims, the others' data type) is 'TBD' on
+    the page: UNIMPLEMENTED by this server.
+    Rules: exactly one source each for the query (query_tensor, stacked_query_key_tensor or
+    stacked_query_key_value_tensor), the key (key_tensor or one of the three stacked tensors) and the value
+    (value_tensor, stacked_key_value_tensor or stacked_query_key_value_tensor). query_tensor [batch, sequence,
+    Hq * headSize], key_tensor [batch, kvSequence, Hkv * headSize], value_tensor [batch, kvSequence,
+    Hkv * valueHeadSize] (3-5 dims, leading 1s); stacked tensors 5 dims [batch, sequence, heads, 2 or 3, headSize]
+    (index 0/1/2 on the 4th dimension: query/key/value of that head). bias_tensor [Hq*headSize + Hkv*headSize +
+    Hkv*valueHeadSize] (1-5 dims, leading 1s), added to query, key and value. past_key_tensor and past_value_tensor
+    together, [batch, Hkv, past, headSize] / [batch, Hkv, past, valueHeadSize] (4-5 dims), concatenated before the
+    new keys/values; total = past + kvSequence. relative_position_bias_tensor [batch or 1, Hq, sequence, total]
+    (4-5 dims). output_tensor [batch, sequence, Hq * valueHeadSize] (3-5 dims); output_present_key/value_tensor
+    [batch, Hkv, total, headSize / valueHeadSize] (4-5 dims). Every tensor but mask_tensor: one data type, FLOAT32
+    or FLOAT16. mask_tensor INT32 (1-5 dims), set exactly when mask_type is not NONE: BOOLEAN, broadcasting against
+    [batch, Hq, sequence, total], 0 = masked; KEY_SEQUENCE_LENGTH [1, batch], key j masked when j >= length;
+    KEY_SEQUENCE_END_START [2, batch] (ends, then starts), masked outside [start, end);
+    KEY_QUERY_SEQUENCE_LENGTH_START_END [batch * 3 + 2] (packed sequences: UNIMPLEMENTED by this server).
+    mask_filter_value (finite, usually -10000) is added to masked scores, so an all-masked row is the softmax of its
+    unmasked scores. scale (finite) is usually 1 / sqrt(headSize).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import Any
 
 from dmlrpc_server.operators import (
+    attention,
     cast,
     convolution,
     cumulative,
@@ -58,6 +59,7 @@ REGISTRY: Mapping[str, Operator[Any]] = _build(
     ScatterElements(),
     ScatterNd(),
     TopK1(),
+    *attention.OPERATORS,
     *cast.OPERATORS,
     *convolution.OPERATORS,
     *cumulative.OPERATORS,
