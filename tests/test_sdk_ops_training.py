@@ -287,3 +287,82 @@ def test_argument_errors_come_before_any_request() -> None:
         _refused(
             dmlrpc.ArgumentValueError, "shape", lambda: client.random_generator(np.zeros(6, np.uint32), (1, 2, 3, 4, 5))
         )
+
+
+def _graph_case(name: str) -> tuple[list[np.ndarray], Callable[..., Any], Callable[..., Any]]:
+    """Per operator: the arrays (in DirectML's shapes), the graph's node over its inputs and the eager call."""
+    x4, s1 = _floats(1, 2, 4, 4), np.ones((1, 2, 1, 1), np.float32)
+    u8 = _RNG.integers(0, 255, (1, 2, 4, 4)).astype(np.uint8)
+    one = np.float32(0.1).reshape(1, 1, 1, 1)
+    table: dict[str, tuple[list[np.ndarray], Callable[..., Any], Callable[..., Any]]] = {
+        "dynamic_quantize_linear": (
+            [x4], lambda g, a: g.dynamic_quantize_linear(a), lambda c, a: c.dynamic_quantize_linear(a)
+        ),
+        "quantized_linear_average_pooling": (
+            [u8, one, one],
+            lambda g, a, s, o: g.quantized_linear_average_pooling(a, s, o, 2),
+            lambda c, a, s, o: c.quantized_linear_average_pooling(a, s, o, 2),
+        ),
+        "matrix_multiply_integer_to_float": (
+            [u8[:, :1, :, :3], one, u8[:, :1, :3, :], one],
+            lambda g, a, sa, b, sb: g.matrix_multiply_integer_to_float(a, sa, b, sb),
+            lambda c, a, sa, b, sb: c.matrix_multiply_integer_to_float(a, sa, b, sb),
+        ),
+        "batch_normalization_training": (
+            [x4, s1, s1 * 0],
+            lambda g, a, s, b: g.batch_normalization_training(a, s, b),
+            lambda c, a, s, b: c.batch_normalization_training(a, s, b),
+        ),
+        "lstm": (
+            [_floats(1, 2, 1, 3), _floats(1, 1, 8, 3), _floats(1, 1, 8, 2)],
+            lambda g, a, w, r: g.lstm(a, w, r),
+            lambda c, a, w, r: c.lstm(a[0], w[0], r[0]),
+        ),
+        "adam_optimizer": (
+            [x4, x4, np.abs(x4), x4, np.uint32(2).reshape(1, 1, 1, 1)],
+            lambda g, *t: g.adam_optimizer(*t),
+            lambda c, *t: c.adam_optimizer(*t[:4], 2),
+        ),
+        "max_pooling_grad": ([x4, x4[:, :, :2, :2]], lambda g, a, d: g.max_pooling_grad(a, d, 2, strides=2),
+                             lambda c, a, d: c.max_pooling_grad(a, d, 2, strides=2)),
+        "slice_grad": ([x4[:, :, :2]], lambda g, d: g.slice_grad(d, (1, 2, 4, 4), (0, 0, 1, 0), (1, 2, 2, 4)),
+                       lambda c, d: c.slice_grad(d, (1, 2, 4, 4), (0, 0, 1, 0), (1, 2, 2, 4))),
+        "unfold": ([x4], lambda g, a: g.unfold(a, 2), lambda c, a: c.unfold(a, 2)),
+        "roi_align": (
+            [x4, np.float32([[0, 0, 3, 3]]), np.uint32([0])],
+            lambda g, a, r, i: g.roi_align(a, r, i, (2, 2)),
+            lambda c, a, r, i: c.roi_align(a, r, i, (2, 2)),
+        ),
+        "random_generator": (
+            [np.uint32([1, 2, 3, 4, 5, 6]).reshape(1, 1, 1, 6)],
+            lambda g, s: g.random_generator(s, 8),
+            lambda c, s: tuple(np.reshape(o, (1, 1, 1, -1)) for o in c.random_generator(s, 8)),
+        ),
+    }  # fmt: skip
+    return table[name]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "dynamic_quantize_linear", "quantized_linear_average_pooling", "matrix_multiply_integer_to_float",
+        "batch_normalization_training", "lstm", "adam_optimizer", "max_pooling_grad", "slice_grad", "unfold",
+        "roi_align", "random_generator",
+    ],
+)  # fmt: skip
+def test_graph_nodes_equal_the_eager_functions(client: dmlrpc.Client, name: str) -> None:
+    arrays, node, eager = _graph_case(name)
+    g = dmlrpc.Graph()
+    inputs = [g.input(a.dtype, a.shape) for a in arrays]
+    outputs = node(g, *inputs)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    g.output(*outputs)
+    with client.compile(g) as op:
+        results = op(*arrays)
+    expected = eager(client, *arrays)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    assert len(results) == len(expected)
+    for got, want in zip(results, expected, strict=True):
+        np.testing.assert_allclose(
+            np.asarray(got, np.float64), np.reshape(want, got.shape).astype(np.float64), rtol=1e-5
+        )
