@@ -381,3 +381,542 @@ def fill_value_sequence(
     """DML_FILL_VALUE_SEQUENCE: ``start + i * delta`` in row-major order, shaped ``shape`` (see
     ``dmlrpc.ops.fill_value_sequence``)."""
     return operation(ops.fill_value_sequence(shape, start, delta, dtype), timeout, _single)
+
+
+def _present(outputs: list[Any]) -> tuple[np.ndarray, ...]:
+    """The outputs that were asked for (an unset optional output comes back as ``None``), in binding order."""
+    return tuple(output for output in outputs if output is not None)
+
+
+def _triple(outputs: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    first, second, third = outputs
+    assert all(isinstance(output, np.ndarray) for output in outputs)
+    return first, second, third
+
+
+def _with_optional(outputs: list[Any]) -> tuple[np.ndarray, np.ndarray | None]:
+    first, second = outputs
+    assert isinstance(first, np.ndarray)
+    return first, second
+
+
+def quantize(
+    input: npt.ArrayLike,
+    scale: npt.ArrayLike,
+    zero_point: npt.ArrayLike | None = None,
+    *,
+    dtype: npt.DTypeLike | None = None,
+    timeout: float | None = None,
+) -> Call[np.ndarray]:
+    """DML_QUANTIZE: ``clip(round(input / scale) + zero_point)`` in int8/uint8 (see ``dmlrpc.ops.quantize``)."""
+    return operation(ops.quantize(input, scale, zero_point, dtype=dtype), timeout, _single)
+
+
+def dequantize(
+    input: npt.ArrayLike,
+    scale: npt.ArrayLike,
+    zero_point: npt.ArrayLike | None = None,
+    *,
+    dtype: npt.DTypeLike | None = None,
+    timeout: float | None = None,
+) -> Call[np.ndarray]:
+    """DML_DEQUANTIZE: ``(input - zero_point) * scale`` (see ``dmlrpc.ops.dequantize``)."""
+    return operation(ops.dequantize(input, scale, zero_point, dtype=dtype), timeout, _single)
+
+
+def dynamic_quantize_linear(
+    input: npt.ArrayLike, *, dtype: npt.DTypeLike = np.uint8, timeout: float | None = None
+) -> Call[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """DML_DYNAMIC_QUANTIZE_LINEAR: (output, scale, zero_point) from the input's own range (see
+    ``dmlrpc.ops.dynamic_quantize_linear``)."""
+    return operation(ops.dynamic_quantize_linear(input, dtype=dtype), timeout, _triple)
+
+
+def quantized_linear_matrix_multiply(
+    a: npt.ArrayLike,
+    a_scale: npt.ArrayLike,
+    b: npt.ArrayLike,
+    b_scale: npt.ArrayLike,
+    output_scale: npt.ArrayLike,
+    *,
+    a_zero_point: npt.ArrayLike | None = None,
+    b_zero_point: npt.ArrayLike | None = None,
+    output_zero_point: npt.ArrayLike | None = None,
+    dtype: npt.DTypeLike | None = None,
+    timeout: float | None = None,
+) -> Call[np.ndarray]:
+    """DML_QUANTIZED_LINEAR_MATRIX_MULTIPLY: ``quantize(dequantize(a) @ dequantize(b))`` (see
+    ``dmlrpc.ops.quantized_linear_matrix_multiply``)."""
+    built = ops.quantized_linear_matrix_multiply(
+        a,
+        a_scale,
+        b,
+        b_scale,
+        output_scale,
+        a_zero_point=a_zero_point,
+        b_zero_point=b_zero_point,
+        output_zero_point=output_zero_point,
+        dtype=dtype,
+    )
+    return operation(built, timeout, _single)
+
+
+def matrix_multiply_integer_to_float(
+    a: npt.ArrayLike,
+    a_scale: npt.ArrayLike,
+    b: npt.ArrayLike,
+    b_scale: npt.ArrayLike,
+    bias: npt.ArrayLike | None = None,
+    *,
+    a_zero_point: npt.ArrayLike | None = None,
+    b_zero_point: npt.ArrayLike | None = None,
+    timeout: float | None = None,
+) -> Call[np.ndarray]:
+    """DML_MATRIX_MULTIPLY_INTEGER_TO_FLOAT: ``dequantize(a) @ dequantize(b) + bias`` (see
+    ``dmlrpc.ops.matrix_multiply_integer_to_float``)."""
+    built = ops.matrix_multiply_integer_to_float(
+        a, a_scale, b, b_scale, bias, a_zero_point=a_zero_point, b_zero_point=b_zero_point
+    )
+    return operation(built, timeout, _single)
+
+
+def quantized_linear_convolution(
+    input: npt.ArrayLike,
+    input_scale: npt.ArrayLike,
+    filter: npt.ArrayLike,
+    filter_scale: npt.ArrayLike,
+    output_scale: npt.ArrayLike,
+    bias: npt.ArrayLike | None = None,
+    *,
+    input_zero_point: npt.ArrayLike | None = None,
+    filter_zero_point: npt.ArrayLike | None = None,
+    output_zero_point: npt.ArrayLike | None = None,
+    strides: int | Sequence[int] | None = None,
+    dilations: int | Sequence[int] | None = None,
+    start_padding: int | Sequence[int] | None = None,
+    end_padding: int | Sequence[int] | None = None,
+    group_count: int = 1,
+    dtype: npt.DTypeLike | None = None,
+    timeout: float | None = None,
+) -> Call[np.ndarray]:
+    """DML_QUANTIZED_LINEAR_CONVOLUTION: ONNX QLinearConv over (N, C, H, W) (see
+    ``dmlrpc.ops.quantized_linear_convolution``)."""
+    built = ops.quantized_linear_convolution(
+        input,
+        input_scale,
+        filter,
+        filter_scale,
+        output_scale,
+        bias,
+        input_zero_point=input_zero_point,
+        filter_zero_point=filter_zero_point,
+        output_zero_point=output_zero_point,
+        strides=strides,
+        dilations=dilations,
+        start_padding=start_padding,
+        end_padding=end_padding,
+        group_count=group_count,
+        dtype=dtype,
+    )
+    return operation(built, timeout, _single)
+
+
+def quantized_linear_average_pooling(
+    input: npt.ArrayLike,
+    input_scale: npt.ArrayLike,
+    output_scale: npt.ArrayLike,
+    window_size: int | Sequence[int],
+    *,
+    input_zero_point: npt.ArrayLike | None = None,
+    output_zero_point: npt.ArrayLike | None = None,
+    strides: int | Sequence[int] | None = None,
+    dilations: int | Sequence[int] | None = None,
+    start_padding: int | Sequence[int] | None = None,
+    end_padding: int | Sequence[int] | None = None,
+    include_padding: bool = False,
+    timeout: float | None = None,
+) -> Call[np.ndarray]:
+    """DML_QUANTIZED_LINEAR_AVERAGE_POOLING: ``quantize(average_pooling(dequantize(input)))`` (see
+    ``dmlrpc.ops.quantized_linear_average_pooling``)."""
+    built = ops.quantized_linear_average_pooling(
+        input,
+        input_scale,
+        output_scale,
+        window_size,
+        input_zero_point=input_zero_point,
+        output_zero_point=output_zero_point,
+        strides=strides,
+        dilations=dilations,
+        start_padding=start_padding,
+        end_padding=end_padding,
+        include_padding=include_padding,
+    )
+    return operation(built, timeout, _single)
+
+
+def rnn(
+    input: npt.ArrayLike,
+    weight: npt.ArrayLike,
+    recurrence: npt.ArrayLike,
+    bias: npt.ArrayLike | None = None,
+    *,
+    hidden_init: npt.ArrayLike | None = None,
+    sequence_lengths: npt.ArrayLike | None = None,
+    direction: Literal["forward", "backward", "bidirectional"] = "forward",
+    activations: Sequence[ops.Activation] | None = None,
+    outputs: Sequence[Literal["sequence", "single"]] = ("sequence", "single"),
+    timeout: float | None = None,
+) -> Call[tuple[np.ndarray, ...]]:
+    """DML_RNN with ONNX's layouts: the ``outputs`` asked for, in order (see ``dmlrpc.ops.rnn``)."""
+    built = ops.rnn(
+        input,
+        weight,
+        recurrence,
+        bias,
+        hidden_init=hidden_init,
+        sequence_lengths=sequence_lengths,
+        direction=direction,
+        activations=activations,
+        outputs=outputs,
+    )
+    return operation(built, timeout, _present)
+
+
+def lstm(
+    input: npt.ArrayLike,
+    weight: npt.ArrayLike,
+    recurrence: npt.ArrayLike,
+    bias: npt.ArrayLike | None = None,
+    *,
+    hidden_init: npt.ArrayLike | None = None,
+    cell_mem_init: npt.ArrayLike | None = None,
+    sequence_lengths: npt.ArrayLike | None = None,
+    peephole: npt.ArrayLike | None = None,
+    direction: Literal["forward", "backward", "bidirectional"] = "forward",
+    activations: Sequence[ops.Activation] | None = None,
+    clip_threshold: float | None = None,
+    couple_input_forget: bool = False,
+    outputs: Sequence[Literal["sequence", "single", "cell_single"]] = ("sequence", "single", "cell_single"),
+    timeout: float | None = None,
+) -> Call[tuple[np.ndarray, ...]]:
+    """DML_LSTM with ONNX's layouts: the ``outputs`` asked for, in order (see ``dmlrpc.ops.lstm``)."""
+    built = ops.lstm(
+        input,
+        weight,
+        recurrence,
+        bias,
+        hidden_init=hidden_init,
+        cell_mem_init=cell_mem_init,
+        sequence_lengths=sequence_lengths,
+        peephole=peephole,
+        direction=direction,
+        activations=activations,
+        clip_threshold=clip_threshold,
+        couple_input_forget=couple_input_forget,
+        outputs=outputs,
+    )
+    return operation(built, timeout, _present)
+
+
+def gru(
+    input: npt.ArrayLike,
+    weight: npt.ArrayLike,
+    recurrence: npt.ArrayLike,
+    bias: npt.ArrayLike | None = None,
+    *,
+    hidden_init: npt.ArrayLike | None = None,
+    sequence_lengths: npt.ArrayLike | None = None,
+    direction: Literal["forward", "backward", "bidirectional"] = "forward",
+    activations: Sequence[ops.Activation] | None = None,
+    linear_before_reset: bool = False,
+    outputs: Sequence[Literal["sequence", "single"]] = ("sequence", "single"),
+    timeout: float | None = None,
+) -> Call[tuple[np.ndarray, ...]]:
+    """DML_GRU with ONNX's layouts: the ``outputs`` asked for, in order (see ``dmlrpc.ops.gru``)."""
+    built = ops.gru(
+        input,
+        weight,
+        recurrence,
+        bias,
+        hidden_init=hidden_init,
+        sequence_lengths=sequence_lengths,
+        direction=direction,
+        activations=activations,
+        linear_before_reset=linear_before_reset,
+        outputs=outputs,
+    )
+    return operation(built, timeout, _present)
+
+
+def batch_normalization_grad(
+    input: npt.ArrayLike,
+    input_gradient: npt.ArrayLike,
+    mean: npt.ArrayLike,
+    variance: npt.ArrayLike,
+    scale: npt.ArrayLike,
+    *,
+    epsilon: float = 1e-5,
+    timeout: float | None = None,
+) -> Call[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """DML_BATCH_NORMALIZATION_GRAD: (input gradient, scale gradient, bias gradient) (see
+    ``dmlrpc.ops.batch_normalization_grad``)."""
+    built = ops.batch_normalization_grad(input, input_gradient, mean, variance, scale, epsilon=epsilon)
+    return operation(built, timeout, _triple)
+
+
+def batch_normalization_training_grad(
+    input: npt.ArrayLike,
+    input_gradient: npt.ArrayLike,
+    mean: npt.ArrayLike,
+    variance: npt.ArrayLike,
+    scale: npt.ArrayLike,
+    *,
+    epsilon: float = 1e-5,
+    timeout: float | None = None,
+) -> Call[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """DML_BATCH_NORMALIZATION_TRAINING_GRAD: (input gradient, scale gradient, bias gradient) (see
+    ``dmlrpc.ops.batch_normalization_training_grad``)."""
+    built = ops.batch_normalization_training_grad(input, input_gradient, mean, variance, scale, epsilon=epsilon)
+    return operation(built, timeout, _triple)
+
+
+def batch_normalization_training(
+    input: npt.ArrayLike,
+    scale: npt.ArrayLike,
+    bias: npt.ArrayLike,
+    fused_add: npt.ArrayLike | None = None,
+    *,
+    epsilon: float = 1e-5,
+    fused_activation: ops.Activation | None = None,
+    timeout: float | None = None,
+) -> Call[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """DML_BATCH_NORMALIZATION_TRAINING: (output, mean, variance) with the batch's statistics (see
+    ``dmlrpc.ops.batch_normalization_training``)."""
+    built = ops.batch_normalization_training(
+        input, scale, bias, fused_add, epsilon=epsilon, fused_activation=fused_activation
+    )
+    return operation(built, timeout, _triple)
+
+
+def local_response_normalization_grad(
+    input: npt.ArrayLike,
+    input_gradient: npt.ArrayLike,
+    *,
+    cross_channel: bool = True,
+    local_size: int = 5,
+    alpha: float = 1e-4,
+    beta: float = 0.75,
+    bias: float = 1.0,
+    timeout: float | None = None,
+) -> Call[np.ndarray]:
+    """DML_LOCAL_RESPONSE_NORMALIZATION_GRAD over (N, C, H, W) (see
+    ``dmlrpc.ops.local_response_normalization_grad``)."""
+    built = ops.local_response_normalization_grad(
+        input, input_gradient, cross_channel=cross_channel, local_size=local_size, alpha=alpha, beta=beta, bias=bias
+    )
+    return operation(built, timeout, _single)
+
+
+def adam_optimizer(
+    parameters: npt.ArrayLike,
+    first_moment: npt.ArrayLike,
+    second_moment: npt.ArrayLike,
+    gradient: npt.ArrayLike,
+    training_step: int | float | npt.ArrayLike,
+    *,
+    learning_rate: float = 1e-3,
+    beta1: float = 0.9,
+    beta2: float = 0.999,
+    epsilon: float = 1e-8,
+    timeout: float | None = None,
+) -> Call[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """DML_ADAM_OPTIMIZER: one Adam step, (parameters, first moment, second moment) (see
+    ``dmlrpc.ops.adam_optimizer``)."""
+    built = ops.adam_optimizer(
+        parameters,
+        first_moment,
+        second_moment,
+        gradient,
+        training_step,
+        learning_rate=learning_rate,
+        beta1=beta1,
+        beta2=beta2,
+        epsilon=epsilon,
+    )
+    return operation(built, timeout, _triple)
+
+
+def average_pooling_grad(
+    input_gradient: npt.ArrayLike,
+    input_shape: Sequence[int],
+    window_size: int | Sequence[int],
+    *,
+    strides: int | Sequence[int] | None = None,
+    start_padding: int | Sequence[int] | None = None,
+    end_padding: int | Sequence[int] | None = None,
+    include_padding: bool = False,
+    timeout: float | None = None,
+) -> Call[np.ndarray]:
+    """DML_AVERAGE_POOLING_GRAD: the gradient of ``average_pooling`` for an input of ``input_shape`` (see
+    ``dmlrpc.ops.average_pooling_grad``)."""
+    built = ops.average_pooling_grad(
+        input_gradient,
+        input_shape,
+        window_size,
+        strides=strides,
+        start_padding=start_padding,
+        end_padding=end_padding,
+        include_padding=include_padding,
+    )
+    return operation(built, timeout, _single)
+
+
+def max_pooling_grad(
+    input: npt.ArrayLike,
+    input_gradient: npt.ArrayLike,
+    window_size: int | Sequence[int],
+    *,
+    strides: int | Sequence[int] | None = None,
+    start_padding: int | Sequence[int] | None = None,
+    end_padding: int | Sequence[int] | None = None,
+    dilations: int | Sequence[int] | None = None,
+    timeout: float | None = None,
+) -> Call[np.ndarray]:
+    """DML_MAX_POOLING_GRAD: each window's gradient to its maximum (see ``dmlrpc.ops.max_pooling_grad``)."""
+    built = ops.max_pooling_grad(
+        input,
+        input_gradient,
+        window_size,
+        strides=strides,
+        start_padding=start_padding,
+        end_padding=end_padding,
+        dilations=dilations,
+    )
+    return operation(built, timeout, _single)
+
+
+def resample_grad(
+    input_gradient: npt.ArrayLike,
+    input_shape: Sequence[int],
+    *,
+    mode: Literal["nearest", "linear"] = "nearest",
+    scales: float | Sequence[float] | None = None,
+    input_pixel_offsets: float | Sequence[float] | None = None,
+    output_pixel_offsets: float | Sequence[float] | None = None,
+    rounding_direction: Literal["increasing", "decreasing"] | None = None,
+    timeout: float | None = None,
+) -> Call[np.ndarray]:
+    """DML_RESAMPLE_GRAD(1): the gradient of a resample from ``input_shape`` (see ``dmlrpc.ops.resample_grad``)."""
+    built = ops.resample_grad(
+        input_gradient,
+        input_shape,
+        mode=mode,
+        scales=scales,
+        input_pixel_offsets=input_pixel_offsets,
+        output_pixel_offsets=output_pixel_offsets,
+        rounding_direction=rounding_direction,
+    )
+    return operation(built, timeout, _single)
+
+
+def slice_grad(
+    input_gradient: npt.ArrayLike,
+    input_shape: Sequence[int],
+    offsets: Sequence[int],
+    sizes: Sequence[int],
+    strides: Sequence[int] | None = None,
+    *,
+    timeout: float | None = None,
+) -> Call[np.ndarray]:
+    """DML_SLICE_GRAD: zeros of ``input_shape`` with the gradient where the slice read (see
+    ``dmlrpc.ops.slice_grad``)."""
+    return operation(ops.slice_grad(input_gradient, input_shape, offsets, sizes, strides), timeout, _single)
+
+
+def fold(
+    input: npt.ArrayLike,
+    output_size: Sequence[int],
+    window_size: int | Sequence[int],
+    *,
+    strides: int | Sequence[int] | None = None,
+    dilations: int | Sequence[int] | None = None,
+    start_padding: int | Sequence[int] | None = None,
+    end_padding: int | Sequence[int] | None = None,
+    timeout: float | None = None,
+) -> Call[np.ndarray]:
+    """DML_FOLD (col2im): columns summed back into an image (see ``dmlrpc.ops.fold``)."""
+    built = ops.fold(
+        input,
+        output_size,
+        window_size,
+        strides=strides,
+        dilations=dilations,
+        start_padding=start_padding,
+        end_padding=end_padding,
+    )
+    return operation(built, timeout, _single)
+
+
+def unfold(
+    input: npt.ArrayLike,
+    window_size: int | Sequence[int],
+    *,
+    strides: int | Sequence[int] | None = None,
+    dilations: int | Sequence[int] | None = None,
+    start_padding: int | Sequence[int] | None = None,
+    end_padding: int | Sequence[int] | None = None,
+    timeout: float | None = None,
+) -> Call[np.ndarray]:
+    """DML_UNFOLD (im2col): every sliding window as a column (see ``dmlrpc.ops.unfold``)."""
+    built = ops.unfold(
+        input, window_size, strides=strides, dilations=dilations, start_padding=start_padding, end_padding=end_padding
+    )
+    return operation(built, timeout, _single)
+
+
+def roi_align(
+    input: npt.ArrayLike,
+    rois: npt.ArrayLike,
+    batch_indices: npt.ArrayLike,
+    output_size: Sequence[int],
+    *,
+    reduction: Literal["average", "max"] = "average",
+    mode: Literal["nearest", "linear"] = "linear",
+    spatial_scale: float | tuple[float, float] = 1.0,
+    input_pixel_offset: float = 0.5,
+    output_pixel_offset: float = -0.5,
+    out_of_bounds_value: float = 0.0,
+    minimum_samples: int = 1,
+    maximum_samples: int = 2**32 - 1,
+    align_regions_to_corners: bool = False,
+    timeout: float | None = None,
+) -> Call[np.ndarray]:
+    """DML_ROI_ALIGN(1): each region of interest resized to ``output_size`` (see ``dmlrpc.ops.roi_align``)."""
+    built = ops.roi_align(
+        input,
+        rois,
+        batch_indices,
+        output_size,
+        reduction=reduction,
+        mode=mode,
+        spatial_scale=spatial_scale,
+        input_pixel_offset=input_pixel_offset,
+        output_pixel_offset=output_pixel_offset,
+        out_of_bounds_value=out_of_bounds_value,
+        minimum_samples=minimum_samples,
+        maximum_samples=maximum_samples,
+        align_regions_to_corners=align_regions_to_corners,
+    )
+    return operation(built, timeout, _single)
+
+
+def random_generator(
+    input_state: npt.ArrayLike,
+    shape: int | Sequence[int],
+    *,
+    next_state: bool = True,
+    timeout: float | None = None,
+) -> Call[tuple[np.ndarray, np.ndarray | None]]:
+    """DML_RANDOM_GENERATOR: (uint32 values of ``shape``, the next state or ``None``) (see
+    ``dmlrpc.ops.random_generator``)."""
+    return operation(ops.random_generator(input_state, shape, next_state=next_state), timeout, _with_optional)

@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dmlrpc import ops
+from dmlrpc._graph_families import FamilyNodes
 from dmlrpc._graph_tensors import GraphTensor, _one_shape, _placeholder, _pooled_tensor, _tensors
 from dmlrpc.codec import TensorLayout, encode, tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["Graph", "GraphTensor"]
 
 
-class Graph:
+class Graph(FamilyNodes):
     """Build a graph, then compile it once with ``client.compile(graph)`` and call the result many times::
 
         g = dmlrpc.Graph()

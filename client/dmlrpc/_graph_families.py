@@ -1,0 +1,603 @@
+"""Graph nodes of the quantized, recurrent, training, spatial-gradient, FOLD/UNFOLD, ROI_ALIGN and
+RANDOM_GENERATOR operators: each is its ``dmlrpc.ops`` builder over placeholders, its tensors entering as they are."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from dmlrpc import ops
+from dmlrpc._graph_tensors import GraphTensor, _placeholder, _tensors
+from dmlrpc.errors import ArgumentValueError
+
+__all__ = ["FamilyNodes"]
+
+_Spatial = int | Sequence[int] | None
+
+
+class FamilyNodes:
+    """``Graph``'s nodes of these families. Edges keep their tensors' shapes, so every tensor has the shape
+    DirectML's desc gives it (4-D where the desc is 4-D: a matrix is (1, 1, M, K), a statistic (1, C, 1, 1));
+    a node whose builder would reshape or broadcast a tensor refuses it, naming it."""
+
+    def node(self, operator_desc: Any, inputs: Sequence[GraphTensor | None]) -> list[GraphTensor]:
+        raise NotImplementedError  # Graph's
+
+    def _exact_node(self, where: str, call: ops.Call, inputs: dict[str, GraphTensor | None]) -> list[GraphTensor]:
+        raise NotImplementedError  # Graph's
+
+    def _built(
+        self,
+        where: str,
+        build: Callable[..., ops.Call],
+        tensors: dict[str, GraphTensor | None],
+        required: int,
+        **attributes: Any,
+    ) -> list[GraphTensor]:
+        """``build``'s node: ``tensors`` in binding order (the first ``required`` of them must be given), passed
+        to the builder by name as placeholders, with ``attributes``."""
+        values = list(tensors.values())
+        _tensors(where, values[:required])
+        _tensors(where, values[required:], optional=True)
+        placeholders = {name: None if t is None else _placeholder(t) for name, t in tensors.items()}
+        return self._exact_node(where, build(**placeholders, **attributes), tensors)
+
+    def dynamic_quantize_linear(
+        self, input: GraphTensor, *, dtype: npt.DTypeLike = np.uint8
+    ) -> tuple[GraphTensor, GraphTensor, GraphTensor]:
+        """A DML_DYNAMIC_QUANTIZE_LINEAR node (as ``dmlrpc.ops.dynamic_quantize_linear``): (output, scale, zero
+        point), the last two of the input's dimension count with sizes 1."""
+        output, scale, zero = self._built(
+            "Graph.dynamic_quantize_linear", ops.dynamic_quantize_linear, {"input": input}, 1, dtype=dtype
+        )
+        return output, scale, zero
+
+    def quantized_linear_matrix_multiply(
+        self,
+        a: GraphTensor,
+        a_scale: GraphTensor,
+        b: GraphTensor,
+        b_scale: GraphTensor,
+        output_scale: GraphTensor,
+        *,
+        a_zero_point: GraphTensor | None = None,
+        b_zero_point: GraphTensor | None = None,
+        output_zero_point: GraphTensor | None = None,
+        dtype: npt.DTypeLike | None = None,
+    ) -> GraphTensor:
+        """A DML_QUANTIZED_LINEAR_MATRIX_MULTIPLY node (as ``dmlrpc.ops.quantized_linear_matrix_multiply``): 4-D
+        matrices, A's and the output's parameters {1, 1, M or 1, 1}, B's {1, 1, 1, N or 1}."""
+        tensors = {
+            "a": a, "a_scale": a_scale, "b": b, "b_scale": b_scale, "output_scale": output_scale,
+            "a_zero_point": a_zero_point, "b_zero_point": b_zero_point, "output_zero_point": output_zero_point,
+        }  # fmt: skip
+        where = "Graph.quantized_linear_matrix_multiply"
+        _tensors(where, list(tensors.values())[:5])
+        _tensors(where, list(tensors.values())[5:], optional=True)
+        call = ops.quantized_linear_matrix_multiply(
+            **{name: None if t is None else _placeholder(t) for name, t in tensors.items()},  # type: ignore[arg-type]
+            dtype=dtype,
+        )
+        order = ("a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "output_scale", "output_zero_point")
+        return self._exact_node(where, call, {name: tensors[name] for name in order})[0]
+
+    def matrix_multiply_integer_to_float(
+        self,
+        a: GraphTensor,
+        a_scale: GraphTensor,
+        b: GraphTensor,
+        b_scale: GraphTensor,
+        bias: GraphTensor | None = None,
+        *,
+        a_zero_point: GraphTensor | None = None,
+        b_zero_point: GraphTensor | None = None,
+    ) -> GraphTensor:
+        """A DML_MATRIX_MULTIPLY_INTEGER_TO_FLOAT node (as ``dmlrpc.ops.matrix_multiply_integer_to_float``): 4-D
+        matrices, A's parameters {1, 1, M or 1, 1}, B's {1, 1, 1, N or 1}, the bias the output's shape."""
+        where = "Graph.matrix_multiply_integer_to_float"
+        tensors = {"a": a, "a_scale": a_scale, "b": b, "b_scale": b_scale}
+        optional = {"bias": bias, "a_zero_point": a_zero_point, "b_zero_point": b_zero_point}
+        _tensors(where, list(tensors.values()))
+        _tensors(where, list(optional.values()), optional=True)
+        everything = tensors | optional
+        call = ops.matrix_multiply_integer_to_float(
+            **{name: None if t is None else _placeholder(t) for name, t in everything.items()}  # type: ignore[arg-type]
+        )
+        order = ("a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "bias")
+        return self._exact_node(where, call, {name: everything[name] for name in order})[0]
+
+    def quantized_linear_convolution(
+        self,
+        input: GraphTensor,
+        input_scale: GraphTensor,
+        filter: GraphTensor,
+        filter_scale: GraphTensor,
+        output_scale: GraphTensor,
+        bias: GraphTensor | None = None,
+        *,
+        input_zero_point: GraphTensor | None = None,
+        filter_zero_point: GraphTensor | None = None,
+        output_zero_point: GraphTensor | None = None,
+        strides: _Spatial = None,
+        dilations: _Spatial = None,
+        start_padding: _Spatial = None,
+        end_padding: _Spatial = None,
+        group_count: int = 1,
+        dtype: npt.DTypeLike | None = None,
+    ) -> GraphTensor:
+        """A DML_QUANTIZED_LINEAR_CONVOLUTION node (as ``dmlrpc.ops.quantized_linear_convolution``): parameters
+        {1, 1, 1, 1}, or {1, M, 1, 1} per output channel for the filter's, the bias {1, M, 1, 1}."""
+        where = "Graph.quantized_linear_convolution"
+        tensors = {
+            "input": input, "input_scale": input_scale, "filter": filter, "filter_scale": filter_scale,
+            "output_scale": output_scale,
+        }  # fmt: skip
+        optional = {
+            "bias": bias, "input_zero_point": input_zero_point, "filter_zero_point": filter_zero_point,
+            "output_zero_point": output_zero_point,
+        }  # fmt: skip
+        _tensors(where, list(tensors.values()))
+        _tensors(where, list(optional.values()), optional=True)
+        everything = tensors | optional
+        call = ops.quantized_linear_convolution(
+            **{name: None if t is None else _placeholder(t) for name, t in everything.items()},  # type: ignore[arg-type]
+            strides=strides,
+            dilations=dilations,
+            start_padding=start_padding,
+            end_padding=end_padding,
+            group_count=group_count,
+            dtype=dtype,
+        )
+        order = (
+            "input", "input_scale", "input_zero_point", "filter", "filter_scale", "filter_zero_point", "bias",
+            "output_scale", "output_zero_point",
+        )  # fmt: skip
+        return self._exact_node(where, call, {name: everything[name] for name in order})[0]
+
+    def quantized_linear_average_pooling(
+        self,
+        input: GraphTensor,
+        input_scale: GraphTensor,
+        output_scale: GraphTensor,
+        window_size: int | Sequence[int],
+        *,
+        input_zero_point: GraphTensor | None = None,
+        output_zero_point: GraphTensor | None = None,
+        strides: _Spatial = None,
+        dilations: _Spatial = None,
+        start_padding: _Spatial = None,
+        end_padding: _Spatial = None,
+        include_padding: bool = False,
+    ) -> GraphTensor:
+        """A DML_QUANTIZED_LINEAR_AVERAGE_POOLING node (as ``dmlrpc.ops.quantized_linear_average_pooling``):
+        parameters of the input's dimension count, all 1s or {1, C, 1..}."""
+        tensors = {
+            "input": input, "input_scale": input_scale, "input_zero_point": input_zero_point,
+            "output_scale": output_scale, "output_zero_point": output_zero_point,
+        }  # fmt: skip
+        where = "Graph.quantized_linear_average_pooling"
+        _tensors(where, [input, input_scale, output_scale])
+        _tensors(where, [input_zero_point, output_zero_point], optional=True)
+        call = ops.quantized_linear_average_pooling(
+            **{name: None if t is None else _placeholder(t) for name, t in tensors.items()},  # type: ignore[arg-type]
+            window_size=window_size,
+            strides=strides,
+            dilations=dilations,
+            start_padding=start_padding,
+            end_padding=end_padding,
+            include_padding=include_padding,
+        )
+        return self._exact_node(where, call, tensors)[0]
+
+    def _recurrent(
+        self,
+        kind: str,
+        tensors: dict[str, GraphTensor | None],
+        build: Callable[..., ops.Call],
+        outputs: Sequence[str],
+        **attributes: Any,
+    ) -> tuple[GraphTensor, ...]:
+        """A recurrent node: its tensors 4-D as DirectML's desc has them, given to the builder without their
+        leading 1s (ONNX's layouts)."""
+        where = f"Graph.{kind}"
+        values = list(tensors.values())
+        _tensors(where, values[:3])
+        _tensors(where, values[3:], optional=True)
+        leading = {"bias": 2, "peephole": 2, "sequence_lengths": 3}
+        arrays: dict[str, Any] = {}
+        for name, tensor in tensors.items():
+            if tensor is None:
+                arrays[name] = None
+                continue
+            drop = leading.get(name, 1)
+            if len(tensor.shape) != 4 or any(size != 1 for size in tensor.shape[:drop]):
+                raise ArgumentValueError(
+                    name,
+                    f"{where}: {name} has shape {tensor.shape}; in a graph it has DirectML's 4-D shape, "
+                    f"{drop} leading 1s then ONNX's",
+                )
+            arrays[name] = _placeholder(tensor).reshape(tensor.shape[drop:])
+        call = build(**arrays, outputs=outputs, **attributes)
+        return tuple(self._exact_node(where, call, tensors))
+
+    def rnn(
+        self,
+        input: GraphTensor,
+        weight: GraphTensor,
+        recurrence: GraphTensor,
+        bias: GraphTensor | None = None,
+        *,
+        hidden_init: GraphTensor | None = None,
+        sequence_lengths: GraphTensor | None = None,
+        direction: Literal["forward", "backward", "bidirectional"] = "forward",
+        activations: Sequence[ops.Activation] | None = None,
+        outputs: Sequence[Literal["sequence", "single"]] = ("sequence", "single"),
+    ) -> tuple[GraphTensor, ...]:
+        """A DML_RNN node (as ``dmlrpc.ops.rnn``); its tensors have DirectML's 4-D shapes ({1, T, B, I} ...), its
+        outputs too: sequence {T, D, B, H}, single {1, D, B, H}."""
+        tensors = {
+            "input": input, "weight": weight, "recurrence": recurrence, "bias": bias, "hidden_init": hidden_init,
+            "sequence_lengths": sequence_lengths,
+        }  # fmt: skip
+        return self._recurrent("rnn", tensors, ops.rnn, outputs, direction=direction, activations=activations)
+
+    def lstm(
+        self,
+        input: GraphTensor,
+        weight: GraphTensor,
+        recurrence: GraphTensor,
+        bias: GraphTensor | None = None,
+        *,
+        hidden_init: GraphTensor | None = None,
+        cell_mem_init: GraphTensor | None = None,
+        sequence_lengths: GraphTensor | None = None,
+        peephole: GraphTensor | None = None,
+        direction: Literal["forward", "backward", "bidirectional"] = "forward",
+        activations: Sequence[ops.Activation] | None = None,
+        clip_threshold: float | None = None,
+        couple_input_forget: bool = False,
+        outputs: Sequence[Literal["sequence", "single", "cell_single"]] = ("sequence", "single", "cell_single"),
+    ) -> tuple[GraphTensor, ...]:
+        """A DML_LSTM node (as ``dmlrpc.ops.lstm``), its tensors of DirectML's 4-D shapes (as ``Graph.rnn``)."""
+        tensors = {
+            "input": input, "weight": weight, "recurrence": recurrence, "bias": bias, "hidden_init": hidden_init,
+            "cell_mem_init": cell_mem_init, "sequence_lengths": sequence_lengths, "peephole": peephole,
+        }  # fmt: skip
+        return self._recurrent(
+            "lstm",
+            tensors,
+            ops.lstm,
+            outputs,
+            direction=direction,
+            activations=activations,
+            clip_threshold=clip_threshold,
+            couple_input_forget=couple_input_forget,
+        )
+
+    def gru(
+        self,
+        input: GraphTensor,
+        weight: GraphTensor,
+        recurrence: GraphTensor,
+        bias: GraphTensor | None = None,
+        *,
+        hidden_init: GraphTensor | None = None,
+        sequence_lengths: GraphTensor | None = None,
+        direction: Literal["forward", "backward", "bidirectional"] = "forward",
+        activations: Sequence[ops.Activation] | None = None,
+        linear_before_reset: bool = False,
+        outputs: Sequence[Literal["sequence", "single"]] = ("sequence", "single"),
+    ) -> tuple[GraphTensor, ...]:
+        """A DML_GRU node (as ``dmlrpc.ops.gru``), its tensors of DirectML's 4-D shapes (as ``Graph.rnn``)."""
+        tensors = {
+            "input": input, "weight": weight, "recurrence": recurrence, "bias": bias, "hidden_init": hidden_init,
+            "sequence_lengths": sequence_lengths,
+        }  # fmt: skip
+        return self._recurrent(
+            "gru",
+            tensors,
+            ops.gru,
+            outputs,
+            direction=direction,
+            activations=activations,
+            linear_before_reset=linear_before_reset,
+        )
+
+    def batch_normalization_grad(
+        self,
+        input: GraphTensor,
+        input_gradient: GraphTensor,
+        mean: GraphTensor,
+        variance: GraphTensor,
+        scale: GraphTensor,
+        *,
+        epsilon: float = 1e-5,
+    ) -> tuple[GraphTensor, GraphTensor, GraphTensor]:
+        """A DML_BATCH_NORMALIZATION_GRAD node (as ``dmlrpc.ops.batch_normalization_grad``); the statistics have
+        the input's dimension count."""
+        tensors = {"input": input, "input_gradient": input_gradient, "mean": mean, "variance": variance, "scale": scale}
+        dx, dscale, dbias = self._built(
+            "Graph.batch_normalization_grad", ops.batch_normalization_grad, dict(tensors), 5, epsilon=epsilon
+        )
+        return dx, dscale, dbias
+
+    def batch_normalization_training_grad(
+        self,
+        input: GraphTensor,
+        input_gradient: GraphTensor,
+        mean: GraphTensor,
+        variance: GraphTensor,
+        scale: GraphTensor,
+        *,
+        epsilon: float = 1e-5,
+    ) -> tuple[GraphTensor, GraphTensor, GraphTensor]:
+        """A DML_BATCH_NORMALIZATION_TRAINING_GRAD node (as ``dmlrpc.ops.batch_normalization_training_grad``)."""
+        tensors = {"input": input, "input_gradient": input_gradient, "mean": mean, "variance": variance, "scale": scale}
+        where = "Graph.batch_normalization_training_grad"
+        dx, dscale, dbias = self._built(where, ops.batch_normalization_training_grad, dict(tensors), 5, epsilon=epsilon)
+        return dx, dscale, dbias
+
+    def batch_normalization_training(
+        self,
+        input: GraphTensor,
+        scale: GraphTensor,
+        bias: GraphTensor,
+        fused_add: GraphTensor | None = None,
+        *,
+        epsilon: float = 1e-5,
+        fused_activation: ops.Activation | None = None,
+    ) -> tuple[GraphTensor, GraphTensor, GraphTensor]:
+        """A DML_BATCH_NORMALIZATION_TRAINING node (as ``dmlrpc.ops.batch_normalization_training``): (output,
+        mean, variance); ``scale`` and ``bias`` have the input's dimension count."""
+        output, mean, variance = self._built(
+            "Graph.batch_normalization_training",
+            ops.batch_normalization_training,
+            {"input": input, "scale": scale, "bias": bias, "fused_add": fused_add},
+            3,
+            epsilon=epsilon,
+            fused_activation=fused_activation,
+        )
+        return output, mean, variance
+
+    def local_response_normalization_grad(
+        self,
+        input: GraphTensor,
+        input_gradient: GraphTensor,
+        *,
+        cross_channel: bool = True,
+        local_size: int = 5,
+        alpha: float = 1e-4,
+        beta: float = 0.75,
+        bias: float = 1.0,
+    ) -> GraphTensor:
+        """A DML_LOCAL_RESPONSE_NORMALIZATION_GRAD node (as ``dmlrpc.ops.local_response_normalization_grad``)."""
+        return self._built(
+            "Graph.local_response_normalization_grad",
+            ops.local_response_normalization_grad,
+            {"input": input, "input_gradient": input_gradient},
+            2,
+            cross_channel=cross_channel,
+            local_size=local_size,
+            alpha=alpha,
+            beta=beta,
+            bias=bias,
+        )[0]
+
+    def adam_optimizer(
+        self,
+        parameters: GraphTensor,
+        first_moment: GraphTensor,
+        second_moment: GraphTensor,
+        gradient: GraphTensor,
+        training_step: GraphTensor,
+        *,
+        learning_rate: float = 1e-3,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-8,
+    ) -> tuple[GraphTensor, GraphTensor, GraphTensor]:
+        """A DML_ADAM_OPTIMIZER node (as ``dmlrpc.ops.adam_optimizer``): 4-D tensors, ``training_step``
+        {1, 1, 1, 1} (uint32 or the parameters' dtype)."""
+        where = "Graph.adam_optimizer"
+        tensors = {
+            "parameters": parameters, "first_moment": first_moment, "second_moment": second_moment,
+            "gradient": gradient, "training_step": training_step,
+        }  # fmt: skip
+        _tensors(where, list(tensors.values()))
+        step: Any = _placeholder(training_step)
+        if training_step.dtype == np.uint32:
+            step = 1  # a Python int travels as UINT32; the value is the graph's input
+        call = ops.adam_optimizer(
+            _placeholder(parameters),
+            _placeholder(first_moment),
+            _placeholder(second_moment),
+            _placeholder(gradient),
+            step,
+            learning_rate=learning_rate,
+            beta1=beta1,
+            beta2=beta2,
+            epsilon=epsilon,
+        )
+        updated, first, second = self._exact_node(where, call, dict(tensors))
+        return updated, first, second
+
+    def average_pooling_grad(
+        self,
+        input_gradient: GraphTensor,
+        input_shape: Sequence[int],
+        window_size: int | Sequence[int],
+        *,
+        strides: _Spatial = None,
+        start_padding: _Spatial = None,
+        end_padding: _Spatial = None,
+        include_padding: bool = False,
+    ) -> GraphTensor:
+        """A DML_AVERAGE_POOLING_GRAD node (as ``dmlrpc.ops.average_pooling_grad``) over 4-D or 5-D tensors."""
+        return self._built(
+            "Graph.average_pooling_grad",
+            ops.average_pooling_grad,
+            {"input_gradient": input_gradient},
+            1,
+            input_shape=input_shape,
+            window_size=window_size,
+            strides=strides,
+            start_padding=start_padding,
+            end_padding=end_padding,
+            include_padding=include_padding,
+        )[0]
+
+    def max_pooling_grad(
+        self,
+        input: GraphTensor,
+        input_gradient: GraphTensor,
+        window_size: int | Sequence[int],
+        *,
+        strides: _Spatial = None,
+        start_padding: _Spatial = None,
+        end_padding: _Spatial = None,
+        dilations: _Spatial = None,
+    ) -> GraphTensor:
+        """A DML_MAX_POOLING_GRAD node (as ``dmlrpc.ops.max_pooling_grad``) over 4-D or 5-D tensors."""
+        return self._built(
+            "Graph.max_pooling_grad",
+            ops.max_pooling_grad,
+            {"input": input, "input_gradient": input_gradient},
+            2,
+            window_size=window_size,
+            strides=strides,
+            start_padding=start_padding,
+            end_padding=end_padding,
+            dilations=dilations,
+        )[0]
+
+    def resample_grad(
+        self,
+        input_gradient: GraphTensor,
+        input_shape: Sequence[int],
+        *,
+        mode: Literal["nearest", "linear"] = "nearest",
+        scales: float | Sequence[float] | None = None,
+        input_pixel_offsets: float | Sequence[float] | None = None,
+        output_pixel_offsets: float | Sequence[float] | None = None,
+        rounding_direction: Literal["increasing", "decreasing"] | None = None,
+    ) -> GraphTensor:
+        """A DML_RESAMPLE_GRAD(1) node (as ``dmlrpc.ops.resample_grad``)."""
+        return self._built(
+            "Graph.resample_grad",
+            ops.resample_grad,
+            {"input_gradient": input_gradient},
+            1,
+            input_shape=input_shape,
+            mode=mode,
+            scales=scales,
+            input_pixel_offsets=input_pixel_offsets,
+            output_pixel_offsets=output_pixel_offsets,
+            rounding_direction=rounding_direction,
+        )[0]
+
+    def slice_grad(
+        self,
+        input_gradient: GraphTensor,
+        input_shape: Sequence[int],
+        offsets: Sequence[int],
+        sizes: Sequence[int],
+        strides: Sequence[int] | None = None,
+    ) -> GraphTensor:
+        """A DML_SLICE_GRAD node (as ``dmlrpc.ops.slice_grad``)."""
+        return self._built(
+            "Graph.slice_grad",
+            ops.slice_grad,
+            {"input_gradient": input_gradient},
+            1,
+            input_shape=input_shape,
+            offsets=offsets,
+            sizes=sizes,
+            strides=strides,
+        )[0]
+
+    def fold(
+        self,
+        input: GraphTensor,
+        output_size: Sequence[int],
+        window_size: int | Sequence[int],
+        *,
+        strides: _Spatial = None,
+        dilations: _Spatial = None,
+        start_padding: _Spatial = None,
+        end_padding: _Spatial = None,
+    ) -> GraphTensor:
+        """A DML_FOLD node (as ``dmlrpc.ops.fold``)."""
+        return self._built(
+            "Graph.fold",
+            ops.fold,
+            {"input": input},
+            1,
+            output_size=output_size,
+            window_size=window_size,
+            strides=strides,
+            dilations=dilations,
+            start_padding=start_padding,
+            end_padding=end_padding,
+        )[0]
+
+    def unfold(
+        self,
+        input: GraphTensor,
+        window_size: int | Sequence[int],
+        *,
+        strides: _Spatial = None,
+        dilations: _Spatial = None,
+        start_padding: _Spatial = None,
+        end_padding: _Spatial = None,
+    ) -> GraphTensor:
+        """A DML_UNFOLD node (as ``dmlrpc.ops.unfold``)."""
+        return self._built(
+            "Graph.unfold",
+            ops.unfold,
+            {"input": input},
+            1,
+            window_size=window_size,
+            strides=strides,
+            dilations=dilations,
+            start_padding=start_padding,
+            end_padding=end_padding,
+        )[0]
+
+    def roi_align(
+        self,
+        input: GraphTensor,
+        rois: GraphTensor,
+        batch_indices: GraphTensor,
+        output_size: Sequence[int],
+        **attributes: Any,
+    ) -> GraphTensor:
+        """A DML_ROI_ALIGN(1) node (as ``dmlrpc.ops.roi_align``, whose keyword arguments it takes): ``rois``
+        (NumROIs, 4), ``batch_indices`` (NumROIs,) uint32."""
+        return self._built(
+            "Graph.roi_align",
+            ops.roi_align,
+            {"input": input, "rois": rois, "batch_indices": batch_indices},
+            3,
+            output_size=output_size,
+            **attributes,
+        )[0]
+
+    def random_generator(
+        self, input_state: GraphTensor, shape: int | Sequence[int], *, next_state: bool = True
+    ) -> tuple[GraphTensor, ...]:
+        """A DML_RANDOM_GENERATOR node (as ``dmlrpc.ops.random_generator``): ``input_state`` {1, 1, 1, 6} uint32,
+        the values 4-D ({1.., shape}); with ``next_state`` (values, next state), else (values,)."""
+        return tuple(
+            self._built(
+                "Graph.random_generator",
+                ops.random_generator,
+                {"input_state": input_state},
+                1,
+                shape=(1,) * (4 - (1 if isinstance(shape, int) else len(shape)))
+                + ((shape,) if isinstance(shape, int) else tuple(shape)),
+                next_state=next_state,
+            )
+        )
