@@ -396,18 +396,25 @@ def test_graph_builders_of_two_input_operators(client: dmlrpc.Client) -> None:
     zero = g.input(np.uint8, (1, 1, 1, 1))
     images = g.input(np.float32, (1, 2, 5, 5))
     rois = g.input(np.float32, (1, 1, 2, 5))
+    where = g.input(np.int64, (1, 2, 1, 5))
     g.output(
         g.convolution_integer(x, w, input_zero_point=zero),
         g.roi_pooling(images, rois, 2),
         g.argmin(images, (2, 3), select_last_index=True),
+        g.scatter_elements(images, where, g.constant(np.ones((1, 2, 1, 5), np.float32)), 2),
     )
     xs = _RNG.integers(0, 255, (1, 2, 4, 4)).astype(np.uint8)
     ws = _RNG.integers(0, 255, (3, 2, 2, 2)).astype(np.uint8)
     zs = np.full((1, 1, 1, 1), 9, np.uint8)
     image = _normal(1, 2, 5, 5)
     boxes = np.array([[[[0, 0, 0, 4, 4], [0, 1, 2, 3, 4]]]], np.float32)
+    rows = np.array([[[[4, 0, 1, 2, 3]], [[0, 0, 0, 0, 0]]]], np.int64)[:, :, :, :5]
+    rows[0, 1, 0] = [1, 2, 3, 4, 0]
     with client.compile(g) as op:
-        conv, pooled, arg = op(xs, ws, zs, image, boxes)
+        conv, pooled, arg, scattered = op(xs, ws, zs, image, boxes, rows)
+    expected_scatter = image.copy()
+    np.put_along_axis(expected_scatter, rows, 1.0, 2)
+    np.testing.assert_array_equal(scattered, expected_scatter)
     expected = conv_ref.convolution_integer(
         xs, zs, ws, None, strides=(1, 1), dilations=(1, 1), start=(0, 0), end=(0, 0), groups=1
     )

@@ -276,6 +276,24 @@ class GraphOperators:
         )
         return self.node(call.operator_desc, [input])[0]
 
+    def scatter_elements(
+        self, input: GraphTensor, indices: GraphTensor, updates: GraphTensor, axis: int = 0
+    ) -> GraphTensor:
+        """A DML_SCATTER_ELEMENTS node (as ``dmlrpc.ops.scatter_elements``). Edges do not reshape: the tensors
+        have one dimension count; the indices' values are checked by the server."""
+        where = "Graph.scatter_elements"
+        _tensors(where, [input, indices, updates])
+        call = ops.scatter_elements(_placeholder(input), _placeholder(indices), _placeholder(updates), axis)
+        return self._exact_node(where, call, {"input": input, "indices": indices, "updates": updates})[0]
+
+    def scatter_nd(self, input: GraphTensor, indices: GraphTensor, updates: GraphTensor) -> GraphTensor:
+        """A DML_SCATTER_ND node (as ``dmlrpc.ops.scatter_nd``). Edges do not pad: the tensors have one dimension
+        count (their leading 1s padding, as DirectML's InputDimensionCount and IndicesDimensionCount say)."""
+        where = "Graph.scatter_nd"
+        _tensors(where, [input, indices, updates])
+        call = ops.scatter_nd(_placeholder(input), _placeholder(indices), _placeholder(updates))
+        return self._exact_node(where, call, {"input": input, "indices": indices, "updates": updates})[0]
+
     def join(self, inputs: Sequence[GraphTensor], axis: int = 0) -> GraphTensor:
         """A DML_JOIN node (as ``dmlrpc.ops.join``): ``inputs`` of one dimension count and dtype, concatenated
         along ``axis`` (an edge per input)."""
