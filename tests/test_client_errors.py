@@ -206,6 +206,12 @@ def test_the_sdk_s_dtype_sets_match_the_server_s_tables() -> None:
     built |= {"cumulative_summation", "cumulative_product", "mean_variance_normalization2", "batch_normalization"}
     built |= {"lp_normalization", "one_hot", "fill_value_sequence"}
     built |= {"gather", "slice1", "padding1", "tile", "join", "split"}
+    built |= {"slice", "padding", "space_to_depth", "space_to_depth1", "depth_to_space", "depth_to_space1"}
+    built |= {"reverse_subsequences", "diagonal_matrix", "diagonal_matrix1", "fill_value_constant"}
+    built |= {"value_scale_2d", "upsample_2d", "resample", "resample1", "resample2", "resample3", "lp_pooling"}
+    built |= {"lp_pooling1", "max_pooling1", "max_pooling2", "max_unpooling", "roi_pooling", "average_pooling1"}
+    built |= {"convolution_integer", "argmin", "argmax", "local_response_normalization", "nonzero_coordinates"}
+    built |= {"mean_variance_normalization", "mean_variance_normalization1"}
     takes_float64 = {
         case
         for case in built

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from dmlrpc import ops
 from dmlrpc._graph_families import FamilyNodes
+from dmlrpc._graph_ops import GraphOperators
 from dmlrpc._graph_tensors import GraphTensor, _one_shape, _placeholder, _pooled_tensor, _tensors
 from dmlrpc.codec import TensorLayout, encode, tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["Graph", "GraphTensor"]
 
 
-class Graph(FamilyNodes):
+class Graph(GraphOperators, FamilyNodes):
     """Build a graph, then compile it once with ``client.compile(graph)`` and call the result many times::
 
         g = dmlrpc.Graph()
@@ -292,10 +293,12 @@ class Graph(FamilyNodes):
         offsets: Sequence[int],
         sizes: Sequence[int],
         strides: Sequence[int] | None = None,
+        *,
+        version: int | None = None,
     ) -> GraphTensor:
-        """A DML_SLICE1 node (as ``dmlrpc.ops.slice``): a strided window of ``input`` per dimension."""
+        """A DML_SLICE1 (SLICE with ``version=0``) node (as ``dmlrpc.ops.slice``)."""
         _tensors("Graph.slice", [input])
-        call = ops.slice(_placeholder(input), offsets, sizes, strides)
+        call = ops.slice(_placeholder(input), offsets, sizes, strides, version=version)
         return self.node(call.operator_desc, [input])[0]
 
     def pad(
@@ -305,10 +308,12 @@ class Graph(FamilyNodes):
         end_padding: int | Sequence[int],
         mode: str = "constant",
         value: float = 0,
+        *,
+        version: int | None = None,
     ) -> GraphTensor:
-        """A DML_PADDING1 node (as ``dmlrpc.ops.pad``): ``np.pad`` with a start and end padding per dimension."""
+        """A DML_PADDING1 (PADDING with ``version=0``) node (as ``dmlrpc.ops.pad``)."""
         _tensors("Graph.pad", [input])
-        call = ops.pad(_placeholder(input), start_padding, end_padding, mode, value)
+        call = ops.pad(_placeholder(input), start_padding, end_padding, mode, value, version=version)
         return self.node(call.operator_desc, [input])[0]
 
     def tile(self, input: GraphTensor, repetitions: int | Sequence[int]) -> GraphTensor:
@@ -328,6 +333,7 @@ class Graph(FamilyNodes):
         start_padding: int | Sequence[int] | None = None,
         end_padding: int | Sequence[int] | None = None,
         include_padding: bool = False,
+        dilations: int | Sequence[int] | None = None,
     ) -> GraphTensor:
         """A DML_AVERAGE_POOLING node (as ``dmlrpc.ops.average_pooling``) over a 4-D or 5-D input (a graph's
         tensors keep their shapes, so a 3-D one is refused: make the graph input (N, C, 1, W))."""
@@ -339,6 +345,7 @@ class Graph(FamilyNodes):
             start_padding=start_padding,
             end_padding=end_padding,
             include_padding=include_padding,
+            dilations=dilations,
         )
         return self.node(call.operator_desc, [input])[0]
 
@@ -350,11 +357,18 @@ class Graph(FamilyNodes):
         strides: int | Sequence[int] | None = None,
         start_padding: int | Sequence[int] | None = None,
         end_padding: int | Sequence[int] | None = None,
+        dilations: int | Sequence[int] | None = None,
     ) -> GraphTensor:
-        """A DML_MAX_POOLING node (as ``dmlrpc.ops.max_pooling``) over a 4-D or 5-D input."""
+        """A DML_MAX_POOLING (MAX_POOLING2 with ``dilations``) node (as ``dmlrpc.ops.max_pooling``) over a 4-D or
+        5-D input."""
         _pooled_tensor("Graph.max_pooling", input)
         call = ops.max_pooling(
-            _placeholder(input), window_size, strides=strides, start_padding=start_padding, end_padding=end_padding
+            _placeholder(input),
+            window_size,
+            strides=strides,
+            start_padding=start_padding,
+            end_padding=end_padding,
+            dilations=dilations,
         )
         return self.node(call.operator_desc, [input])[0]
 
@@ -414,6 +428,7 @@ class Graph(FamilyNodes):
         bias: GraphTensor | None = None,
         normalize_variance: bool = True,
         epsilon: float = 1e-5,
+        version: int | None = None,
     ) -> GraphTensor:
         """A DML_MEAN_VARIANCE_NORMALIZATION2 node (as ``dmlrpc.ops.mean_variance_normalization``). Edges do not
         pad: ``scale`` and ``bias`` have the input's dimension count, each size 1 or the input's."""
@@ -427,6 +442,7 @@ class Graph(FamilyNodes):
             bias=None if bias is None else _placeholder(bias),
             normalize_variance=normalize_variance,
             epsilon=epsilon,
+            version=version,
         )
         return self._exact_node(where, call, {"input": input, "scale": scale, "bias": bias})[0]
 

@@ -67,6 +67,16 @@ _FLOAT64_CASES = frozenset(
         "padding1",
         "join",
         "split",
+        "slice",
+        "padding",
+        "space_to_depth",
+        "space_to_depth1",
+        "depth_to_space",
+        "depth_to_space1",
+        "reverse_subsequences",
+        "diagonal_matrix",
+        "diagonal_matrix1",
+        "fill_value_constant",
     }
 )
 
@@ -157,6 +167,17 @@ def _flag(value: object, argument: str, where: str) -> bool:
     if not isinstance(value, bool | np.bool_):
         raise ArgumentTypeError(argument, f"{where}: {argument} must be a bool; got {type(value).__name__}")
     return bool(value)
+
+
+def _version(value: object, where: str, versions: tuple[int, ...]) -> int:
+    """A desc version the caller pinned (DirectML's suffix: 0 for the unsuffixed desc); ``None``: the newest."""
+    if value is None:
+        return versions[-1]
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value not in versions:
+        raise ArgumentValueError(
+            "version", f"{where}: version {value!r} is not one of its desc versions", allowed=tuple(map(str, versions))
+        )
+    return int(value)
 
 
 def _scalar(value: object, argument: str, where: str) -> float:

@@ -1,4 +1,5 @@
-"""DML_CONVOLUTION as a NumPy-style builder (ONNX Conv and ConvTranspose)."""
+"""DML_CONVOLUTION (ONNX Conv and ConvTranspose) and DML_CONVOLUTION_INTEGER (ONNX ConvInteger) as NumPy-style
+builders."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
-from dmlrpc.ops.base import Call, _count, _float_operand
+from dmlrpc.ops.base import Call, _array, _count, _float_operand
 from dmlrpc.v1 import operators_pb2
 
-__all__ = ["convolution"]
+__all__ = ["convolution", "convolution_integer"]
 
 
 #: DML_CONVOLUTION_MODE and DML_CONVOLUTION_DIRECTION by name.
@@ -185,3 +186,117 @@ def convolution(
     if bias_data is not None:
         desc.bias_tensor.CopyFrom(tensor_desc(bias_data))
     return Call(operators_pb2.OperatorDesc(convolution=desc), (data, weights, bias_data))
+
+
+_INTEGER_TYPES = ("int8", "uint8")
+
+
+def _integer_operand(value: npt.ArrayLike, argument: str, where: str) -> np.ndarray:
+    data = _array(value, argument, where)
+    if data.dtype.name not in _INTEGER_TYPES:
+        raise ArgumentTypeError(
+            argument,
+            f"{where}: {argument} has dtype {data.dtype}; DML_OPERATOR_CONVOLUTION_INTEGER takes int8 and uint8, e.g. "
+            f"np.asarray({argument}, np.uint8)",
+            allowed=_INTEGER_TYPES,
+        )
+    return data
+
+
+def convolution_integer(
+    input: npt.ArrayLike,
+    filter: npt.ArrayLike,
+    *,
+    input_zero_point: npt.ArrayLike | None = None,
+    filter_zero_point: npt.ArrayLike | None = None,
+    strides: int | Sequence[int] | None = None,
+    dilations: int | Sequence[int] | None = None,
+    start_padding: int | Sequence[int] | None = None,
+    end_padding: int | Sequence[int] | None = None,
+    group_count: int = 1,
+) -> Call:
+    """DML_CONVOLUTION_INTEGER_OPERATOR_DESC: ``conv(input - input_zero_point, filter - filter_zero_point)`` in
+    int32 (ONNX ConvInteger), cross-correlation forward as ``convolution``'s default; padding contributes 0.
+
+    DirectML's rules: input and filter are int8/uint8 {batch, channels, [height,] width} and {output channels,
+    input channels / group_count, [kernel height,] kernel width} (3 or 4 dimensions); a zero point has its
+    tensor's dtype, one value for the input, one per tensor or per output channel (shape (M,)) for the filter; the
+    output is int32. ``strides``, ``dilations`` (default 1), ``start_padding`` and ``end_padding`` (default 0) as
+    ``convolution``'s; output sizes ``(in + start + end - ((kernel - 1) * dilation + 1)) // stride + 1``.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a dtype other than int8/uint8 (or a zero point unlike its
+            tensor's), a dimension count other than 3 or 4 or unlike the filter's, channels that do not fit the
+            filter and group_count, a filter larger than the padded input, a zero point of the wrong size.
+    """
+    where = "convolution_integer"
+    data = _integer_operand(input, "input", where)
+    weights = _integer_operand(filter, "filter", where)
+    if not 3 <= data.ndim <= 4 or weights.ndim != data.ndim:
+        raise ArgumentValueError(
+            "input" if not 3 <= data.ndim <= 4 else "filter",
+            f"{where}: input of shape {data.shape} and filter of shape {weights.shape}: both have 3 or 4 dimensions "
+            "(batch/output channels, channels, 1 or 2 spatial)",
+            allowed=("3", "4"),
+        )
+    spatial = data.ndim - 2
+    stride = _spatial(strides, "strides", where, spatial, 1, 1)
+    dilation = _spatial(dilations, "dilations", where, spatial, 1, 1)
+    start = _spatial(start_padding, "start_padding", where, spatial, 0, 0)
+    end = _spatial(end_padding, "end_padding", where, spatial, 0, 0)
+    groups = _count(group_count, "group_count", where, 1)
+    channels, output_channels = data.shape[1], weights.shape[0]
+    if channels % groups or weights.shape[1] * groups != channels or output_channels % groups:
+        raise ArgumentValueError(
+            "filter",
+            f"{where}: input of shape {data.shape} and filter of shape {weights.shape} with group_count {groups}: the "
+            f"filter is {{output channels (a multiple of group_count), input channels / group_count, kernel..}}",
+        )
+    shape = [data.shape[0], output_channels]
+    for d in range(spatial):
+        extent = (weights.shape[2 + d] - 1) * dilation[d] + 1
+        padded = data.shape[2 + d] + start[d] + end[d]
+        if padded < extent:
+            raise ArgumentValueError(
+                "filter",
+                f"{where}: filter of shape {weights.shape} spans {extent} along spatial dimension {d}, more than the "
+                f"padded input's {padded} (input shape {data.shape})",
+            )
+        shape.append((padded - extent) // stride[d] + 1)
+    ones = (1,) * data.ndim
+    zero_in = None
+    if input_zero_point is not None:
+        zero_in = _integer_operand(input_zero_point, "input_zero_point", where)
+        if zero_in.size != 1 or zero_in.dtype != data.dtype:
+            raise ArgumentValueError(
+                "input_zero_point",
+                f"{where}: input_zero_point of shape {zero_in.shape} and dtype {zero_in.dtype}: it is one {data.dtype} "
+                "value",
+            )
+        zero_in = zero_in.reshape(ones)
+    zero_filter = None
+    if filter_zero_point is not None:
+        zero_filter = _integer_operand(filter_zero_point, "filter_zero_point", where)
+        if zero_filter.size not in (1, output_channels) or zero_filter.dtype != weights.dtype:
+            raise ArgumentValueError(
+                "filter_zero_point",
+                f"{where}: filter_zero_point of shape {zero_filter.shape} and dtype {zero_filter.dtype}: it is one "
+                f"{weights.dtype} value or one per output channel ({output_channels})",
+            )
+        zero_filter = zero_filter.reshape(ones if zero_filter.size == 1 else (1, output_channels, *ones[2:]))
+    desc = operators_pb2.ConvolutionIntegerOperatorDesc(
+        input_tensor=tensor_desc(data),
+        filter_tensor=tensor_desc(weights),
+        output_tensor=tensor_desc((np.int32, shape)),
+        dimension_count=spatial,
+        strides=stride,
+        dilations=dilation,
+        start_padding=start,
+        end_padding=end,
+        group_count=groups,
+    )
+    if zero_in is not None:
+        desc.input_zero_point_tensor.CopyFrom(tensor_desc(zero_in))
+    if zero_filter is not None:
+        desc.filter_zero_point_tensor.CopyFrom(tensor_desc(zero_filter))
+    return Call(operators_pb2.OperatorDesc(convolution_integer=desc), (data, zero_in, weights, zero_filter))

@@ -1,4 +1,5 @@
-"""DML_ONE_HOT and DML_FILL_VALUE_SEQUENCE as NumPy-style builders."""
+"""DML_ONE_HOT, DML_FILL_VALUE_SEQUENCE, DML_FILL_VALUE_CONSTANT, DML_DIAGONAL_MATRIX(1) and
+DML_NONZERO_COORDINATES as NumPy-style builders."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ import numpy.typing as npt
 
 from dmlrpc.codec import DATA_TYPE_BY_DTYPE, tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
-from dmlrpc.ops.base import Call, _array, _axis, _count, _input, _scalar, _wrap
+from dmlrpc.ops.base import Call, _array, _axis, _count, _fits, _input, _scalar, _wrap
 from dmlrpc.v1 import operators_pb2
 
-__all__ = ["fill_value_sequence", "one_hot"]
+__all__ = ["diagonal_matrix", "fill_value_constant", "fill_value_sequence", "nonzero_coordinates", "one_hot"]
 
 
 _INDEX_TYPES = ("int64", "int32", "uint64", "uint32")
@@ -146,3 +147,171 @@ def _sequence_scalar(value: object, argument: str, dtype: np.dtype[Any], where: 
     scalar = operators_pb2.ScalarUnion()
     setattr(scalar, member, number)
     return scalar
+
+
+#: The types DML_FILL_VALUE_CONSTANT and DML_DIAGONAL_MATRIX(1) fill (every DirectML type; 64-bit ones from
+#: feature level 4.1 / 5.0).
+_FILL_TYPES = ("float64", *_SEQUENCE_TYPES)
+
+
+def _shape(shape: object, where: str) -> tuple[int, ...]:
+    items = [shape] if isinstance(shape, int | np.integer) else shape
+    if isinstance(shape, bool) or not isinstance(items, Sequence | np.ndarray):
+        raise ArgumentTypeError("shape", f"{where}: shape must be an int or a sequence of ints; got {shape!r}")
+    return tuple(_count(size, "shape", where, 1) for size in items)
+
+
+def _fill_dtype(dtype: npt.DTypeLike, where: str) -> np.dtype[Any]:
+    try:
+        target = np.dtype(dtype)
+    except TypeError:
+        raise ArgumentTypeError(
+            "dtype", f"{where}: dtype {dtype!r} is not a NumPy dtype", allowed=_FILL_TYPES
+        ) from None
+    if target.name not in _FILL_TYPES:
+        raise ArgumentTypeError(
+            "dtype", f"{where}: dtype {target} is not one DirectML fills (no bool: use uint8)", allowed=_FILL_TYPES
+        )
+    return target
+
+
+def _value_scalar(value: object, dtype: np.dtype[Any], where: str) -> operators_pb2.ScalarUnion:
+    """``value`` in the DML_SCALAR_UNION member for ``dtype`` (FLOAT16 travels in FLOAT32's)."""
+    if dtype == np.float64:
+        return operators_pb2.ScalarUnion(float64=_scalar(value, "value", where))
+    return _sequence_scalar(value, "value", dtype, where)
+
+
+def fill_value_constant(shape: int | Sequence[int], value: float, dtype: npt.DTypeLike = np.float32) -> Call:
+    """DML_FILL_VALUE_CONSTANT_OPERATOR_DESC: an array of ``shape`` with every element ``value``, as
+    ``np.full(shape, value, dtype)``.
+
+    DirectML's rules: no inputs; ValueDataType (``dtype``) types the value and the output; every DirectML type
+    (no bool); 1 to 8 dimensions (a 0-d shape travels as {1}). An integer dtype takes an int value in its range.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a shape that is not ints >= 1, a dtype DirectML has not, a float
+            value for an integer dtype, a value out of the type's range.
+    """
+    where = case = "fill_value_constant"
+    sizes = _shape(shape, where)
+    target = _fill_dtype(dtype, where)
+    desc = operators_pb2.FillValueConstantOperatorDesc(
+        output_tensor=tensor_desc((target, sizes or (1,))),
+        value_data_type=DATA_TYPE_BY_DTYPE[target],  # type: ignore[arg-type]
+        value=_value_scalar(value, target, where),
+    )
+    return Call(_wrap(case, desc), (), (sizes,))
+
+
+def diagonal_matrix(
+    shape: Sequence[int] | None,
+    offset: int = 0,
+    value: float = 1,
+    dtype: npt.DTypeLike = np.float32,
+    *,
+    fill_end: int | None = None,
+    input: npt.ArrayLike | None = None,
+) -> Call:
+    """DML_DIAGONAL_MATRIX_OPERATOR_DESC (1): ``value`` on the diagonal ``offset`` of each trailing {height,
+    width} matrix and 0 elsewhere, as ``value * np.eye(height, width, k=offset, dtype=dtype)`` broadcast over the
+    leading (batch) dimensions.
+
+    With ``fill_end`` every diagonal ``k`` with ``offset <= k < fill_end`` gets ``value`` (DIAGONAL_MATRIX1's
+    DiagonalFillBegin/End; with ``fill_end < offset`` every diagonal outside ``[fill_end, offset)``, as the page's
+    pseudocode), and with ``input`` the elements off those diagonals are ``input``'s, not 0 (then ``shape`` and
+    ``dtype`` are ``input``'s: pass ``None`` or the same). The desc sent is DIAGONAL_MATRIX when it expresses the
+    call (no ``fill_end`` or ``input``, a float dtype or an int value that FLOAT32 holds: its Value is a FLOAT),
+    else DIAGONAL_MATRIX1 (feature level 5.1). DirectML's rules: 2 to 4 dimensions; every DirectML type but bool.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a shape that is not 2 to 4 ints >= 1, a dtype DirectML has not, a
+            value out of the type's range, an ``input`` whose shape or dtype differ from ``shape``/``dtype``.
+    """
+    where = "diagonal_matrix"
+    data = None
+    if input is not None:
+        data = _input(input, "input", "diagonal_matrix1", where)
+        if shape is not None and tuple(shape) != data.shape:
+            raise ArgumentValueError(
+                "shape", f"{where}: shape {tuple(shape)} differs from input's {data.shape}; pass None or the same"
+            )
+        sizes = data.shape
+        target = _fill_dtype(data.dtype, where)
+    else:
+        if shape is None:
+            raise ArgumentValueError("shape", f"{where}: shape is None and there is no input to take it from")
+        sizes = _shape(shape, where)
+        target = _fill_dtype(dtype, where)
+    if not 2 <= len(sizes) <= 4:
+        raise ArgumentValueError(
+            "shape",
+            f"{where}: shape {sizes} has {len(sizes)} dimensions; DirectML takes 2 to 4 ({{[batch..,] "
+            "height, width}})",
+            allowed=("2", "3", "4"),
+        )
+    begin = _offset(offset, "offset", where)
+    scalar = _value_scalar(value, target, where)
+    # DIAGONAL_MATRIX's Value is a FLOAT: an integer it does not hold exactly needs DIAGONAL_MATRIX1's typed one.
+    exact = target.kind == "f" or float(np.float32(int(value))) == int(value)
+    if fill_end is None and data is None and exact and target != np.float64:
+        old = operators_pb2.DiagonalMatrixOperatorDesc(
+            output_tensor=tensor_desc((target, sizes)), offset=begin, value=float(value)
+        )
+        return Call(_wrap("diagonal_matrix", old), ())
+    end = begin + 1 if fill_end is None else _offset(fill_end, "fill_end", where)
+    desc = operators_pb2.DiagonalMatrix1OperatorDesc(
+        output_tensor=tensor_desc((target, sizes)),
+        value_data_type=DATA_TYPE_BY_DTYPE[target],  # type: ignore[arg-type]
+        value=scalar,
+        diagonal_fill_begin=begin,
+        diagonal_fill_end=end,
+    )
+    if data is not None:
+        desc.input_tensor.CopyFrom(tensor_desc(data))
+    return Call(_wrap("diagonal_matrix1", desc), (data,))
+
+
+def _offset(value: object, argument: str, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ArgumentTypeError(argument, f"{where}: {argument} must be an int; got {type(value).__name__}")
+    if not -(2**31) <= value < 2**31:
+        raise ArgumentValueError(argument, f"{where}: {argument} = {value} does not fit DirectML's INT")
+    return int(value)
+
+
+#: The types DML_NONZERO_COORDINATES reads (8, 16 and 32-bit; no 64-bit type).
+_NONZERO_TYPES = ("float32", "float16", "int32", "int16", "int8", "uint32", "uint16", "uint8")
+
+
+def nonzero_coordinates(input: npt.ArrayLike) -> Call:
+    """DML_NONZERO_COORDINATES_OPERATOR_DESC: the count of non-zero elements of ``input`` and their coordinates
+    in row-major order, one row of ``input.ndim`` uint32 coordinates per element: ``np.argwhere(input)``.
+
+    DirectML's outputs have fixed sizes: OutputCountTensor {1} and OutputCoordinatesTensor {input.size,
+    input.ndim}, whose rows past the count are unspecified; the client's call gives ``np.argwhere``'s array
+    (the first ``count`` rows, as uint32), a graph node both tensors. NaN counts as non-zero, +-0.0 as zero.
+    DirectML's rules: 1 to 8 dimensions (a 0-d input travels as {1}); 8, 16 and 32-bit types (bool travels as
+    UINT8).
+
+    Raises:
+        ArgumentTypeError: a 64-bit dtype.
+    """
+    where = case = "nonzero_coordinates"
+    data = _input(input, "input", case, where)
+    if data.dtype == np.bool_:
+        data = data.view(np.uint8)
+    if data.dtype.name not in _NONZERO_TYPES:
+        raise ArgumentTypeError(
+            "input",
+            f"{where}: input has dtype {data.dtype}, which DML_OPERATOR_NONZERO_COORDINATES does not take",
+            allowed=_NONZERO_TYPES,
+        )
+    data = data.reshape(1) if data.ndim == 0 else data
+    _fits(data.ndim, "input", where)
+    desc = operators_pb2.NonzeroCoordinatesOperatorDesc(
+        input_tensor=tensor_desc(data),
+        output_count_tensor=tensor_desc((np.uint32, (1,))),
+        output_coordinates_tensor=tensor_desc((np.uint32, (data.size, data.ndim))),
+    )
+    return Call(_wrap(case, desc), (data,))

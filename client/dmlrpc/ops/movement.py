@@ -1,4 +1,5 @@
-"""DML_SLICE1, DML_PADDING1 and DML_TILE as NumPy-style builders."""
+"""DML_SLICE(1), DML_PADDING(1), DML_TILE, DML_SPACE_TO_DEPTH(1), DML_DEPTH_TO_SPACE(1) and
+DML_REVERSE_SUBSEQUENCES as NumPy-style builders."""
 
 from __future__ import annotations
 
@@ -9,10 +10,22 @@ import numpy.typing as npt
 
 from dmlrpc.codec import DATA_TYPE_BY_DTYPE, tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
-from dmlrpc.ops.base import Call, _array, _fits, _input, _is_python_scalar, _padded, _per_axis
+from dmlrpc.ops.base import (
+    Call,
+    _array,
+    _axis,
+    _count,
+    _fits,
+    _input,
+    _is_python_scalar,
+    _padded,
+    _per_axis,
+    _version,
+    _wrap,
+)
 from dmlrpc.v1 import operators_pb2
 
-__all__ = ["pad", "slice", "tile"]
+__all__ = ["depth_to_space", "pad", "reverse_subsequences", "slice", "space_to_depth", "tile"]
 
 
 #: DML_PADDING_MODE by name: NumPy's ``np.pad`` modes ("reflect" is DirectML's REFLECTION).
@@ -49,6 +62,8 @@ def slice(
     offsets: Sequence[int],
     sizes: Sequence[int],
     strides: Sequence[int] | None = None,
+    *,
+    version: int | None = None,
 ) -> Call:
     """DML_SLICE1_OPERATOR_DESC: per dimension, a window of ``sizes[i]`` elements starting at ``offsets[i]``,
     stepped by ``strides[i]`` (default 1).
@@ -61,9 +76,13 @@ def slice(
     stride is not 0. The output has the input's dtype (any DirectML type: FLOAT64 and 64-bit integers from
     feature level 4.1).
 
+    ``version=0`` sends DML_SLICE_OPERATOR_DESC instead (feature level 1.0): the same window, strides at least 1
+    (its Sizes are the output's sizes); ``None`` or 1: SLICE1.
+
     Raises:
         ArgumentValueError, ArgumentTypeError: a 0-d input, a count of offsets, sizes or strides other than the
-            input's dimension count, a window outside the input or empty, a zero stride.
+            input's dimension count, a window outside the input or empty, a zero stride (a negative one with
+            ``version=0``), a version other than 0 or 1.
     """
     where = "slice"
     data = _input(input, "input", "slice1", where)
@@ -83,6 +102,20 @@ def slice(
     if 0 in steps:
         raise ArgumentValueError("strides", f"{where}: strides[{steps.index(0)}] is 0; a stride must not be 0")
     shape = tuple(1 + (size - 1) // abs(step) for size, step in zip(windows, steps, strict=True))
+    if _version(version, where, (0, 1)) == 0:
+        if any(step < 0 for step in steps):
+            raise ArgumentValueError(
+                "strides", f"{where}: strides {steps} has a negative stride; DML_SLICE takes strides >= 1 (version=1)"
+            )
+        old = operators_pb2.SliceOperatorDesc(
+            input_tensor=tensor_desc(data),
+            output_tensor=tensor_desc((data.dtype, shape)),
+            dimension_count=data.ndim,
+            offsets=starts,
+            sizes=list(shape),
+            strides=steps,
+        )
+        return Call(operators_pb2.OperatorDesc(slice=old), (data,), (), (data.dtype,))
     desc = operators_pb2.Slice1OperatorDesc(
         input_tensor=tensor_desc(data),
         output_tensor=tensor_desc((data.dtype, shape)),
@@ -100,6 +133,8 @@ def pad(
     end_padding: int | Sequence[int],
     mode: str = "constant",
     value: float = 0,
+    *,
+    version: int | None = None,
 ) -> Call:
     """DML_PADDING1_OPERATOR_DESC: ``input`` with ``start_padding[i]`` elements before and ``end_padding[i]``
     after each dimension, as ``np.pad(input, list(zip(start_padding, end_padding)), mode)``.
@@ -110,9 +145,13 @@ def pad(
     wider than the input folds again, as NumPy's. DirectML's rules: input and output have one dtype (any DirectML
     type) and dimension count, one start and one end padding per dimension (an int: the same for all).
 
+    ``version=0`` sends DML_PADDING_OPERATOR_DESC instead, whose PaddingValue is a FLOAT32 (truncated toward
+    zero for integer inputs); ``None`` or 1: PADDING1, whose value has the input's type.
+
     Raises:
         ArgumentValueError, ArgumentTypeError: a 0-d input, a padding count other than the input's dimension
-            count, a negative padding, an unknown mode, a ``value`` that does not fit the input's dtype.
+            count, a negative padding, an unknown mode, a ``value`` that does not fit the input's dtype, a version
+            other than 0 or 1.
     """
     where = "pad"
     data = _input(input, "input", "padding1", where)
@@ -131,6 +170,17 @@ def pad(
     member = _SCALAR_MEMBERS[data.dtype.name]
     scalar = fill.astype(np.float32 if data.dtype == np.float16 else np.uint8 if data.dtype == np.bool_ else fill.dtype)
     out_shape = tuple(n + s + e for n, s, e in zip(data.shape, starts, ends, strict=True))
+    if _version(version, where, (0, 1)) == 0:
+        old = operators_pb2.PaddingOperatorDesc(
+            input_tensor=tensor_desc(data),
+            output_tensor=tensor_desc((data.dtype, out_shape)),
+            padding_mode=_PADDING_MODES[mode],
+            padding_value=float(value),
+            dimension_count=data.ndim,
+            start_padding=starts,
+            end_padding=ends,
+        )
+        return Call(operators_pb2.OperatorDesc(padding=old), (data,), (), (data.dtype,))
     desc = operators_pb2.Padding1OperatorDesc(
         input_tensor=tensor_desc(data),
         output_tensor=tensor_desc((data.dtype, out_shape)),
@@ -176,3 +226,140 @@ def tile(input: npt.ArrayLike, repetitions: int | Sequence[int]) -> Call:
         repeats=repeats,
     )
     return Call(operators_pb2.OperatorDesc(tile=desc), (data,), (), (data.dtype,))
+
+
+#: DML_DEPTH_SPACE_ORDER by name: where a block's elements go along the depth (channel) dimension.
+_DEPTH_SPACE_ORDERS = {
+    "depth_column_row": operators_pb2.DEPTH_SPACE_ORDER_DEPTH_COLUMN_ROW,
+    "column_row_depth": operators_pb2.DEPTH_SPACE_ORDER_COLUMN_ROW_DEPTH,
+}
+
+
+def space_to_depth(input: npt.ArrayLike, block_size: int, order: str | None = None) -> Call:
+    """DML_SPACE_TO_DEPTH_OPERATOR_DESC (1): each ``block_size`` x ``block_size`` block of an (N, C, H, W) array
+    moved into the channels, giving (N, C * block_size**2, H / block_size, W / block_size) (ONNX SpaceToDepth).
+
+    ``order`` (DML_DEPTH_SPACE_ORDER) says how a block's elements are laid out along the new channels:
+    "depth_column_row" (ONNX's DCR: channel ``(bh * block + bw) * C + c``) or "column_row_depth" (CRD: ``c *
+    block**2 + bh * block + bw``). ``None`` sends SPACE_TO_DEPTH (DCR); a named order sends SPACE_TO_DEPTH1
+    (feature level 2.1). DirectML's rules: 4 dimensions, H and W multiples of ``block_size`` (at least 1); the
+    output has the input's dtype (any DirectML type, FLOAT64 included from feature level 4.1).
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a dimension count other than 4, a block size below 1 or not
+            dividing H and W, an unknown order.
+    """
+    where = "space_to_depth"
+    data, block, case = _depth_space(input, block_size, order, where)
+    n, c, h, w = data.shape
+    if h % block or w % block:
+        raise ArgumentValueError(
+            "block_size",
+            f"{where}: input of shape {data.shape}: height {h} and width {w} must be multiples of block_size {block}",
+        )
+    return _depth_space_call(case, data, (n, c * block * block, h // block, w // block), block, order)
+
+
+def depth_to_space(input: npt.ArrayLike, block_size: int, order: str | None = None) -> Call:
+    """DML_DEPTH_TO_SPACE_OPERATOR_DESC (1): the inverse of ``space_to_depth``: an (N, C, H, W) array's channels
+    spread into ``block_size`` x ``block_size`` blocks, giving (N, C / block_size**2, H * block_size, W *
+    block_size) (ONNX DepthToSpace, its mode "DCR" = "depth_column_row", "CRD" = "column_row_depth").
+
+    ``None`` sends DEPTH_TO_SPACE (DCR); a named order DEPTH_TO_SPACE1. DirectML's rules: 4 dimensions, C a
+    multiple of ``block_size**2``; the output has the input's dtype.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a dimension count other than 4, a block size below 1 or whose
+            square does not divide C, an unknown order.
+    """
+    where = "depth_to_space"
+    data, block, case = _depth_space(input, block_size, order, where)
+    n, c, h, w = data.shape
+    if c % (block * block):
+        raise ArgumentValueError(
+            "block_size",
+            f"{where}: input of shape {data.shape}: its {c} channels are not a multiple of block_size**2 = "
+            f"{block * block}",
+        )
+    return _depth_space_call(case, data, (n, c // (block * block), h * block, w * block), block, order)
+
+
+def _depth_space(input: npt.ArrayLike, block_size: object, order: object, where: str) -> tuple[np.ndarray, int, str]:
+    data = _input(input, "input", where, where)
+    if data.ndim != 4:
+        raise ArgumentValueError(
+            "input", f"{where}: input has shape {data.shape}; {where.upper()} takes (N, C, H, W)", allowed=("4",)
+        )
+    if order is not None and (not isinstance(order, str) or order not in _DEPTH_SPACE_ORDERS):
+        raise ArgumentValueError(
+            "order",
+            f"{where}: order {order!r} is not a DML_DEPTH_SPACE_ORDER",
+            allowed=tuple(repr(o) for o in _DEPTH_SPACE_ORDERS),
+        )
+    return data, _count(block_size, "block_size", where, 1), where if order is None else f"{where}1"
+
+
+def _depth_space_call(case: str, data: np.ndarray, shape: tuple[int, ...], block: int, order: str | None) -> Call:
+    fields = {"input_tensor": tensor_desc(data), "output_tensor": tensor_desc((data.dtype, shape)), "block_size": block}
+    message = {
+        "space_to_depth": operators_pb2.SpaceToDepthOperatorDesc,
+        "space_to_depth1": operators_pb2.SpaceToDepth1OperatorDesc,
+        "depth_to_space": operators_pb2.DepthToSpaceOperatorDesc,
+        "depth_to_space1": operators_pb2.DepthToSpace1OperatorDesc,
+    }[case]
+    desc = message(**fields) if order is None else message(**fields, order=_DEPTH_SPACE_ORDERS[order])
+    return Call(_wrap(case, desc), (data,), (), (data.dtype,))
+
+
+_LENGTH_TYPES = ("uint32", "uint64")
+
+
+def reverse_subsequences(input: npt.ArrayLike, sequence_lengths: npt.ArrayLike, axis: int = 0) -> Call:
+    """DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC: along ``axis``, the first ``sequence_lengths[...]`` elements of
+    each sequence reversed and the rest kept (ONNX ReverseSequence): for every other index ``j``,
+    ``out[..., :n, ...] = x[..., n-1::-1, ...]`` with ``n = sequence_lengths[j]``.
+
+    DirectML's rules: ``sequence_lengths`` is uint32/uint64 with the input's shape but 1 along ``axis`` (given
+    without that axis, it is inserted); each length is at most the input's size along ``axis``; the output has
+    the input's shape and dtype (any DirectML type); 1 to 8 dimensions.
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a 0-d input, an axis out of range, lengths of another shape or of
+            another dtype, a length above the axis's size.
+    """
+    where = case = "reverse_subsequences"
+    data = _input(input, "input", case, where)
+    if data.ndim == 0:
+        raise ArgumentValueError("input", f"{where}: input is 0-d; it needs an axis to reverse along")
+    _fits(data.ndim, "input", where)
+    position = _axis(axis, data.ndim, where)
+    lengths = _array(sequence_lengths, "sequence_lengths", where)
+    if lengths.dtype.name not in _LENGTH_TYPES:
+        raise ArgumentTypeError(
+            "sequence_lengths",
+            f"{where}: sequence_lengths has dtype {lengths.dtype}; DirectML takes uint32 or uint64, e.g. "
+            f"np.asarray(lengths, np.uint32)",
+            allowed=_LENGTH_TYPES,
+        )
+    expected = data.shape[:position] + (1,) + data.shape[position + 1 :]
+    if lengths.ndim == data.ndim - 1:
+        lengths = np.expand_dims(lengths, position)
+    if lengths.shape != expected:
+        raise ArgumentValueError(
+            "sequence_lengths",
+            f"{where}: sequence_lengths has shape {lengths.shape}; input of shape {data.shape} needs "
+            f"{expected} (or that without axis {position})",
+        )
+    if lengths.size and int(lengths.max()) > data.shape[position]:
+        raise ArgumentValueError(
+            "sequence_lengths",
+            f"{where}: a sequence length {int(lengths.max())} exceeds input's size {data.shape[position]} along axis "
+            f"{position}",
+        )
+    desc = operators_pb2.ReverseSubsequencesOperatorDesc(
+        input_tensor=tensor_desc(data),
+        sequence_lengths_tensor=tensor_desc(lengths),
+        output_tensor=tensor_desc(data),
+        axis=position,
+    )
+    return Call(_wrap(case, desc), (data, lengths), (), (data.dtype,))

@@ -1,18 +1,19 @@
-"""The mean-variance, batch and Lp normalizations as NumPy-style builders."""
+"""The mean-variance, batch, Lp and local response normalizations as NumPy-style builders."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
-from dmlrpc.ops.base import Call, _axis, _flag, _float_operand, _reduce_axes, _scalar, _wrap
+from dmlrpc.ops.base import Call, _axis, _count, _flag, _float_operand, _reduce_axes, _scalar, _version, _wrap
 from dmlrpc.v1 import operators_pb2
 
-__all__ = ["batch_normalization", "lp_normalization", "mean_variance_normalization"]
+__all__ = ["batch_normalization", "local_response_normalization", "lp_normalization", "mean_variance_normalization"]
 
 
 def _parameter(value: npt.ArrayLike, argument: str, case: str, where: str, data: np.ndarray) -> np.ndarray:
@@ -38,6 +39,7 @@ def mean_variance_normalization(
     bias: npt.ArrayLike | None = None,
     normalize_variance: bool = True,
     epsilon: float = 1e-5,
+    version: int | None = None,
 ) -> Call:
     """DML_MEAN_VARIANCE_NORMALIZATION2_OPERATOR_DESC: ``scale * (x - mean) / sqrt(var + epsilon) + bias``, the mean
     and (population) variance taken over ``axes``, as ``(x - x.mean(axes, keepdims=True)) / np.sqrt(x.var(axes,
@@ -56,27 +58,52 @@ def mean_variance_normalization(
         scale, bias: optional arrays broadcasting to ``input``.
         normalize_variance: divide by the standard deviation.
         epsilon: added to the variance, a finite number >= 0.
+        version: the desc to send: 0 MEAN_VARIANCE_NORMALIZATION (a 4-D input, axes (2, 3), or (1, 2, 3) as its
+            CrossChannel), 1 MEAN_VARIANCE_NORMALIZATION1 (feature level 2.1), 2 or ``None`` the newest, above.
 
     Raises:
         ArgumentValueError, ArgumentTypeError: a dtype other than float32/float16 (or differing from input's),
-            axes out of range or repeated, a scale or bias that does not broadcast to input, a bad epsilon.
+            axes out of range or repeated, a scale or bias that does not broadcast to input, a bad epsilon, a
+            version other than 0 to 2 or axes it cannot express.
     """
-    where, case = "mean_variance_normalization", "mean_variance_normalization2"
+    where = "mean_variance_normalization"
+    chosen = _version(version, where, (0, 1, 2))
+    case = f"{where}{chosen or ''}"
     data = _float_operand(input, "input", case, where)
     shape = data.shape
     data = data.reshape(1) if data.ndim == 0 else data
     reduced = _reduce_axes(axes, data.ndim, where)
     scale_data = None if scale is None else _parameter(scale, "scale", case, where, data)
     bias_data = None if bias is None else _parameter(bias, "bias", case, where, data)
-    desc = operators_pb2.MeanVarianceNormalization2OperatorDesc(
-        input_tensor=tensor_desc(data),
-        output_tensor=tensor_desc(data),
-        axis_count=len(reduced),
-        axes=reduced,
-        use_mean=True,
-        use_variance=_flag(normalize_variance, "normalize_variance", where),
-        epsilon=_epsilon(epsilon, where),
+    use_variance = _flag(normalize_variance, "normalize_variance", where)
+    common: dict[str, Any] = {
+        "input_tensor": tensor_desc(data),
+        "output_tensor": tensor_desc(data),
+        "epsilon": _epsilon(epsilon, where),
+    }
+    desc: (
+        operators_pb2.MeanVarianceNormalizationOperatorDesc
+        | operators_pb2.MeanVarianceNormalization1OperatorDesc
+        | operators_pb2.MeanVarianceNormalization2OperatorDesc
     )
+    if chosen == 0:
+        if data.ndim != 4 or reduced not in ([2, 3], [1, 2, 3]):
+            raise ArgumentValueError(
+                "axes",
+                f"{where}: input of shape {shape} with axes {reduced}: version 0 normalises a 4-D input over (2, 3) "
+                "or (1, 2, 3) (CrossChannel)",
+            )
+        desc = operators_pb2.MeanVarianceNormalizationOperatorDesc(
+            **common, cross_channel=reduced == [1, 2, 3], normalize_variance=use_variance
+        )
+    elif chosen == 1:
+        desc = operators_pb2.MeanVarianceNormalization1OperatorDesc(
+            **common, axis_count=len(reduced), axes=reduced, normalize_variance=use_variance
+        )
+    else:
+        desc = operators_pb2.MeanVarianceNormalization2OperatorDesc(
+            **common, axis_count=len(reduced), axes=reduced, use_mean=True, use_variance=use_variance
+        )
     if scale_data is not None:
         desc.scale_tensor.CopyFrom(tensor_desc(scale_data))
     if bias_data is not None:
@@ -167,3 +194,47 @@ def lp_normalization(input: npt.ArrayLike, axis: int = -1, *, p: int = 2, epsilo
         p=int(p),
     )
     return Call(_wrap(case, desc), (data,), (shape,))
+
+
+def local_response_normalization(
+    input: npt.ArrayLike,
+    local_size: int,
+    *,
+    alpha: float = 1e-4,
+    beta: float = 0.75,
+    bias: float = 1.0,
+    cross_channel: bool = True,
+) -> Call:
+    """DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC: ``x / (bias + alpha / local_size * sum(x ** 2)) ** beta``,
+    the sum over a window of ``local_size`` neighbouring channels (``cross_channel``, ONNX LRN) or, without it,
+    over a ``local_size`` x ``local_size`` window of height and width within each channel; windows span ``i -
+    (local_size - 1) // 2`` to ``i + ceil((local_size - 1) / 2)`` and positions outside the tensor add 0.
+
+    DirectML's rules: an (N, C, H, W) input (4 dimensions at every feature level), the output has its shape and
+    dtype, float32/float16 only; ``local_size`` at least 1; alpha, beta and bias finite (the page recommends the
+    defaults).
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: a dimension count other than 4, a dtype other than float32/float16,
+            a local size below 1, a non-finite alpha, beta or bias.
+    """
+    where = case = "local_response_normalization"
+    data = _float_operand(input, "input", case, where)
+    if data.ndim != 4:
+        raise ArgumentValueError(
+            "input", f"{where}: input has shape {data.shape}; DirectML takes (N, C, H, W)", allowed=("4",)
+        )
+    values: dict[str, float] = {}
+    for argument, value in (("alpha", alpha), ("beta", beta), ("bias", bias)):
+        number = _scalar(value, argument, where)
+        if not np.isfinite(number):
+            raise ArgumentValueError(argument, f"{where}: {argument} = {number} must be finite")
+        values[argument] = number
+    desc = operators_pb2.LocalResponseNormalizationOperatorDesc(
+        input_tensor=tensor_desc(data),
+        output_tensor=tensor_desc(data),
+        cross_channel=_flag(cross_channel, "cross_channel", where),
+        local_size=_count(local_size, "local_size", where, 1),
+        **values,
+    )
+    return Call(_wrap(case, desc), (data,))

@@ -1,4 +1,4 @@
-"""DML_REDUCE as a NumPy-style builder."""
+"""DML_REDUCE, DML_ARGMIN and DML_ARGMAX as NumPy-style builders."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
-from dmlrpc.ops.base import Call, _input, _reduce_axes
-from dmlrpc.v1 import operators_pb2
+from dmlrpc.ops.base import Call, _flag, _input, _reduce_axes, _wrap
+from dmlrpc.v1 import operators_pb2, tensor_pb2
 
-__all__ = ["reduce"]
+__all__ = ["argmax", "argmin", "reduce"]
 
 
 #: REDUCE's functions by their DML_REDUCE_FUNCTION names, lower-case, and NumPy's names for two of them.
@@ -114,3 +114,88 @@ def reduce(
     else:
         result = tuple(size for d, size in enumerate(shape) if d not in reduced)
     return Call(operators_pb2.OperatorDesc(reduce=desc), (data,), (result,))
+
+
+_ARG_INDEX_TYPES = ("int64", "int32", "uint64", "uint32")
+
+
+def argmax(
+    input: npt.ArrayLike,
+    axes: int | Sequence[int] | None = None,
+    *,
+    keepdims: bool = False,
+    select_last_index: bool = False,
+    index_dtype: npt.DTypeLike = np.int64,
+) -> Call:
+    """DML_ARGMAX_OPERATOR_DESC: the index of the largest element over ``axes``, as ``np.argmax(input, axis)``
+    (over several axes, or ``None`` = all, the row-major index over them flattened, as ``np.argmax`` of the
+    flattened input).
+
+    The first largest element where several are equal (AxisDirection INCREASING), the last with
+    ``select_last_index`` (DECREASING; ONNX ArgMax's select_last_index). DirectML's rules: the output keeps the
+    input's rank with the reduced axes of size 1 (``keepdims``; NumPy's shape by default); the indices are
+    int64 (default), int32, uint64 or uint32; the input any integer or float32/float16 type (not FLOAT64 or
+    bool), 1 to 8 dimensions. Feature level 3.0 (REDUCE's ARGMAX function is the older form: ``reduce``).
+
+    Raises:
+        ArgumentValueError, ArgumentTypeError: axes out of range or repeated, a dtype the operator does not
+            take, an index dtype other than the four.
+    """
+    return _arg("argmax", input, axes, keepdims, select_last_index, index_dtype)
+
+
+def argmin(
+    input: npt.ArrayLike,
+    axes: int | Sequence[int] | None = None,
+    *,
+    keepdims: bool = False,
+    select_last_index: bool = False,
+    index_dtype: npt.DTypeLike = np.int64,
+) -> Call:
+    """DML_ARGMIN_OPERATOR_DESC: the index of the smallest element over ``axes``, as ``np.argmin(input, axis)``;
+    otherwise as ``argmax``."""
+    return _arg("argmin", input, axes, keepdims, select_last_index, index_dtype)
+
+
+def _arg(
+    case: str, input: npt.ArrayLike, axes: object, keepdims: object, last: object, index_dtype: npt.DTypeLike
+) -> Call:
+    where = case
+    data = _input(input, "input", case, where)
+    if data.dtype == np.bool_:
+        raise ArgumentTypeError(
+            "input", f"{where}: input has dtype bool, which DirectML has no data type for; pass x.astype(np.uint8)"
+        )
+    try:
+        dtype = np.dtype(index_dtype)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.name not in _ARG_INDEX_TYPES:
+        raise ArgumentTypeError(
+            "index_dtype",
+            f"{where}: index_dtype {index_dtype!r} is not an index type of DML_OPERATOR_{case.upper()}",
+            allowed=_ARG_INDEX_TYPES,
+        )
+    shape = data.shape
+    reduced = _reduce_axes(axes, data.ndim, where)
+    data = data.reshape(1) if data.ndim == 0 else data
+    kept = [1 if d in reduced else size for d, size in enumerate(data.shape)]
+    keep = _flag(keepdims, "keepdims", where)
+    direction = (
+        tensor_pb2.AXIS_DIRECTION_DECREASING
+        if _flag(last, "select_last_index", where)
+        else (tensor_pb2.AXIS_DIRECTION_INCREASING)
+    )
+    message = operators_pb2.ArgmaxOperatorDesc if case == "argmax" else operators_pb2.ArgminOperatorDesc
+    desc = message(
+        input_tensor=tensor_desc(data),
+        output_tensor=tensor_desc((dtype, kept)),
+        axis_count=len(reduced),
+        axes=reduced,
+        axis_direction=direction,
+    )
+    if keep:
+        result = tuple(1 if d in reduced else size for d, size in enumerate(shape))
+    else:
+        result = tuple(size for d, size in enumerate(shape) if d not in reduced)
+    return Call(_wrap(case, desc), (data,), (result,))

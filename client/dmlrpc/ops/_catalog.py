@@ -1,0 +1,96 @@
+"""Which ``OperatorDesc`` cases each SDK function sends, and the Markdown table of them in docs/sdk-functions.md."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from dmlrpc.v1 import operators_pb2
+
+__all__ = ["FUNCTIONS", "markdown"]
+
+
+def _cases(prefix: str) -> tuple[str, ...]:
+    return tuple(
+        f.name
+        for f in operators_pb2.OperatorDesc.DESCRIPTOR.fields
+        if f.name.startswith(prefix) and f.message_type is not None
+    )
+
+
+#: SDK function name -> the OperatorDesc cases it sends (older desc versions by its arguments or ``version=``). Each
+#: is a ``dmlrpc.ops`` builder, a Client/AsyncClient method and a ``Graph`` method of the same name.
+FUNCTIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "element_wise": _cases("element_wise_"),
+        "activation": _cases("activation_"),
+        "argmax": ("argmax",),
+        "argmin": ("argmin",),
+        "average_pooling": ("average_pooling", "average_pooling1"),
+        "batch_normalization": ("batch_normalization",),
+        "cast": ("cast",),
+        "convolution": ("convolution",),
+        "convolution_integer": ("convolution_integer",),
+        "cumprod": ("cumulative_product",),
+        "cumsum": ("cumulative_summation",),
+        "depth_to_space": ("depth_to_space", "depth_to_space1"),
+        "diagonal_matrix": ("diagonal_matrix", "diagonal_matrix1"),
+        "fill_value_constant": ("fill_value_constant",),
+        "fill_value_sequence": ("fill_value_sequence",),
+        "gather": ("gather",),
+        "gemm": ("gemm",),
+        "join": ("join",),
+        "local_response_normalization": ("local_response_normalization",),
+        "lp_normalization": ("lp_normalization",),
+        "lp_pooling": ("lp_pooling", "lp_pooling1"),
+        "matrix_multiply_integer": ("matrix_multiply_integer",),
+        "max_pooling": ("max_pooling", "max_pooling2"),
+        "max_pooling_with_indices": ("max_pooling1", "max_pooling2"),
+        "max_unpooling": ("max_unpooling",),
+        "mean_variance_normalization": (
+            "mean_variance_normalization",
+            "mean_variance_normalization1",
+            "mean_variance_normalization2",
+        ),
+        "nonzero_coordinates": ("nonzero_coordinates",),
+        "one_hot": ("one_hot",),
+        "pad": ("padding", "padding1"),
+        "reduce": ("reduce",),
+        "resample": ("resample", "resample1", "resample2", "resample3"),
+        "reverse_subsequences": ("reverse_subsequences",),
+        "roi_pooling": ("roi_pooling",),
+        "scatter_elements": ("scatter_elements",),
+        "scatter_nd": ("scatter_nd",),
+        "slice": ("slice", "slice1"),
+        "space_to_depth": ("space_to_depth", "space_to_depth1"),
+        "split": ("split",),
+        "tile": ("tile",),
+        "top_k": ("top_k1",),
+        "upsample_2d": ("upsample_2d",),
+        "value_scale_2d": ("value_scale_2d",),
+    }
+)
+
+
+def markdown() -> str:
+    """docs/sdk-functions.md: one row per function, with the DirectML operators it sends and its summary line."""
+    from dmlrpc import ops
+
+    lines = [
+        "# SDK functions",
+        "",
+        "Generated from `dmlrpc.ops._catalog.FUNCTIONS` (tests/test_sdk_ops_catalog.py checks it is current). Each",
+        "function is a `dmlrpc.ops` builder (a desc and its arrays), a `Client`/`AsyncClient` method that executes",
+        "it and a `Graph` method that adds it as a node; its docstring gives DirectML's rules. `element_wise` and",
+        '`activation` take the operator\'s name (`client.element_wise("add", a, b)`).',
+        "",
+        "| function | DirectML operators | summary |",
+        "|---|---|---|",
+    ]
+    for name, cases in sorted(FUNCTIONS.items()):
+        shown = cases if len(cases) <= 4 else (*cases[:2], f"... {len(cases)} in all")
+        operators = ", ".join(c if c.startswith("...") else f"DML_OPERATOR_{c.upper()}" for c in shown)
+        first = " ".join((getattr(ops, name).__doc__ or "").strip().split("\n\n")[0].split())
+        summary = first.split(": ", 1)[-1].replace("``", "`").replace("|", "\\|")
+        lines.append(f"| `{name}` | {operators} | {summary} |")
+    return "\n".join(lines) + "\n"
