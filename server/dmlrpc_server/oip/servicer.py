@@ -193,13 +193,14 @@ class InferenceServicer:
         )
         window = asyncio.Semaphore(self._service.stream_limits.items)
         order: asyncio.Queue[tuple[Any, asyncio.Future[Any]] | None] = asyncio.Queue()
-        time_remaining = context.time_remaining()
 
         async def read() -> None:
             try:
                 async for request in request_iterator:
                     await window.acquire()
-                    order.put_nowait((request, asyncio.ensure_future(self._stream_item(request, time_remaining))))
+                    order.put_nowait(
+                        (request, asyncio.ensure_future(self._stream_item(request, context.time_remaining())))
+                    )
             finally:
                 order.put_nowait(None)
 
