@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as aioclient
 from tritonclient.utils import InferenceServerException
@@ -101,3 +102,25 @@ def test_aio_client_infers_concurrently(oip_server: Any, repository: Path) -> No
             assert all(error is None for _, error in answers)
 
     asyncio.run(main())
+
+
+def test_stream_ends_at_the_first_error_when_asked(oip_server: Any) -> None:
+    # Triton's opt-in: the header triton_grpc_error: true ends the stream with the status of its first error.
+    results: queue.Queue[tuple[Any, Any]] = queue.Queue()
+    with grpcclient.InferenceServerClient(oip_server.address) as client:
+        client.start_stream(
+            callback=lambda result, error: results.put((result, error)), headers={"triton_grpc_error": "true"}
+        )
+        client.async_stream_infer("nope", [_input(np.zeros((1, 16), np.float32))], request_id="a")
+        result, error = results.get(timeout=10)
+        client.stop_stream()
+    assert result is None and isinstance(error, InferenceServerException)
+    assert error.status() == "StatusCode.INVALID_ARGUMENT"
+
+
+def test_without_a_repository_models_are_unavailable(server: Any) -> None:
+    with grpcclient.InferenceServerClient(server.address) as client:
+        assert client.is_server_ready() and not client.is_model_ready("m")
+        with pytest.raises(InferenceServerException, match="--model-repository") as caught:
+            client.get_model_metadata("m")
+    assert caught.value.status() == "StatusCode.UNAVAILABLE"
