@@ -4,6 +4,8 @@
     ├── InvalidArgument      INVALID_ARGUMENT, with google.rpc.BadRequest field violations
     ├── OperatorUnavailable  UNIMPLEMENTED, naming the operator type
     ├── NotFound             NOT_FOUND (a resident tensor handle that is unknown, released, expired or another's)
+    ├── AlreadyExists        ALREADY_EXISTS (a shared memory region name that is registered already)
+    ├── Unimplemented        UNIMPLEMENTED (a protocol feature this server does not serve)
     ├── FailedPrecondition   FAILED_PRECONDITION (a handle made by another worker process of the same server)
     ├── ResourceExhausted    RESOURCE_EXHAUSTED (size limits checked before allocation; the queue bound; quotas)
     ├── DeadlineExceeded     DEADLINE_EXCEEDED (the call's deadline passed before its work started)
@@ -70,6 +72,18 @@ class NotFound(ServiceError):
     """A named entity (a resident tensor handle) does not exist for this caller."""
 
     code = grpc.StatusCode.NOT_FOUND
+
+
+class AlreadyExists(ServiceError):
+    """What the request would create exists already (an Open Inference Protocol shared memory region name)."""
+
+    code = grpc.StatusCode.ALREADY_EXISTS
+
+
+class Unimplemented(ServiceError):
+    """A protocol feature this server does not serve (client shared memory when not allowed, CUDA regions)."""
+
+    code = grpc.StatusCode.UNIMPLEMENTED
 
 
 class FailedPrecondition(ServiceError):

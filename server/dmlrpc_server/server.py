@@ -22,6 +22,11 @@ from dmlrpc_server.executor import Executor, capabilities, device_of
 from dmlrpc_server.feature_levels import feature_level_name
 from dmlrpc_server.interceptors import ErrorInterceptor
 from dmlrpc_server.metrics import Metrics
+from dmlrpc_server.oip import protocol as oip_protocol
+from dmlrpc_server.oip.repository import Repository
+from dmlrpc_server.oip.servicer import InferenceServicer
+from dmlrpc_server.oip.servicer import handlers as oip_handlers
+from dmlrpc_server.oip.shm import SharedMemory
 from dmlrpc_server.operators.base import Limits
 from dmlrpc_server.runtime.admission import Admission, ByteBudget
 from dmlrpc_server.runtime.buffers import BufferPool
@@ -29,7 +34,7 @@ from dmlrpc_server.runtime.compiler import warm_up
 from dmlrpc_server.runtime.handles import HandleStore
 from dmlrpc_server.runtime.memory import Heap
 from dmlrpc_server.runtime.process import worker_count
-from dmlrpc_server.runtime.providers import choose_provider
+from dmlrpc_server.runtime.providers import Provider, choose_provider
 from dmlrpc_server.runtime.resident import ResidentStore
 from dmlrpc_server.scheduler import Scheduler
 from dmlrpc_server.security import TokenAuthInterceptor, server_credentials
@@ -74,6 +79,8 @@ class BuiltServer:
     workers: ThreadPoolExecutor
     metrics_port: int | None = None
     heap: Heap | None = None
+    #: The Open Inference Protocol front door (served beside DirectMLService on the same port).
+    inference: InferenceServicer | None = None
     _sweeper: asyncio.Task[None] | None = None
     _trimmer: asyncio.Task[None] | None = None
 
@@ -135,10 +142,14 @@ class BuiltServer:
         _log.info("%s warmed up in %.0f ms", provider.name, seconds * 1e3)
         for name in HEALTH_NAMES:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        if self.inference is not None:
+            self.inference.serving = True
 
     async def stop(self, grace: float | None, *, drain: float = 0.0) -> None:
         """Report NOT_SERVING, keep serving ``drain`` seconds, refuse new calls, give in-flight ones ``grace``."""
         await self.health.enter_graceful_shutdown()
+        if self.inference is not None:
+            self.inference.serving = False
         if drain > 0:
             await asyncio.sleep(drain)
         started = time.monotonic()
@@ -389,10 +400,17 @@ def build_server(settings: ServerSettings) -> BuiltServer:
     )
     caps = capabilities(executor, server_version=version, limits=service_limits)
     server.add_generic_rpc_handlers((handlers(DirectMLServicer(service, caps, authenticated=bool(tokens))),))
+    inference = InferenceServicer(
+        service,
+        _repository(settings, provider, scheduler),
+        version=version,
+        shared_memory=SharedMemory() if settings.allow_client_shm else None,
+    )
+    server.add_generic_rpc_handlers((oip_handlers(inference),))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if settings.reflection:
-        enable_reflection((SERVICE_NAME, health.SERVICE_NAME, *_REFLECTION_NAMES), server)
+        enable_reflection((SERVICE_NAME, oip_protocol.SERVICE_NAME, health.SERVICE_NAME, *_REFLECTION_NAMES), server)
 
     address = f"{settings.host}:{settings.port}"
     credentials = server_credentials(settings)
@@ -412,4 +430,24 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         ", TLS" + (" with client certificates" if settings.tls_client_ca_file else "") if credentials else "",
         f", {len(tokens)} bearer token(s)" if tokens else "",
     )
-    return BuiltServer(server, port, settings, service, health_servicer, metrics, workers, heap=heap)
+    return BuiltServer(
+        server, port, settings, service, health_servicer, metrics, workers, heap=heap, inference=inference
+    )
+
+
+def _repository(settings: ServerSettings, provider: Provider, scheduler: Scheduler) -> Repository | None:
+    """The model repository of --model-repository, with the models to serve from the start loaded (a model that
+    fails is reported by RepositoryIndex and logged; it never stops the server)."""
+    if settings.model_repository is None:
+        return None
+    repository = Repository(
+        settings.model_repository,
+        provider,
+        scheduler,
+        default_max_batch_size=settings.default_max_batch_size,
+        explicit=settings.model_control_mode == "explicit",
+    )
+    everything = not repository.explicit or "*" in settings.load_model
+    for name in repository.names() if everything else settings.load_model:
+        repository.install(repository.prepare(name))
+    return repository

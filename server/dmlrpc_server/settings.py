@@ -322,6 +322,27 @@ class ServerSettings(BaseSettings):
         600.0, gt=0, description="A compiled operator unused this long is released (its handle then NOT_FOUND)."
     )
     max_graph_nodes: Annotated[int, Field(ge=1)] = Field(64, description="Most nodes of one CompileGraph graph.")
+    model_repository: Path | None = Field(
+        None,
+        description="Serve the models of this Triton-layout repository (<model>/<version>/model.onnx, optional "
+        "<model>/config.pbtxt) over the Open Inference Protocol (inference.GRPCInferenceService, same port).",
+    )
+    model_control_mode: Literal["none", "explicit"] = Field(
+        "none",
+        description="none: load every repository model at start, refuse load/unload calls; explicit: load the "
+        "--load-model ones at start and others by RepositoryModelLoad.",
+    )
+    load_model: list[str] = Field(
+        default_factory=list, description="Models to load at start with --model-control-mode explicit ('*': all)."
+    )
+    default_max_batch_size: Annotated[int, Field(ge=0)] = Field(
+        4, description="max_batch_size given to a model that can batch and whose config does not set one."
+    )
+    allow_client_shm: bool = Field(
+        False,
+        description="Serve the system shared memory RPCs (clients name /dev/shm objects the server then reads and "
+        "writes); off, they answer UNIMPLEMENTED.",
+    )
     reflection: bool = Field(True, description="Serve gRPC server reflection (grpcurl and other generic tools).")
     metrics: bool = Field(True, description="Serve Prometheus metrics over HTTP at /metrics.")
     metrics_host: str | None = Field(None, description="Address of the metrics endpoint (default: --host).")

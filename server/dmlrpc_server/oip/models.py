@@ -1,0 +1,346 @@
+"""A served model version: its session, its requests' checks, its dynamic batcher and its statistics."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+
+from dmlrpc_server.errors import DeadlineExceeded, InvalidArgument, Unavailable
+from dmlrpc_server.oip.config import instances
+from dmlrpc_server.oip.protocol import service_pb2
+from dmlrpc_server.oip.tensors import Datatype, datatype_of, shape_matches
+from dmlrpc_server.scheduler import Scheduler
+
+_log = logging.getLogger(__name__)
+
+Feeds = dict[str, np.ndarray]
+#: Runs a batch's feeds on a worker thread (``Scheduler.offload``): the session's outputs by name.
+Runner = Callable[[Feeds, ort.RunOptions], dict[str, np.ndarray]]
+
+
+@dataclass
+class Duration:
+    """A cumulative StatisticDuration: how many and how long in all."""
+
+    count: int = 0
+    ns: int = 0
+
+    def add(self, ns: int, count: int = 1) -> None:
+        self.count += count
+        self.ns += ns
+
+    def message(self) -> Any:
+        return service_pb2.StatisticDuration(count=self.count, ns=self.ns)
+
+
+@dataclass
+class Statistics:
+    """What ModelStatistics reports for one version, counted as Triton counts it."""
+
+    last_inference_ms: int = 0
+    inference_count: int = 0  # batch items that ran
+    execution_count: int = 0  # runs of the model
+    success: Duration = field(default_factory=Duration)
+    fail: Duration = field(default_factory=Duration)
+    queue: Duration = field(default_factory=Duration)
+    compute_input: Duration = field(default_factory=Duration)
+    compute_infer: Duration = field(default_factory=Duration)
+    compute_output: Duration = field(default_factory=Duration)
+    batches: dict[int, tuple[Duration, Duration, Duration]] = field(default_factory=dict)
+
+    def batch(self, size: int, input_ns: int, infer_ns: int, output_ns: int) -> None:
+        durations = self.batches.setdefault(size, (Duration(), Duration(), Duration()))
+        for duration, ns in zip(durations, (input_ns, infer_ns, output_ns), strict=True):
+            duration.add(ns)
+
+    def message(self, name: str, version: str) -> Any:
+        return service_pb2.ModelStatistics(
+            name=name,
+            version=version,
+            last_inference=self.last_inference_ms,
+            inference_count=self.inference_count,
+            execution_count=self.execution_count,
+            inference_stats=service_pb2.InferStatistics(
+                success=self.success.message(),
+                fail=self.fail.message(),
+                queue=self.queue.message(),
+                compute_input=self.compute_input.message(),
+                compute_infer=self.compute_infer.message(),
+                compute_output=self.compute_output.message(),
+            ),
+            batch_stats=[
+                service_pb2.InferBatchStatistics(
+                    batch_size=size,
+                    compute_input=durations[0].message(),
+                    compute_infer=durations[1].message(),
+                    compute_output=durations[2].message(),
+                )
+                for size, durations in sorted(self.batches.items())
+            ],
+        )
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A config input or output as requests see it: datatype, dims (no batch dim) and the model's shape."""
+
+    name: str
+    datatype: Datatype
+    dims: tuple[int, ...]
+    #: The shape the model sees (``reshape``), or None when it is ``dims``.
+    reshape: tuple[int, ...] | None
+    optional: bool = False
+
+
+def specs(entries: list[Any] | list[Any]) -> list[TensorSpec]:
+    return [
+        TensorSpec(
+            entry.name,
+            datatype_of(entry.data_type),
+            tuple(entry.dims),
+            tuple(entry.reshape.shape) if entry.HasField("reshape") else None,
+            bool(getattr(entry, "optional", False)),
+        )
+        for entry in entries
+    ]
+
+
+@dataclass
+class _Pending:
+    """One request waiting in a model's queue."""
+
+    feeds: Feeds
+    size: int  # its batch dimension (1 for a model that does not batch)
+    key: tuple[tuple[int, ...], ...]  # the non-batch shapes: requests batch together only when these are equal
+    future: asyncio.Future[dict[str, np.ndarray]]
+    arrived: int  # perf_counter_ns
+    deadline: float | None
+
+
+class ModelVersion:
+    """One loaded version of a model: checks requests against its config and runs them through its batcher.
+
+    The batcher follows Triton's dynamic batcher: queued requests are taken in arrival order; the largest batch that
+    reaches ``max_batch_size`` or a preferred size goes at once, otherwise the queue waits for company until its
+    oldest request has waited ``max_queue_delay_microseconds`` (none by default: it goes on the loop's next turn).
+    While every instance runs, requests queue and then run together, so batches grow as fast as the model is busy.
+    Runs go to the serving core's worker threads (``Scheduler.offload``). Use from the event loop thread only.
+    """
+
+    def __init__(
+        self, name: str, version: int, config: Any, run: Runner, scheduler: Scheduler, *, label: str = ""
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.config = config
+        self.label = label
+        self.inputs = specs(list(config.input))
+        self.outputs = specs(list(config.output))
+        self.input_by_name = {spec.name: spec for spec in self.inputs}
+        self.output_by_name = {spec.name: spec for spec in self.outputs}
+        self.max_batch = config.max_batch_size
+        self.stats = Statistics()
+        self._run = run
+        self._scheduler = scheduler
+        batching = config.dynamic_batching if config.WhichOneof("scheduling_choice") == "dynamic_batching" else None
+        self.batching = batching is not None and self.max_batch > 0
+        self.preferred = sorted(set(batching.preferred_batch_size)) if batching is not None else []
+        self.delay_ns = batching.max_queue_delay_microseconds * 1000 if batching is not None else 0
+        self.max_queue = batching.default_queue_policy.max_queue_size if batching is not None else 0
+        self.slots = instances(config)
+        self._running = 0
+        self._queue: deque[_Pending] = deque()
+        self._scheduled = False
+        self._timer: asyncio.TimerHandle | None = None
+
+    # -- requests -----------------------------------------------------------------------------------------------
+
+    def batch_of(self, shapes: dict[str, list[int]]) -> int:
+        """Check the request's shapes against the config; its batch size (1 for a model that does not batch).
+
+        Raises:
+            InvalidArgument: a shape that does not match, or a batch over max_batch_size (field paths given by
+                the caller's input order).
+        """
+        batch = None
+        for index, (name, shape) in enumerate(shapes.items()):
+            spec = self.input_by_name[name]
+            field = f"inputs[{index}].shape"
+            if self.max_batch > 0:
+                if not shape:
+                    raise InvalidArgument(field, f"'{name}' needs a batch dimension before its dims {list(spec.dims)}")
+                size, rest = shape[0], shape[1:]
+                if size < 1 or size > self.max_batch:
+                    raise InvalidArgument(
+                        field, f"batch size {size} of '{name}' is outside 1..{self.max_batch} (max_batch_size)"
+                    )
+                if batch is not None and size != batch:
+                    raise InvalidArgument(field, f"'{name}' has batch size {size}; another input has {batch}")
+                batch = size
+            else:
+                rest = shape
+            if not shape_matches(rest, spec.dims):
+                expected = ([-1] if self.max_batch > 0 else []) + list(spec.dims)
+                raise InvalidArgument(field, f"shape {shape} of '{name}' does not match the model's {expected}")
+        return batch or 1
+
+    def model_shape(self, spec: TensorSpec, shape: list[int], batch: int) -> list[int]:
+        """The shape the model sees for a request tensor (its config ``reshape`` applied)."""
+        if spec.reshape is None:
+            return shape
+        return ([batch] if self.max_batch > 0 else []) + list(spec.reshape)
+
+    async def infer(self, feeds: Feeds, batch: int, deadline: float | None) -> dict[str, np.ndarray]:
+        """Queue one request's feeds; its outputs (by name) once its batch ran.
+
+        Raises:
+            Unavailable: the queue is full (``max_queue_size``).
+            DeadlineExceeded: the deadline passed while it waited.
+        """
+        if self.max_queue and len(self._queue) >= self.max_queue:
+            raise Unavailable(f"Exceeds maximum queue size ({self.max_queue}) of model '{self.name}'")
+        loop = asyncio.get_running_loop()
+        key = tuple(tuple(array.shape[1:] if self.max_batch > 0 else array.shape) for array in feeds.values())
+        pending = _Pending(feeds, batch, key, loop.create_future(), time.perf_counter_ns(), deadline)
+        self._queue.append(pending)
+        if not self._scheduled:
+            # NOTE: a turn later, not now: requests the loop has already taken in (calls that arrived together, a
+            # stream's messages) join this batch.
+            self._scheduled = True
+            loop.call_soon(self._dispatch)
+        try:
+            return await pending.future
+        except asyncio.CancelledError:
+            pending.future.cancel()  # still queued: skipped; already running: the batch runs on for the others
+            raise
+
+    # -- the batcher --------------------------------------------------------------------------------------------
+
+    def _dispatch(self) -> None:
+        self._scheduled = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        while self._running < self.slots and self._queue:
+            self._drop_dead()
+            if not self._queue:
+                return
+            batch = self._next_batch()
+            if batch is None:
+                return  # waits for company (a timer is set)
+            self._start(batch)
+
+    def _drop_dead(self) -> None:
+        now = time.monotonic()
+        live: deque[_Pending] = deque()
+        for pending in self._queue:
+            if pending.future.done():
+                continue
+            if pending.deadline is not None and now >= pending.deadline:
+                pending.future.set_exception(
+                    DeadlineExceeded("the deadline passed while the request was queued; it was not executed")
+                )
+                continue
+            live.append(pending)
+        self._queue = live
+
+    def _next_batch(self) -> list[_Pending] | None:
+        queue = self._queue
+        if not self.batching:
+            return [queue.popleft()]
+        first = queue[0]
+        total = 0
+        prefix: list[int] = []  # batch sizes reachable by taking the queue's first requests
+        for pending in queue:
+            if pending.key != first.key or total + pending.size > self.max_batch:
+                break
+            total += pending.size
+            prefix.append(total)
+        take = None
+        if total == self.max_batch or (len(prefix) < len(queue)):
+            take = len(prefix)  # the batch cannot grow: the next request does not fit or does not match
+        else:
+            reachable = [count for count, size in enumerate(prefix, 1) if size in self.preferred]
+            if reachable:
+                take = reachable[-1]  # the largest preferred batch that can be formed goes at once
+        if take is None:
+            waited = time.perf_counter_ns() - first.arrived
+            if waited < self.delay_ns:
+                loop = asyncio.get_running_loop()
+                self._timer = loop.call_later((self.delay_ns - waited) / 1e9, self._dispatch)
+                return None
+            take = len(prefix)
+        return [queue.popleft() for _ in range(take)]
+
+    def _start(self, batch: list[_Pending]) -> None:
+        self._running += 1
+        task = asyncio.ensure_future(self._execute(batch))
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Future[None]) -> None:
+        self._running -= 1
+        with contextlib.suppress(asyncio.CancelledError):
+            if task.exception() is not None:  # pragma: no cover - _execute settles its members itself
+                _log.error("model %s batch failed", self.name, exc_info=task.exception())
+        if self._queue:
+            self._dispatch()
+
+    async def _execute(self, batch: list[_Pending]) -> None:
+        started = time.perf_counter_ns()
+        stats = self.stats
+        for pending in batch:
+            stats.queue.add(started - pending.arrived)
+        try:
+            outputs_by_request = await self._scheduler.offload(functools.partial(self._run_batch, batch))
+        except Exception as error:
+            ended = time.perf_counter_ns()
+            for pending in batch:
+                stats.fail.add(ended - pending.arrived)
+                if not pending.future.done():
+                    pending.future.set_exception(error)
+            return
+        results, timings = outputs_by_request
+        ended = time.perf_counter_ns()
+        size = sum(pending.size for pending in batch)
+        stats.execution_count += 1
+        stats.inference_count += size
+        stats.last_inference_ms = time.time_ns() // 1_000_000
+        input_ns, infer_ns, output_ns = timings
+        stats.batch(size, input_ns, infer_ns, output_ns)
+        for pending, outputs in zip(batch, results, strict=True):
+            stats.success.add(ended - pending.arrived)
+            stats.compute_input.add(input_ns)
+            stats.compute_infer.add(infer_ns)
+            stats.compute_output.add(output_ns)
+            if not pending.future.done():
+                pending.future.set_result(outputs)
+
+    def _run_batch(
+        self, batch: list[_Pending], options: ort.RunOptions
+    ) -> tuple[list[dict[str, np.ndarray]], tuple[int, int, int]]:
+        """On a worker thread: concatenate the batch's feeds on the batch axis, run once, split the outputs."""
+        t0 = time.perf_counter_ns()
+        if len(batch) == 1:
+            feeds = batch[0].feeds
+        else:
+            feeds = {name: np.concatenate([p.feeds[name] for p in batch]) for name in batch[0].feeds}
+        t1 = time.perf_counter_ns()
+        outputs = self._run(feeds, options)
+        t2 = time.perf_counter_ns()
+        if len(batch) == 1:
+            results = [outputs]
+        else:
+            bounds = np.cumsum([p.size for p in batch])[:-1]
+            split = {name: np.split(array, bounds) for name, array in outputs.items()}
+            results = [{name: parts[i] for name, parts in split.items()} for i in range(len(batch))]
+        return results, (t1 - t0, t2 - t1, time.perf_counter_ns() - t2)

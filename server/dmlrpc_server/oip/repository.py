@@ -1,0 +1,260 @@
+"""The model repository: Triton's layout read, versions chosen by policy, models loaded and unloaded, and their
+states (READY, or UNAVAILABLE with the reason) for RepositoryIndex. A bad model never stops the server."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+from dmlrpc_server.errors import InvalidArgument, NotFound, Unavailable
+from dmlrpc_server.oip.config import (
+    ModelConfig,
+    ModelError,
+    check,
+    complete,
+    fill_instance_group,
+    onnx_io,
+    read_config,
+)
+from dmlrpc_server.oip.models import Feeds, ModelVersion, Runner
+from dmlrpc_server.oip.protocol import service_pb2
+from dmlrpc_server.runtime.providers import Provider
+from dmlrpc_server.scheduler import Scheduler
+
+_log = logging.getLogger(__name__)
+
+READY = "READY"
+UNAVAILABLE = "UNAVAILABLE"
+
+
+@dataclass
+class Model:
+    """One model name as last loaded: its completed config, its ready versions, and why others are not."""
+
+    name: str
+    config: Any | None
+    versions: dict[int, ModelVersion] = field(default_factory=dict)
+    #: Versions that failed to load, and why.
+    failed: dict[int, str] = field(default_factory=dict)
+    #: Why the model as a whole is not served ("" when it loaded), or "unloaded".
+    reason: str = ""
+
+
+def versions_of(directory: Path) -> list[int]:
+    """The version directories of a model: numeric names not starting with 0, ascending."""
+    found = []
+    for child in directory.iterdir():
+        if child.is_dir() and child.name.isdigit() and not child.name.startswith("0"):
+            found.append(int(child.name))
+    return sorted(found)
+
+
+def chosen_versions(config: Any, available: list[int]) -> list[int]:
+    """The versions the config's version policy serves (latest 1 when it sets none)."""
+    policy = config.version_policy
+    which = policy.WhichOneof("policy_choice")
+    if which == "all":
+        return available
+    if which == "specific":
+        return [v for v in available if v in set(policy.specific.versions)]
+    count = policy.latest.num_versions if which == "latest" and policy.latest.num_versions > 0 else 1
+    return available[-count:]
+
+
+def model_file(directory: Path, config: Any) -> Path:
+    """The ONNX file of one version directory (``default_model_filename``, a file or a directory holding it)."""
+    name = config.default_model_filename or "model.onnx"
+    path = directory / name
+    if path.is_dir():
+        path = path / "model.onnx"
+    return path
+
+
+class Repository:
+    """The models of one repository directory, by name. Loading runs off the event loop (``prepare``); the
+    tables change only on the loop (``install``), so requests always see a whole model."""
+
+    def __init__(
+        self,
+        root: Path,
+        provider: Provider,
+        scheduler: Scheduler,
+        *,
+        default_max_batch_size: int,
+        explicit: bool,
+    ) -> None:
+        self.root = root
+        self.provider = provider
+        self.scheduler = scheduler
+        self.default_max_batch_size = default_max_batch_size
+        self.explicit = explicit
+        self.models: dict[str, Model] = {}
+        self._loading = threading.Lock()
+
+    def names(self) -> list[str]:
+        """The model directories of the repository (read now: models added since start are listed)."""
+        if not self.root.is_dir():
+            return []
+        return sorted(child.name for child in self.root.iterdir() if child.is_dir() and not child.name.startswith("."))
+
+    # -- load and unload ----------------------------------------------------------------------------------------
+
+    def prepare(self, name: str, override: Any | None = None) -> Model:
+        """Read, complete and check one model's config and create its versions' sessions (blocking: run it on a
+        worker thread). Never raises for a bad model: the returned Model says why it is not served."""
+        with self._loading:
+            directory = self.root / name
+            try:
+                return self._prepare(directory, override)
+            except ModelError as error:
+                _log.warning("model %s is not served: %s", name, error)
+                return Model(name, None, reason=str(error))
+            except Exception as error:  # a model file ONNX or ONNX Runtime rejects
+                reason = str(error).splitlines()[0][:500] if str(error) else type(error).__name__
+                _log.warning("model %s is not served: %s", name, reason)
+                return Model(name, None, reason=reason)
+
+    def _prepare(self, directory: Path, override: Any | None) -> Model:
+        if not directory.is_dir():
+            raise ModelError(f"no directory '{directory.name}' in the model repository")
+        if override is not None:
+            config = ModelConfig()
+            config.CopyFrom(override)
+            if config.name and config.name != directory.name:
+                raise ModelError(f"the config names model '{config.name}', not '{directory.name}'")
+            config.name = directory.name
+        else:
+            config = read_config(directory)
+        available = versions_of(directory)
+        if not available:
+            raise ModelError("the model has no version directory (a positive integer name)")
+        chosen = chosen_versions(config, available)
+        if not chosen:
+            raise ModelError(f"the version policy selects none of the versions {available}")
+        # Completed once, from the newest version, as Triton does; every version is then checked against it.
+        newest = onnx.load(str(model_file(directory / str(chosen[-1]), config)), load_external_data=False)
+        complete(config, *onnx_io(newest), self.default_max_batch_size)
+        fill_instance_group(config)
+        model = Model(directory.name, config)
+        for version in chosen:
+            try:
+                model.versions[version] = self._version(directory, version, config)
+            except Exception as error:
+                reason = str(error).splitlines()[0][:500] if str(error) else type(error).__name__
+                _log.warning("model %s version %d is not served: %s", directory.name, version, reason)
+                model.failed[version] = reason
+        if not model.versions:
+            model.reason = "no version of the model could be loaded"
+        return model
+
+    def _version(self, directory: Path, version: int, config: Any) -> ModelVersion:
+        path = model_file(directory / str(version), config)
+        if not path.is_file():
+            raise ModelError(f"version {version} has no model file '{path.name}'")
+        check(config, *onnx_io(onnx.load(str(path), load_external_data=False)))
+        options = self.provider.session_options()
+        # Whole models gain from ONNX Runtime's full graph optimisation (operator descs are single nodes).
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        session = ort.InferenceSession(str(path), sess_options=options, providers=self.provider.providers())
+        return ModelVersion(directory.name, version, config, session_runner(session, self.provider), self.scheduler)
+
+    def install(self, model: Model) -> None:
+        """Serve ``model`` from now on (requests already running finish on the version they started on)."""
+        self.models[model.name] = model
+        if model.versions:
+            _log.info("model %s: version(s) %s ready", model.name, sorted(model.versions))
+
+    def unload(self, name: str) -> None:
+        """Stop serving ``name``; RepositoryIndex then reports it UNAVAILABLE, "unloaded"."""
+        self.models[name] = Model(name, None, reason="unloaded")
+
+    # -- lookups ------------------------------------------------------------------------------------------------
+
+    def get(self, name: str, version: str) -> ModelVersion:
+        """The version a request names (empty: the highest ready one), with Triton's status codes.
+
+        Raises:
+            InvalidArgument: an unknown model, or a version that is not an integer.
+            NotFound: a known model with no ready version.
+            Unavailable: the version named is not ready.
+        """
+        model = self.models.get(name)
+        if model is None:
+            raise InvalidArgument("model_name", f"Request for unknown model: '{name}' is not found")
+        if version:
+            if not version.isdigit():
+                raise InvalidArgument("model_version", f"'{version}' is not a version number")
+            ready = model.versions.get(int(version))
+            if ready is None:
+                raise Unavailable(f"Request for unknown model: '{name}' version {int(version)} is not at ready state")
+            return ready
+        if not model.versions:
+            raise NotFound(f"Request for unknown model: '{name}' has no available versions ({model.reason})")
+        return model.versions[max(model.versions)]
+
+    def is_ready(self, name: str, version: str) -> bool:
+        model = self.models.get(name)
+        if model is None or not model.versions:
+            return False
+        if not version:
+            return True
+        return version.isdigit() and int(version) in model.versions
+
+    def config(self, name: str) -> Any:
+        """The completed config of a model that loaded (Triton answers for a model with a ready version only).
+
+        Raises:
+            InvalidArgument / NotFound: as ``get``.
+        """
+        model = self.models.get(name)
+        if model is None:
+            raise InvalidArgument("name", f"Request for unknown model: '{name}' is not found")
+        if model.config is None or not model.versions:
+            raise NotFound(f"Request for unknown model: '{name}' has no available versions ({model.reason})")
+        return model.config
+
+    def index(self, ready_only: bool) -> list[Any]:
+        """One entry per model version (and per model that is not served), as RepositoryIndex lists them."""
+        entries = []
+        index = service_pb2.RepositoryIndexResponse.ModelIndex
+        for name in sorted(set(self.names()) | set(self.models)):
+            model = self.models.get(name)
+            if model is None:
+                if not ready_only:
+                    entries.append(index(name=name))  # in the repository, never loaded
+                continue
+            for version in sorted(model.versions):
+                entries.append(index(name=name, version=str(version), state=READY))
+            if ready_only:
+                continue
+            for version, reason in sorted(model.failed.items()):
+                entries.append(index(name=name, version=str(version), state=UNAVAILABLE, reason=reason))
+            if not model.versions:
+                entries.append(index(name=name, state=UNAVAILABLE, reason=model.reason))
+        return entries
+
+
+def session_runner(session: ort.InferenceSession, provider: Provider) -> Runner:
+    """Run ``session`` on a batch's feeds: its outputs by name (one run at a time where the provider needs it)."""
+    names = [output.name for output in session.get_outputs()]
+    lock: contextlib.AbstractContextManager[object] = (
+        threading.Lock() if provider.serialize_runs else contextlib.nullcontext()
+    )
+
+    def run(feeds: Feeds, options: ort.RunOptions) -> dict[str, np.ndarray]:
+        with lock:
+            outputs = session.run(names, feeds, options)
+        return dict(zip(names, outputs, strict=True))
+
+    return run
+
+
+__all__ = ["READY", "UNAVAILABLE", "Model", "Repository", "chosen_versions", "session_runner", "versions_of"]
