@@ -70,17 +70,7 @@ def _array(values: Sequence[int], count: int, tensors: Tensors, name: str, count
 
 def _simple_plan(graph: Graph, source: TensorLayout, output: TensorLayout) -> Plan:
     """The plan of a one-input graph ("input" -> "output") that takes and gives the tensors' own types and shapes."""
-
-    def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-        data = arrays[0]
-        if data is None:
-            return {}  # bound in device memory as it is (``direct_inputs``)
-        return {"input": np.ascontiguousarray(data)}
-
-    def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-        return [outputs[0]]
-
-    return Plan((source,), (output,), graph.model(), prepare, finish, direct_inputs=("input",), direct_outputs=True)
+    return Plan.direct((source,), (output,), graph.model())
 
 
 def _slice_plan(

@@ -483,10 +483,7 @@ class MaxUnpooling(Operator[operators_pb2.MaxUnpoolingOperatorDesc]):
             reject_overlaps(targets, field="inputs[1].buffer.data", what="indices_tensor positions")
             return {"input": np.ascontiguousarray(data).reshape(-1), "indices": targets.reshape(-1)}
 
-        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return [outputs[0]]
-
-        return Plan((source, indices), (output,), graph.model(), prepare, finish)
+        return Plan((source, indices), (output,), graph.model(), prepare)
 
 
 class RoiPooling(Operator[operators_pb2.RoiPoolingOperatorDesc]):
@@ -622,10 +619,7 @@ class RoiPooling(Operator[operators_pb2.RoiPoolingOperatorDesc]):
                 "corners": np.ascontiguousarray(table[:, 1:]),
             }
 
-        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return [outputs[0]]
-
-        return Plan((source, rois), (output,), graph.model(), prepare, finish)
+        return Plan((source, rois), (output,), graph.model(), prepare)
 
 
 #: This module's operators, for the registry.

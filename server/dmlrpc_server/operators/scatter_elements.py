@@ -117,7 +117,4 @@ class ScatterElements(Operator[operators_pb2.ScatterElementsOperatorDesc]):
                 "updates": np.ascontiguousarray(update_values),
             }
 
-        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return [outputs[0]]
-
-        return Plan((source, indices, updates), (output,), model, prepare, finish)
+        return Plan((source, indices, updates), (output,), model, prepare)
