@@ -14,7 +14,7 @@ from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.feature_levels import parse_feature_level
 from dmlrpc_server.operators.base import SupportTable
-from dmlrpc_server.operators.pages import Page
+from dmlrpc_server.operators.pages._page import Page
 from dmlrpc_server.tensors import TensorRule
 
 FL = operators_pb2.FeatureLevel
