@@ -33,7 +33,10 @@ from dmlrpc_server.operators.pages import (
     resample,
     roi_align,
     roi_pooling,
+    scatter_elements,
+    scatter_nd,
     spatial_grad,
+    top_k,
     training,
 )
 from dmlrpc_server.operators.pages._page import Page
@@ -69,7 +72,10 @@ MODULES: tuple[ModuleType, ...] = (
     resample,
     roi_align,
     roi_pooling,
+    scatter_elements,
+    scatter_nd,
     spatial_grad,
+    top_k,
     training,
 )
 
