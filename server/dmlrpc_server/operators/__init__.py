@@ -11,11 +11,13 @@ from dmlrpc_server.operators import (
     cast,
     convolution,
     cumulative,
+    depth_space,
     fold,
     gather,
     generators,
     join_split,
     matrix,
+    max_unpooling,
     movement,
     normalization,
     pooling,
@@ -25,6 +27,7 @@ from dmlrpc_server.operators import (
     reduce,
     resample,
     roi_align,
+    roi_pooling,
     spatial_grad,
     training,
 )
@@ -32,6 +35,8 @@ from dmlrpc_server.operators.activation import ACTIVATIONS
 from dmlrpc_server.operators.base import Operator
 from dmlrpc_server.operators.element_wise import ELEMENT_WISE
 from dmlrpc_server.operators.element_wise_bits import ELEMENT_WISE_BITS
+from dmlrpc_server.operators.element_wise_rounding import ELEMENT_WISE_ROUNDING
+from dmlrpc_server.operators.element_wise_transcendental import ELEMENT_WISE_TRANSCENDENTAL
 from dmlrpc_server.operators.quantize import QUANTIZE
 from dmlrpc_server.operators.scatter_elements import ScatterElements
 from dmlrpc_server.operators.scatter_nd import ScatterNd
@@ -52,6 +57,8 @@ def _build(*operators: Operator[Any]) -> Mapping[str, Operator[Any]]:
 #: Explicit, in OperatorType order. A case of OperatorDesc.desc missing here is answered with UNIMPLEMENTED.
 REGISTRY: Mapping[str, Operator[Any]] = _build(
     *ELEMENT_WISE,
+    *ELEMENT_WISE_ROUNDING,
+    *ELEMENT_WISE_TRANSCENDENTAL,
     *ELEMENT_WISE_BITS,
     *QUANTIZE,
     *ACTIVATIONS,
@@ -63,11 +70,13 @@ REGISTRY: Mapping[str, Operator[Any]] = _build(
     *cast.OPERATORS,
     *convolution.OPERATORS,
     *cumulative.OPERATORS,
+    *depth_space.OPERATORS,
     *fold.OPERATORS,
     *gather.OPERATORS,
     *generators.OPERATORS,
     *join_split.OPERATORS,
     *matrix.OPERATORS,
+    *max_unpooling.OPERATORS,
     *movement.OPERATORS,
     *normalization.OPERATORS,
     *pooling.OPERATORS,
@@ -77,6 +86,7 @@ REGISTRY: Mapping[str, Operator[Any]] = _build(
     *reduce.OPERATORS,
     *resample.OPERATORS,
     *roi_align.OPERATORS,
+    *roi_pooling.OPERATORS,
     *training.OPERATORS,
     *spatial_grad.OPERATORS,
 )

@@ -12,7 +12,7 @@ import numpy as np
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.operators._batching import BatchRule
-from dmlrpc_server.operators._graph import F16, F32, F64, U8, U16, U32, U64, DType, Graph, Value
+from dmlrpc_server.operators._graph import BOOL, F16, F32, F64, FLOATS, NUMERIC, U8, U16, U32, U64, DType, Graph, Value
 from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.pages import page
@@ -194,3 +194,36 @@ def define(
         namespace[name] = _method(value) if name in ("check", "data_check") else value
     cls = type(camel(type_name), (base,), namespace)
     return cls()  # type: ignore[no-any-return]
+
+
+def minimum(g: Graph, a: Value, b: Value) -> Value:
+    """min(a, b): ONNX Min for floats (NaN propagates); a comparison for integers, because ONNX Runtime's CPU
+    Min/Max kernels for INT64 compare truncated 32-bit values (min(-1, -2**31 - 1) gives -1)."""
+    if a.dtype.kind == "f":
+        return g.op("Min", a, b)
+    return g.where(g.kernel("Less", NUMERIC, b, a, dtype=BOOL), b, a)
+
+
+def maximum(g: Graph, a: Value, b: Value) -> Value:
+    """max(a, b), as ``minimum``."""
+    if a.dtype.kind == "f":
+        return g.op("Max", a, b)
+    return g.where(g.kernel("Greater", NUMERIC, b, a, dtype=BOOL), b, a)
+
+
+def unary(op_type: str, supported: frozenset[DType] = FLOATS) -> Any:
+    """The function of a one-input ONNX operator whose kernel takes ``supported`` (other types widen exactly)."""
+
+    def function(g: Graph, xs: Sequence[Value], c: Context) -> Value:
+        return g.kernel(op_type, supported, xs[0])
+
+    return function
+
+
+def binary(op_type: str, supported: frozenset[np.dtype[Any]] = NUMERIC) -> Any:
+    """The function of a two-input ONNX operator, as ``unary``."""
+
+    def function(g: Graph, xs: Sequence[Value], c: Context) -> Value:
+        return g.kernel(op_type, supported, xs[0], xs[1])
+
+    return function

@@ -14,15 +14,19 @@ from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.feature_levels import parse_feature_level
 from dmlrpc_server.operators.base import SupportTable
-from dmlrpc_server.operators.pages import Page
+from dmlrpc_server.operators.pages._page import Page
 from dmlrpc_server.tensors import TensorRule
 
 FL = operators_pb2.FeatureLevel
 DT = tensor_pb2.TensorDataType
 
 
-def support_from(page: Page) -> tuple[tuple[int, SupportTable], ...]:
-    """A page's tensor-support tables keyed by proto field name, ascending by feature level."""
+def support_from(page: Page, *, introduced: int | None = None) -> tuple[tuple[int, SupportTable], ...]:
+    """A page's tensor-support tables keyed by proto field name, ascending by feature level.
+
+    ``introduced``: the level from which the oldest table applies, where DirectML.h introduces the type at another
+    level than the page's oldest table (which the page cannot say).
+    """
     tables = []
     for level, rows in page["support"].items():
         table: dict[str, TensorRule] = {}
@@ -31,7 +35,10 @@ def support_from(page: Page) -> tuple[tuple[int, SupportTable], ...]:
             data_types = {DT.Value(f"TENSOR_DATA_TYPE_{name}") for name in types.split()}
             table[snake_case(field)] = TensorRule.of((int(low), int(high or low)), data_types)
         tables.append((parse_feature_level(level), table))
-    return tuple(sorted(tables, key=lambda entry: entry[0]))
+    ordered = sorted(tables, key=lambda entry: entry[0])
+    if introduced is not None:
+        ordered[0] = (introduced, ordered[0][1])
+    return tuple(ordered)
 
 
 # DML_SCALAR_UNION members by the data type they hold, and the struct format of its leading bytes.

@@ -1,12 +1,10 @@
-"""DML_ACTIVATION_* operators (one table entry each) and fused activations (`FusedActivation` fields)."""
+"""DML_ACTIVATION_* operators (one table entry each; ``ACTIVATIONS`` holds every one) and fused activations."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
 
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import InvalidArgument
@@ -26,6 +24,7 @@ from dmlrpc_server.operators._graph import (
     Graph,
     Value,
 )
+from dmlrpc_server.operators.activation_softmax import ACTIVATIONS_OVER_AXES
 from dmlrpc_server.operators.base import require
 from dmlrpc_server.operators.pages.activation import FUSABLE
 
@@ -123,73 +122,19 @@ def _hard_swish(g: Graph, xs: Sequence[Value], c: Context) -> Value:
     return g.op("Mul", x, g.op("HardSigmoid", x, alpha=float(c.desc.alpha), beta=float(c.desc.beta)))
 
 
-def _check_effective_rank(desc: Any, c: Context) -> None:
-    """SOFTMAX, LOG_SOFTMAX and HARDMAX work on rows: at most 2 dimensions after the leading 1s."""
-    assert c.tensors is not None
-    sizes = list(c.tensors["input_tensor"].sizes)
-    while len(sizes) > 1 and sizes[0] == 1:
-        sizes.pop(0)
-    require(
-        len(sizes) <= 2,
-        f"{c.field('input_tensor')}.buffer.sizes",
-        f"has {len(sizes)} dimensions after its leading 1s; this operator takes at most 2 (rows of the last "
-        "dimension; use the *1 variant for other axes)",
-    )
-
-
-def _last_axis(op_type: str, supported: frozenset[DType] = FLOATS) -> Any:
-    def function(g: Graph, xs: Sequence[Value], c: Context) -> Value:
-        return g.kernel(op_type, supported, xs[0], axis=-1)
-
-    return function
-
-
-def _check_axes(desc: Any, c: Context) -> None:
-    assert c.tensors is not None
-    rank = len(c.tensors["input_tensor"].sizes)
-    axes = list(desc.axes)
-    require(desc.axis_count == len(axes), c.field("axis_count"), f"{desc.axis_count} != len(axes) = {len(axes)}")
-    require(len(axes) >= 1, c.field("axes"), "at least one axis is required")
-    for index, axis in enumerate(axes):
-        require(axis < rank, f"{c.field('axes')}[{index}]", f"axis {axis} is not less than the dimension count {rank}")
-    require(len(set(axes)) == len(axes), c.field("axes"), f"axes {axes} repeat a dimension")
-
-
-def _over_axes(op_type: str, supported: frozenset[DType] = FLOATS) -> Any:
-    """``op_type`` over several axes at once: they are moved last, flattened into one, and moved back."""
-
-    def function(g: Graph, xs: Sequence[Value], c: Context) -> Value:
-        assert c.tensors is not None
-        x = xs[0]
-        sizes = list(c.tensors["input_tensor"].sizes)
-        axes = sorted(c.desc.axes)
-        kept = [d for d in range(len(sizes)) if d not in axes]
-        order = kept + axes
-        moved = g.op("Transpose", x, perm=order)
-        flat_shape = [sizes[d] for d in kept] + [int(np.prod([sizes[d] for d in axes]))]
-        flat = g.op("Reshape", moved, g.const(flat_shape, np.int64))
-        result = g.kernel(op_type, supported, flat, axis=-1)
-        unflat = g.op("Reshape", result, g.const([sizes[d] for d in order], np.int64))
-        return g.op("Transpose", unflat, perm=[order.index(d) for d in range(len(sizes))])
-
-    return function
-
-
 ACTIVATIONS: tuple[ElementWise, ...] = (
+    *ACTIVATIONS_OVER_AXES,
     define("ACTIVATION_ELU", _onnx("Elu", alpha="alpha")),
-    define("ACTIVATION_HARDMAX", _last_axis("Hardmax", F32_ONLY), check=_check_effective_rank),
     define("ACTIVATION_HARD_SIGMOID", _onnx("HardSigmoid", alpha="alpha", beta="beta")),
     define("ACTIVATION_IDENTITY", lambda g, xs, c: xs[0]),
     define("ACTIVATION_LEAKY_RELU", _onnx("LeakyRelu", alpha="alpha")),
     define("ACTIVATION_LINEAR", _linear),
-    define("ACTIVATION_LOG_SOFTMAX", _last_axis("LogSoftmax"), check=_check_effective_rank),
     define("ACTIVATION_PARAMETERIZED_RELU", _parameterized_relu),
     define("ACTIVATION_PARAMETRIC_SOFTPLUS", _parametric_softplus),
     define("ACTIVATION_RELU", _relu),
     define("ACTIVATION_SCALED_ELU", _onnx("Selu", alpha="alpha", gamma="gamma")),
     define("ACTIVATION_SCALED_TANH", _scaled_tanh),
     define("ACTIVATION_SIGMOID", _onnx("Sigmoid")),
-    define("ACTIVATION_SOFTMAX", _last_axis("Softmax"), check=_check_effective_rank),
     define("ACTIVATION_SOFTPLUS", _softplus, check=_check_softplus),
     define("ACTIVATION_SOFTSIGN", _onnx("Softsign")),
     define("ACTIVATION_TANH", _onnx("Tanh")),
@@ -198,9 +143,6 @@ ACTIVATIONS: tuple[ElementWise, ...] = (
     define("ACTIVATION_CELU", _onnx("Celu", F32_ONLY, alpha="alpha"), check=_check_celu),
     define("ACTIVATION_RELU_GRAD", _relu_grad),
     define("ACTIVATION_GELU", _gelu),
-    define("ACTIVATION_SOFTMAX1", _over_axes("Softmax"), check=_check_axes, batching=None),
-    define("ACTIVATION_LOG_SOFTMAX1", _over_axes("LogSoftmax"), check=_check_axes, batching=None),
-    define("ACTIVATION_HARDMAX1", _over_axes("Hardmax", F32_ONLY), check=_check_axes, batching=None),
     define("ACTIVATION_SWISH", _swish),
     define("ACTIVATION_HARD_SWISH", _hard_swish),
 )

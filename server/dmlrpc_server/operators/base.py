@@ -73,20 +73,39 @@ class Tensors:
         return f"{self.path}.{name}"
 
 
+#: ``Plan.prepare``: the decoded input arrays (binding order, ``None`` for absent ones) -> the model's feeds.
+Prepare = Callable[[Sequence[np.ndarray | None]], dict[str, np.ndarray]]
+#: ``Plan.finish``: the model's outputs -> arrays shaped as the output tensors (binding order).
+Finish = Callable[[Sequence[np.ndarray]], list[np.ndarray | None]]
+
+
+def _feed_inputs(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:  # pragma: no cover - replaced
+    """The marker default of ``Plan.prepare``: ``Plan.__post_init__`` replaces it with the default feeds."""
+    raise NotImplementedError
+
+
+def same_outputs(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
+    """The default ``Plan.finish``: the model's outputs are the output tensors, in order."""
+    return list(outputs)
+
+
 @dataclass
 class Plan:
     """Everything about one operator desc that does not depend on the bound data.
 
     ``prepare`` turns the decoded input arrays (binding order, ``None`` for absent ones) into the model's feeds,
     checking data-dependent rules (index ranges, overlapping writes); ``finish`` turns the model's outputs into
-    arrays shaped as the output tensors (binding order).
+    arrays shaped as the output tensors (binding order). Both have defaults: ``prepare`` feeds every set input,
+    contiguous and of its layout's type, under its name in ``direct_inputs`` or else under the model's graph
+    inputs in order; ``finish`` returns the model's outputs as they are. ``Plan.direct`` also marks both as
+    pass-through, for the operators whose bridges do nothing else.
     """
 
     inputs: tuple[TensorLayout | None, ...]
     outputs: tuple[TensorLayout | None, ...]
     model: onnx.ModelProto
-    prepare: Callable[[Sequence[np.ndarray | None]], dict[str, np.ndarray]]
-    finish: Callable[[Sequence[np.ndarray]], list[np.ndarray | None]]
+    prepare: Prepare = _feed_inputs
+    finish: Finish = same_outputs
     #: Per input, the feed name when ``prepare`` passes that input to the model unchanged and unchecked (so a
     #: device-resident tensor can be bound as it is and ``prepare`` may be given ``None`` for it); else ``None``.
     direct_inputs: tuple[str | None, ...] = ()
@@ -97,6 +116,37 @@ class Plan:
     input_arrays: tuple[int | None, ...] = ()
     #: The same for the output tensor fields (``outputs`` and ``finish``'s results).
     output_arrays: tuple[int | None, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.prepare is _feed_inputs:
+            names = self.direct_inputs or self._feed_names(self.inputs, self.model)
+            layouts = self.inputs
+
+            def feed_inputs(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
+                return {
+                    name: np.ascontiguousarray(array, dtype=layout.dtype)
+                    for name, array, layout in zip(names, arrays, layouts, strict=True)
+                    if name is not None and array is not None and layout is not None
+                }
+
+            self.prepare = feed_inputs
+
+    @classmethod
+    def direct(
+        cls, inputs: tuple[TensorLayout | None, ...], outputs: tuple[TensorLayout | None, ...], model: onnx.ModelProto
+    ) -> Plan:
+        """A plan whose model takes the set inputs as they are (its graph inputs, in order) and whose outputs are
+        the output tensors: both bridges pass through, so inputs and outputs may stay in device memory."""
+        return cls(inputs, outputs, model, direct_inputs=cls._feed_names(inputs, model), direct_outputs=True)
+
+    @staticmethod
+    def _feed_names(inputs: tuple[TensorLayout | None, ...], model: onnx.ModelProto) -> tuple[str | None, ...]:
+        """Per input, the model's graph input that takes it: the graph inputs in order, one per set input."""
+        names = [value.name for value in model.graph.input]
+        if len(names) != sum(layout is not None for layout in inputs):
+            raise ValueError(f"{len(names)} graph inputs for {len(inputs)} input fields, not one per set input")
+        feeds = iter(names)
+        return tuple(None if layout is None else next(feeds) for layout in inputs)
 
     def group_outputs(self, flat: Sequence[T]) -> list[T | list[T]]:
         """Per-output items (``finish``'s order, arrays in place) grouped per output field: a list for an array."""

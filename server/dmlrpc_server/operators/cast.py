@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -105,14 +104,7 @@ class Cast(Operator[operators_pb2.CastOperatorDesc]):
         x = g.input("input", source.dtype, source.sizes)
         g.output(convert(g, x, target.dtype), "output", target.sizes)
 
-        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-            data = arrays[0]
-            return {} if data is None else {"input": np.ascontiguousarray(data, dtype=source.dtype)}
-
-        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return [outputs[0]]
-
-        return Plan((source,), (target,), g.model(), prepare, finish, direct_inputs=("input",), direct_outputs=True)
+        return Plan.direct((source,), (target,), g.model())
 
 
 #: This module's operators, for the registry.

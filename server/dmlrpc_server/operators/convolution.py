@@ -236,19 +236,9 @@ class Convolution(Operator[operators_pb2.ConvolutionOperatorDesc]):
         graph.output(graph.cast(result, output.dtype), "output", output.sizes)
         feeds = ("input", "filter", "bias")
 
-        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-            return {
-                name: np.ascontiguousarray(array)
-                for name, array in zip(feeds, arrays, strict=True)
-                if array is not None
-            }
-
-        def finish(results: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return [results[0]]
-
         layouts = (source, weights, bias)
         direct = tuple(name if layout is not None else None for name, layout in zip(feeds, layouts, strict=True))
-        return Plan(layouts, (output,), graph.model(), prepare, finish, direct, True)
+        return Plan(layouts, (output,), graph.model(), direct_inputs=direct, direct_outputs=True)
 
 
 def integer_convolution(graph: Graph, tensors: Tensors, geometry: Geometry) -> tuple[Value, tuple[int, ...]]:
@@ -338,11 +328,15 @@ class ConvolutionInteger(Operator[operators_pb2.ConvolutionIntegerOperatorDesc])
                     result[name] = np.ascontiguousarray(array if shape is None else array.reshape(shape))
             return result
 
-        def finish(results: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return [results[0]]
-
         layouts = tuple(tensors.layouts[f.name] for f in self.inputs)
-        return Plan(layouts, (output,), graph.model(), prepare, finish, ("input", None, "filter", None), True)
+        return Plan(
+            layouts,
+            (output,),
+            graph.model(),
+            prepare,
+            direct_inputs=("input", None, "filter", None),
+            direct_outputs=True,
+        )
 
 
 #: This module's operators, for the registry.

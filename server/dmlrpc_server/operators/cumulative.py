@@ -97,14 +97,7 @@ class _Scan(Operator[ScanDesc]):
             )
         g.output(g.cast(result, source.dtype), "output", target.sizes)
 
-        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-            data = arrays[0]
-            return {} if data is None else {"input": np.ascontiguousarray(data, dtype=source.dtype)}
-
-        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return [outputs[0]]
-
-        return Plan((source,), (target,), g.model(), prepare, finish, direct_inputs=("input",), direct_outputs=True)
+        return Plan.direct((source,), (target,), g.model())
 
 
 class CumulativeSummation(_Scan[operators_pb2.CumulativeSummationOperatorDesc]):

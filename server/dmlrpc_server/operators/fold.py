@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
@@ -189,15 +188,7 @@ class _Fold(Operator[FoldDesc]):
             result = graph.op("Reshape", gathered, graph.const(list(output.sizes), I64))
         graph.output(graph.cast(result, output.dtype), "output", output.sizes)
 
-        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-            (data,) = arrays
-            # Absent when bound in device memory as it is (``direct_inputs``).
-            return {} if data is None else {"input": np.ascontiguousarray(data)}
-
-        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return [outputs[0]]
-
-        return Plan((source,), (output,), graph.model(), prepare, finish, direct_inputs=("input",))
+        return Plan((source,), (output,), graph.model(), direct_inputs=("input",))
 
 
 class Fold(_Fold[operators_pb2.FoldOperatorDesc]):

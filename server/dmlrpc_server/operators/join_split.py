@@ -76,13 +76,7 @@ class Join(Operator[operators_pb2.JoinOperatorDesc]):
             [value_info("output", output.dtype, output.sizes)],
         )
 
-        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-            return {name: np.ascontiguousarray(array) for name, array in zip(names, arrays, strict=True)}
-
-        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return [outputs[0]]
-
-        return Plan(pieces, (output,), model, prepare, finish, input_arrays=(len(pieces),))
+        return Plan(pieces, (output,), model, input_arrays=(len(pieces),))
 
 
 class Split(Operator[operators_pb2.SplitOperatorDesc]):
@@ -110,10 +104,7 @@ class Split(Operator[operators_pb2.SplitOperatorDesc]):
             assert data is not None
             return {"input": np.ascontiguousarray(data)}
 
-        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return list(outputs)
-
-        return Plan((source,), pieces, model, prepare, finish, output_arrays=(len(pieces),))
+        return Plan((source,), pieces, model, prepare, output_arrays=(len(pieces),))
 
 
 #: This module's operators, for the registry.

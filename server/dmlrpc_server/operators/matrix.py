@@ -158,19 +158,9 @@ class Gemm(Operator[operators_pb2.GemmOperatorDesc]):
         graph.output(graph.cast(result, output.dtype), "output", output.sizes)
         feeds = ("a", "b", "c")
 
-        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-            return {
-                name: np.ascontiguousarray(array)
-                for name, array in zip(feeds, arrays, strict=True)
-                if array is not None
-            }
-
-        def finish(results: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return [results[0]]
-
         layouts = (tensors["a_tensor"], tensors["b_tensor"], c_layout)
         direct = tuple(name if layout is not None else None for name, layout in zip(feeds, layouts, strict=True))
-        return Plan(layouts, (output,), graph.model(), prepare, finish, direct, True)
+        return Plan(layouts, (output,), graph.model(), direct_inputs=direct, direct_outputs=True)
 
 
 def _zero_point_shape(tensors: Tensors, name: str, count: int, per_row: bool, rank: int) -> tuple[int, ...] | None:
@@ -236,11 +226,10 @@ class MatrixMultiplyInteger(Operator[operators_pb2.MatrixMultiplyIntegerOperator
                     result[name] = np.ascontiguousarray(array if shape is None else array.reshape(shape))
             return result
 
-        def finish(results: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return [results[0]]
-
         layouts = tuple(tensors.layouts[f.name] for f in self.inputs)
-        return Plan(layouts, (output,), graph.model(), prepare, finish, ("a", None, "b", None), True)
+        return Plan(
+            layouts, (output,), graph.model(), prepare, direct_inputs=("a", None, "b", None), direct_outputs=True
+        )
 
 
 #: This module's operators, for the registry.

@@ -185,18 +185,8 @@ class _Normalization(Operator[Any]):
             result = apply_fused(graph, result, context)
         graph.output(graph.cast(result, output.dtype), "output", output.sizes)
 
-        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-            return {
-                name: np.ascontiguousarray(array)
-                for name, array in zip(feeds, arrays, strict=True)
-                if name is not None and array is not None
-            }
-
-        def finish(results: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return [results[0]]
-
         inputs = tuple(tensors.layouts[field.name] for field in self.inputs)
-        return Plan(inputs, (output,), graph.model(), prepare, finish, tuple(feeds), True)
+        return Plan(inputs, (output,), graph.model(), direct_inputs=tuple(feeds), direct_outputs=True)
 
 
 def _scale_bias(graph: Graph, value: Value, values: dict[str, Value]) -> Value:

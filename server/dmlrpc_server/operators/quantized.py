@@ -50,10 +50,6 @@ def _feeder(
     return prepare
 
 
-def _first(results: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-    return [results[0]]
-
-
 def _per_tensor(tensors: Tensors, name: str) -> None:
     """A scale or zero point the page gives as {1,1,1,1}: exactly one element."""
     layout = tensors.layouts[name]
@@ -149,7 +145,6 @@ class _Quantization(Operator[QuantizationDesc]):
             (output,),
             graph.model(),
             _feeder(feeds, [None] * len(feeds)),
-            _first,
             direct_outputs=True,
             input_arrays=(None, len(pieces)),
         )
@@ -230,17 +225,13 @@ class DynamicQuantizeLinear(Operator[operators_pb2.DynamicQuantizeLinearOperator
         zero_value = graph.op("Reshape", graph.cast(zero_point, zero_out.dtype), graph.const(list(zero_out.sizes), I64))
         graph.output(zero_value, "zero_point", zero_out.sizes)
 
-        def finish(results: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return list(results)
-
         return Plan(
             (source,),
             (output, scale_out, zero_out),
             graph.model(),
             _feeder(("input",), (None,)),
-            finish,
-            ("input",),
-            True,
+            direct_inputs=("input",),
+            direct_outputs=True,
         )
 
 
@@ -320,7 +311,7 @@ class QuantizedLinearMatrixMultiply(Operator[operators_pb2.QuantizedLinearMatrix
             shapes["output_zero_point_tensor"],
         ]
         layouts = tuple(tensors.layouts[f.name] for f in self.inputs)
-        return Plan(layouts, (output,), graph.model(), _feeder(feeds, feed_shapes), _first, direct_outputs=True)
+        return Plan(layouts, (output,), graph.model(), _feeder(feeds, feed_shapes), direct_outputs=True)
 
 
 class MatrixMultiplyIntegerToFloat(Operator[operators_pb2.MatrixMultiplyIntegerToFloatOperatorDesc]):
@@ -378,7 +369,7 @@ class MatrixMultiplyIntegerToFloat(Operator[operators_pb2.MatrixMultiplyIntegerT
             None,
         ]
         layouts = tuple(tensors.layouts[f.name] for f in self.inputs)
-        return Plan(layouts, (output,), graph.model(), _feeder(feeds, feed_shapes), _first, direct_outputs=True)
+        return Plan(layouts, (output,), graph.model(), _feeder(feeds, feed_shapes), direct_outputs=True)
 
 
 class QuantizedLinearConvolution(Operator[operators_pb2.QuantizedLinearConvolutionOperatorDesc]):
@@ -433,7 +424,7 @@ class QuantizedLinearConvolution(Operator[operators_pb2.QuantizedLinearConvoluti
         )
         feed_shapes = [None, (), (), None, filter_scale or (), filter_zero_shape, None, (), ()]
         layouts = tuple(tensors.layouts[f.name] for f in self.inputs)
-        return Plan(layouts, (output,), graph.model(), _feeder(feeds, feed_shapes), _first, direct_outputs=True)
+        return Plan(layouts, (output,), graph.model(), _feeder(feeds, feed_shapes), direct_outputs=True)
 
 
 class QuantizedLinearAveragePooling(_Pooling[operators_pb2.QuantizedLinearAveragePoolingOperatorDesc]):
@@ -477,7 +468,7 @@ class QuantizedLinearAveragePooling(_Pooling[operators_pb2.QuantizedLinearAverag
         feeds = ("input", "input_scale", "input_zero", "output_scale", "output_zero")
         feed_shapes = [None, *(shapes[name] for name in self._FIELDS)]
         layouts = tuple(tensors.layouts[f.name] for f in self.inputs)
-        return Plan(layouts, (output,), graph.model(), _feeder(feeds, feed_shapes), _first, direct_outputs=True)
+        return Plan(layouts, (output,), graph.model(), _feeder(feeds, feed_shapes), direct_outputs=True)
 
 
 #: This module's operators, for the registry.

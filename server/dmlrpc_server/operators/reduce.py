@@ -196,14 +196,7 @@ def plan_reduction(tensors: Tensors, axes: Sequence[int], body: Any) -> Plan:
     result = g.op("Reshape", reduced, g.const(list(target.sizes), np.int64))
     g.output(result, "output", target.sizes)
 
-    def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-        data = arrays[0]
-        return {} if data is None else {"input": np.ascontiguousarray(data, dtype=source.dtype)}
-
-    def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-        return [outputs[0]]
-
-    return Plan((source,), (target,), g.model(), prepare, finish, direct_inputs=("input",), direct_outputs=True)
+    return Plan.direct((source,), (target,), g.model())
 
 
 def _integer_reduce(g: Graph, flat: Value, rank: int, count: int, function: int) -> Value:

@@ -158,14 +158,7 @@ def lower_resampling(tensors: Tensors, resampling: Resampling) -> Plan:
         value = graph.cast(value, source.dtype)
     graph.output(value, "output", out_sizes)
 
-    def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-        data = arrays[0]
-        return {} if data is None else {"input": np.ascontiguousarray(data)}
-
-    def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-        return [outputs[0]]
-
-    return Plan((source,), (target,), graph.model(), prepare, finish, direct_inputs=("input",), direct_outputs=True)
+    return Plan.direct((source,), (target,), graph.model())
 
 
 def check_same_type_and_rank(
@@ -260,14 +253,7 @@ class ValueScale2d(Operator[operators_pb2.ValueScale2dOperatorDesc]):
         result = graph.cast(graph.op("Add", scaled, graph.const(bias, F32)), source.dtype)
         graph.output(result, "output", target.sizes)
 
-        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-            data = arrays[0]
-            return {} if data is None else {"input": np.ascontiguousarray(data)}
-
-        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return [outputs[0]]
-
-        return Plan((source,), (target,), graph.model(), prepare, finish, direct_inputs=("input",), direct_outputs=True)
+        return Plan.direct((source,), (target,), graph.model())
 
 
 class Upsample2d(Operator[operators_pb2.Upsample2dOperatorDesc]):

@@ -348,10 +348,7 @@ class _RoiAlign(Operator[RoiDesc]):
                 feeds["mask"] = tables.mask
             return feeds
 
-        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return [outputs[0]]
-
-        return Plan((source, rois, batch_indices), (output,), graph.model(), prepare, finish)
+        return Plan((source, rois, batch_indices), (output,), graph.model(), prepare)
 
 
 class RoiAlign(_RoiAlign[operators_pb2.RoiAlignOperatorDesc]):

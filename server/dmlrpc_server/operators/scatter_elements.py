@@ -12,21 +12,11 @@ from dmlrpc.codec import packed_strides
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators._indices import checked_indices, reject_overlaps
-from dmlrpc_server.operators._types import FLOAT16_32, FLOAT64, INDEX_TYPES, INT64_UINT64, UINT32, UP_TO_32_BIT
+from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
-from dmlrpc_server.tensors import TensorRule
+from dmlrpc_server.operators.pages import page
 
 FL = operators_pb2.FeatureLevel
-
-
-def scatter_table(dims: tuple[int, int], data: frozenset[int], index: frozenset[int]) -> dict[str, TensorRule]:
-    """The support table shape shared by SCATTER_ELEMENTS and SCATTER_ND."""
-    return {
-        "input_tensor": TensorRule.of(dims, data),
-        "indices_tensor": TensorRule.of(dims, index),
-        "updates_tensor": TensorRule.of(dims, data),
-        "output_tensor": TensorRule.of(dims, data),
-    }
 
 
 def check_same_dimension_count_and_type(tensors: Tensors) -> None:
@@ -56,12 +46,8 @@ class ScatterElements(Operator[operators_pb2.ScatterElementsOperatorDesc]):
     # Indices address positions along the axis within their own slice: ScatterElements along axis + 1.
     batching = BatchRule("ScatterElements")
     # DirectML.h puts DML_OPERATOR_SCATTER in the 2.0 block (its page says 1.0; the header is authoritative).
-    support = (
-        (FL.FEATURE_LEVEL_2_0, scatter_table((4, 4), FLOAT16_32, UINT32)),
-        (FL.FEATURE_LEVEL_2_1, scatter_table((4, 4), UP_TO_32_BIT, UINT32)),
-        (FL.FEATURE_LEVEL_3_0, scatter_table((1, 8), UP_TO_32_BIT, INDEX_TYPES)),
-        (FL.FEATURE_LEVEL_4_1, scatter_table((1, 8), UP_TO_32_BIT | FLOAT64 | INT64_UINT64, INDEX_TYPES)),
-    )
+    # DirectML.h introduces the type at 2.0; the page heads its oldest table 1.0 (and cannot say otherwise).
+    support = support_from(page("SCATTER_ELEMENTS"), introduced=FL.FEATURE_LEVEL_2_0)
 
     def lower(self, desc: operators_pb2.ScatterElementsOperatorDesc, tensors: Tensors) -> Plan:
         check_same_dimension_count_and_type(tensors)
@@ -117,7 +103,4 @@ class ScatterElements(Operator[operators_pb2.ScatterElementsOperatorDesc]):
                 "updates": np.ascontiguousarray(update_values),
             }
 
-        def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return [outputs[0]]
-
-        return Plan((source, indices, updates), (output,), model, prepare, finish)
+        return Plan((source, indices, updates), (output,), model, prepare)

@@ -12,9 +12,10 @@ from dmlrpc.codec import packed_strides
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._batching import IndexTupleBatchRule
 from dmlrpc_server.operators._indices import checked_indices, reject_overlaps
-from dmlrpc_server.operators._types import FLOAT64, INDEX_TYPES, INT64_UINT64, UINT32, UP_TO_32_BIT
+from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
-from dmlrpc_server.operators.scatter_elements import check_same_dimension_count_and_type, scatter_table
+from dmlrpc_server.operators.pages import page
+from dmlrpc_server.operators.scatter_elements import check_same_dimension_count_and_type
 
 FL = operators_pb2.FeatureLevel
 
@@ -23,11 +24,7 @@ class ScatterNd(Operator[operators_pb2.ScatterNdOperatorDesc]):
     case: ClassVar[str] = "scatter_nd"
     # Each index tuple gets its request's batch coordinate prepended.
     batching = IndexTupleBatchRule()
-    support = (
-        (FL.FEATURE_LEVEL_2_1, scatter_table((4, 4), UP_TO_32_BIT, UINT32)),
-        (FL.FEATURE_LEVEL_3_0, scatter_table((1, 8), UP_TO_32_BIT, INDEX_TYPES)),
-        (FL.FEATURE_LEVEL_4_1, scatter_table((1, 8), UP_TO_32_BIT | FLOAT64 | INT64_UINT64, INDEX_TYPES)),
-    )
+    support = support_from(page("SCATTER_ND"))
 
     def lower(self, desc: operators_pb2.ScatterNdOperatorDesc, tensors: Tensors) -> Plan:
         check_same_dimension_count_and_type(tensors)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -76,15 +75,7 @@ def _scatter_axis(
 
 def _plan(graph: Graph, inputs: tuple[TensorLayout, ...], names: tuple[str, ...], output: TensorLayout) -> Plan:
     """A plan whose feeds are the inputs as they are (``names`` in binding order) and whose output is the model's."""
-
-    def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-        # An input absent here is bound in device memory as it is (``direct_inputs``).
-        return {name: np.ascontiguousarray(data) for name, data in zip(names, arrays, strict=True) if data is not None}
-
-    def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-        return [outputs[0]]
-
-    return Plan(inputs, (output,), graph.model(), prepare, finish, direct_inputs=names, direct_outputs=True)
+    return Plan(inputs, (output,), graph.model(), direct_inputs=names, direct_outputs=True)
 
 
 def _same_type(tensors: Tensors, name: str, reference: str) -> None:

@@ -10,9 +10,9 @@ import onnx
 
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.operators._batching import BatchRule
-from dmlrpc_server.operators._types import FLOAT16_32, INT64_UINT64, UINT32, UINT32_64, UP_TO_32_BIT
+from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
-from dmlrpc_server.tensors import TensorRule
+from dmlrpc_server.operators.pages import page
 
 FL = operators_pb2.FeatureLevel
 DML_PROVIDER = "DmlExecutionProvider"
@@ -22,20 +22,6 @@ _UINT64_FLIP = np.uint64(1 << 63)
 # it, gets the same). DirectML takes them natively.
 _WIDENED: dict[np.dtype[Any], np.dtype[Any]] = {np.dtype("<u2"): np.dtype("<i4"), np.dtype("<u4"): np.dtype("<i8")}
 
-
-def _table(dims: tuple[int, int], data: frozenset[int], index: frozenset[int]) -> dict[str, TensorRule]:
-    return {
-        "input_tensor": TensorRule.of(dims, data),
-        "output_value_tensor": TensorRule.of(dims, data),
-        "output_index_tensor": TensorRule.of(dims, index),
-    }
-
-
-_FROM_2_1 = (
-    (FL.FEATURE_LEVEL_2_1, _table((4, 4), UP_TO_32_BIT, UINT32)),
-    (FL.FEATURE_LEVEL_3_1, _table((1, 8), UP_TO_32_BIT, UINT32)),
-    (FL.FEATURE_LEVEL_5_0, _table((1, 8), UP_TO_32_BIT | INT64_UINT64, UINT32_64)),
-)
 
 TopKDesc = TypeVar("TopKDesc", operators_pb2.TopKOperatorDesc, operators_pb2.TopK1OperatorDesc)
 
@@ -137,13 +123,14 @@ class _TopKBase(Operator[TopKDesc]):
 
 class TopK(_TopKBase[operators_pb2.TopKOperatorDesc]):
     case: ClassVar[str] = "top_k"
-    # DML_OPERATOR_TOP_K is in DirectML.h's base block (1.0): FLOAT32/FLOAT16 in 4 dimensions before 2.1.
-    support = ((FL.FEATURE_LEVEL_1_0, _table((4, 4), FLOAT16_32, UINT32)), *_FROM_2_1)
+    # DML_OPERATOR_TOP_K is in DirectML.h's base block (1.0); the page heads its oldest table (FLOAT32/FLOAT16 in 4
+    # dimensions) 2.0, and cannot say that it applies from 1.0.
+    support = support_from(page("TOP_K"), introduced=FL.FEATURE_LEVEL_1_0)
 
 
 class TopK1(_TopKBase[operators_pb2.TopK1OperatorDesc]):
     case: ClassVar[str] = "top_k1"
-    support = _FROM_2_1
+    support = support_from(page("TOP_K1"))
 
     def direction(self, desc: operators_pb2.TopK1OperatorDesc, tensors: Tensors) -> int:
         require(

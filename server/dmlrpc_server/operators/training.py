@@ -100,18 +100,8 @@ class _Training(Operator[Any]):
         for index, (field, layout) in enumerate(zip(self.outputs, outputs, strict=True)):
             graph.output(graph.cast(results[field.name], layout.dtype), f"output{index}", layout.sizes)
 
-        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-            return {
-                name: np.ascontiguousarray(array)
-                for name, array in zip(feeds, arrays, strict=True)
-                if name is not None and array is not None
-            }
-
-        def finish(results: Sequence[np.ndarray]) -> list[np.ndarray | None]:
-            return list(results)
-
         inputs = tuple(tensors.layouts[field.name] for field in self.inputs)
-        return Plan(inputs, outputs, graph.model(), prepare, finish, tuple(feeds), True)
+        return Plan(inputs, outputs, graph.model(), direct_inputs=tuple(feeds), direct_outputs=True)
 
 
 class _BatchNormalizationGradient(_Training):

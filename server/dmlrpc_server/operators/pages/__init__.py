@@ -1,62 +1,103 @@
-"""DirectML's per-operator doc pages as data: tensor-support tables, tensor constraints and function definitions."""
+"""DirectML's per-operator doc pages as data, one module per operator module of the same name, merged here."""
 
 from __future__ import annotations
 
-from typing import TypedDict
+from collections.abc import Mapping
+from types import MappingProxyType, ModuleType
+
+from dmlrpc_server.operators.pages import (
+    activation,
+    activation_softmax,
+    attention,
+    cast,
+    convolution,
+    cumulative,
+    depth_space,
+    element_wise,
+    element_wise_bits,
+    element_wise_rounding,
+    element_wise_transcendental,
+    fold,
+    gather,
+    generators,
+    join_split,
+    matrix,
+    max_unpooling,
+    movement,
+    normalization,
+    pooling,
+    quantize,
+    quantized,
+    random_generator,
+    recurrent,
+    reduce,
+    resample,
+    roi_align,
+    roi_pooling,
+    scatter_elements,
+    scatter_nd,
+    spatial_grad,
+    top_k,
+    training,
+)
+from dmlrpc_server.operators.pages._page import Page
+
+__all__ = ["MODULES", "PAGES", "Page", "page"]
+
+#: Every page module, named as the operator module whose operators its pages document.
+MODULES: tuple[ModuleType, ...] = (
+    activation,
+    activation_softmax,
+    attention,
+    cast,
+    convolution,
+    cumulative,
+    depth_space,
+    element_wise,
+    element_wise_bits,
+    element_wise_rounding,
+    element_wise_transcendental,
+    fold,
+    gather,
+    generators,
+    join_split,
+    matrix,
+    max_unpooling,
+    movement,
+    normalization,
+    pooling,
+    quantize,
+    quantized,
+    random_generator,
+    recurrent,
+    reduce,
+    resample,
+    roi_align,
+    roi_pooling,
+    scatter_elements,
+    scatter_nd,
+    spatial_grad,
+    top_k,
+    training,
+)
 
 
-class Page(TypedDict):
-    """What one `DML_<NAME>_OPERATOR_DESC` page of Microsoft's DirectML reference documents.
+def _merge(modules: tuple[ModuleType, ...]) -> Mapping[str, Page]:
+    merged: dict[str, Page] = {}
+    for module in modules:
+        for name, entry in module.PAGES.items():
+            if name in merged:
+                raise ValueError(f"the page of DML_OPERATOR_{name} is in two modules (one is {module.__name__})")
+            merged[name] = entry
+    return MappingProxyType(merged)
 
-    ``support`` maps a feature level ("1.0", "2.1", ...: the "DML_FEATURE_LEVEL_X_Y and above" headings, or the
-    introducing level for a page with a single table) to the table's rows: the DirectML tensor field name
-    ("InputTensor") -> (supported dimension counts as "4" or "1-8", supported data types as space-separated
-    DML_TENSOR_DATA_TYPE names without the prefix, "FLOAT32 FLOAT16").
-    """
 
-    #: The page's name, e.g. "ns-directml-dml_element_wise_abs_operator_desc".
-    page: str
-    #: The feature level that introduced the operator, per the page's Availability section ("1.0").
-    introduced: str
-    #: The function the page defines, in short mathematical form ("f(x) = abs(x)").
-    function: str
-    #: The page's tensor constraints and other documented rules, paraphrased one per item.
-    constraints: tuple[str, ...]
-    support: dict[str, dict[str, tuple[str, str]]]
-    #: Anything else a faithful implementation must know (attribute ranges, special values, remarks).
-    notes: str
+#: Every transcribed page by DirectML operator type name ("ELEMENT_WISE_ABS").
+PAGES: Mapping[str, Page] = _merge(MODULES)
 
 
 def page(name: str) -> Page:
     """The page of operator type ``name`` (``"ELEMENT_WISE_ABS"``)."""
-    from dmlrpc_server.operators.pages import (
-        activation,
-        element_wise_1,
-        element_wise_2,
-        quantized,
-        recurrent,
-        spatial_grad,
-        structural_1,
-        structural_2,
-        structural_3,
-        structural_4,
-        training,
-    )
-
-    for module in (
-        element_wise_1,
-        element_wise_2,
-        activation,
-        structural_1,
-        structural_2,
-        structural_3,
-        quantized,
-        recurrent,
-        spatial_grad,
-        structural_4,
-        training,
-    ):
-        if name in module.PAGES:
-            found: Page = module.PAGES[name]
-            return found
-    raise KeyError(f"no transcribed page for DML_OPERATOR_{name}")
+    if name not in PAGES:
+        raise KeyError(f"no transcribed page for DML_OPERATOR_{name}")
+    return PAGES[name]

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from dmlrpc_server.operators.pages import Page
+from dmlrpc_server.operators.pages._page import Page
 
 _DEQUANTIZE = "dequantize(x, Scale, ZeroPoint) = (x - ZeroPoint) * Scale"
+
 _QUANTIZE = (
     "quantize(y, Scale, ZeroPoint) = clamp(round(y / Scale) + ZeroPoint, Min, Max), Min/Max = 0/255 for UINT8, "
     "-128/127 for INT8"
 )
+
 _ROUNDING = (
     " round() is round-half-to-even and the clamp saturates (as ELEMENT_WISE_QUANTIZE_LINEAR); a Scale of 0 is "
     "undefined behaviour."
 )
+
 _FOUR_BIT = (
     " The page also lists INT4 and UINT4 (packed two to a byte); this server does not carry 4-bit tensors, so its "
     "table here leaves them out and such tensors are refused as unsupported data types."

@@ -1,8 +1,8 @@
-"""DirectML reference pages, recurrent networks: RNN, LSTM and GRU."""
+"""The pages of RNN, LSTM and GRU."""
 
 from __future__ import annotations
 
-from dmlrpc_server.operators.pages import Page
+from dmlrpc_server.operators.pages._page import Page
 
 # Transcribed from the Markdown sources of learn.microsoft.com's DirectML reference: MicrosoftDocs/sdk-api
 # sdk-api-src/content/directml/ns-directml-dml_{rnn,lstm,gru}_operator_desc.md. The GRU page has the Availability,

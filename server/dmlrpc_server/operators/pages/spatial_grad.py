@@ -1,8 +1,8 @@
-"""DirectML pooling, resample and slice gradient pages (AVERAGE/MAX_POOLING_GRAD, RESAMPLE_GRAD(1), SLICE_GRAD)."""
+"""The pages of AVERAGE/MAX_POOLING_GRAD, RESAMPLE_GRAD(1) and SLICE_GRAD."""
 
 from __future__ import annotations
 
-from dmlrpc_server.operators.pages import Page
+from dmlrpc_server.operators.pages._page import Page
 
 # Transcribed from the Markdown sources of learn.microsoft.com's DirectML reference: MicrosoftDocs/sdk-api
 # sdk-api-src/content/directml/ns-directml-dml_*_operator_desc.md, and MicrosoftDocs/windows-ai-docs

@@ -1,8 +1,8 @@
-"""DirectML reference pages, training operators (normalisation gradients, BATCH_NORMALIZATION_TRAINING, ADAM)."""
+"""The pages of the training operators: batch normalization and LRN gradients, and ADAM_OPTIMIZER."""
 
 from __future__ import annotations
 
-from dmlrpc_server.operators.pages import Page
+from dmlrpc_server.operators.pages._page import Page
 
 # Transcribed from the Markdown sources of learn.microsoft.com's DirectML reference: MicrosoftDocs/sdk-api
 # sdk-api-src/content/directml/ns-directml-dml_*_operator_desc.md. The pages separate data types with commas; here
