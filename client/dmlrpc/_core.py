@@ -110,9 +110,10 @@ class ClientCore:
         inputs: Sequence[InputValue],
         stream: bool | None,
         keep: bool | Sequence[int] | None = None,
+        execution_flags: int = 0,
     ) -> tuple[PreparedCall, bool]:
         """The encoded call, and whether it goes over ExecuteStream (never with resident tensors)."""
-        prepared = prepare_execute(operator_desc, inputs, keep)
+        prepared = prepare_execute(operator_desc, inputs, keep, execution_flags)
         if prepared.resident:
             if stream:
                 raise ArgumentValueError(

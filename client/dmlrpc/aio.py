@@ -61,6 +61,7 @@ class AsyncClient(ClientCore):
         timeout: float | None = None,
         stream: bool | None = None,
         keep: bool | Sequence[int] | None = None,
+        execution_flags: int = 0,
     ) -> list[np.ndarray | AsyncResidentTensor | None]:
         """Run any operator desc.
 
@@ -74,12 +75,14 @@ class AsyncClient(ClientCore):
                 streamed when an input or output buffer exceeds the client's ``stream_threshold_bytes``).
             keep: keep outputs on the server as ``AsyncResidentTensor``s instead of sending them back: ``True``
                 for all, or output indices. Inputs may be resident tensors too (those calls use unary Execute).
+            execution_flags: DML_EXECUTION_FLAGS bits (``dmlrpc.v1.service_pb2.ExecutionFlags``), e.g.
+                ``EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION`` to let a GPU compute FLOAT32 in less precision.
 
         Returns:
             One read-only array per output tensor field (``None`` for an unset one), shaped and strided as the
             output desc says; a tensor-array field (SPLIT's ``output_tensors``) gives one per tensor, in place.
         """
-        prepared, stream = self._prepare(operator_desc, inputs, stream, keep)
+        prepared, stream = self._prepare(operator_desc, inputs, stream, keep, execution_flags)
         try:
             if stream:
                 outputs = StreamedOutputs(prepared.outputs)

@@ -260,7 +260,10 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         OSError: the port cannot be bound.
     """
     provider = choose_provider(
-        settings.provider, device_id=settings.device_id, intra_op_threads=settings.intra_op_threads
+        settings.provider,
+        device_id=settings.device_id,
+        intra_op_threads=settings.intra_op_threads,
+        cpu_fallback=settings.cpu_fallback,
     )
     limits = Limits(
         max_tensor_bytes=settings.max_tensor_bytes,
