@@ -129,8 +129,10 @@ class WineServer:
     Restarted after SESSIONS_PER_SERVER distinct descs, since DirectML sessions under lavapipe keep their memory.
     """
 
-    def __init__(self, cache_size: int = SESSIONS_PER_SERVER) -> None:
+    def __init__(self, cache_size: int = SESSIONS_PER_SERVER, extra_args: Sequence[str] = ()) -> None:
         self.cache_size = cache_size
+        self.extra_args = list(extra_args)
+        self.address = ""
         self.process: subprocess.Popen[str] | None = None
         self.reader: threading.Thread | None = None
         self.client: dmlrpc.Client | None = None
@@ -141,7 +143,7 @@ class WineServer:
     def start(self) -> None:
         port = _free_port()
         args = ["--provider", "directml", "--device-id", "0", "--host", "127.0.0.1", "--port", str(port)]
-        args += ["--compile-cache-size", str(self.cache_size), "--no-metrics", "--log-level", "INFO"]
+        args += ["--compile-cache-size", str(self.cache_size), "--no-metrics", "--log-level", "INFO", *self.extra_args]
         self.log = []
         self.process = subprocess.Popen(
             [str(LANE / "run.sh"), "-m", "dml_wine_serve", *args],
@@ -161,7 +163,8 @@ class WineServer:
                 log = "\n".join(self.log[-80:])
                 self.stop()
                 _lane_failure(f"the server under Wine did not become ready:\n{log}")
-        self.client = dmlrpc.Client(f"127.0.0.1:{port}", timeout=300)
+        self.address = f"127.0.0.1:{port}"
+        self.client = dmlrpc.Client(self.address, timeout=300)
         self.descs = set()
         self.starts += 1
 
