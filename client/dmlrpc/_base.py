@@ -40,6 +40,8 @@ class PreparedCall:
     #: Per input tensor field: ``None`` for a single tensor, else its tensor array's length (``inputs`` holds the
     #: array's buffers in place). Empty: no arrays.
     input_arrays: tuple[int | None, ...] = ()
+    #: DML_EXECUTION_FLAGS bits the desc is compiled with (``ExecutionFlags``).
+    execution_flags: int = 0
 
     @property
     def request(self) -> service_pb2.ExecuteRequest:
@@ -64,7 +66,12 @@ class PreparedCall:
                     )
                 )
                 position += count
-        return service_pb2.ExecuteRequest(operator_desc=self.operator_desc, inputs=bindings, keep_outputs=self.keep)
+        return service_pb2.ExecuteRequest(
+            operator_desc=self.operator_desc,
+            inputs=bindings,
+            keep_outputs=self.keep,
+            execution_flags=self.execution_flags,
+        )
 
     @property
     def resident(self) -> bool:
@@ -84,7 +91,9 @@ class PreparedCall:
         """The ExecuteStream messages as wire bytes: the start, then each input buffer in chunks."""
         yield service_pb2.ExecuteStreamRequest(
             start=service_pb2.ExecuteStreamStart(
-                operator_desc=self.operator_desc, input_bytes=[0 if data is None else len(data) for data in self.inputs]
+                operator_desc=self.operator_desc,
+                input_bytes=[0 if data is None else len(data) for data in self.inputs],
+                execution_flags=self.execution_flags,
             )
         ).SerializeToString()
         for index, data in enumerate(self.inputs):
@@ -160,6 +169,7 @@ def prepare_execute(
     operator_desc: operators_pb2.OperatorDesc,
     inputs: Sequence[InputValue],
     keep: bool | Sequence[int] | None = None,
+    execution_flags: int = 0,
 ) -> PreparedCall:
     """Encode ``inputs`` per the desc's input tensor descs and note how to decode its outputs."""
     case = desc_case(operator_desc)
@@ -218,7 +228,12 @@ def prepare_execute(
             outputs.append(_layout(getattr(desc, f.name).buffer, f"{case}.{f.name}") if desc.HasField(f.name) else None)
     input_arrays = tuple(len(getattr(desc, f.name)) if f.array else None for f in input_fields) if has_arrays else ()
     return PreparedCall(
-        operator_desc, tuple(bindings), tuple(outputs), kept_outputs(keep, tuple(outputs)), input_arrays
+        operator_desc,
+        tuple(bindings),
+        tuple(outputs),
+        kept_outputs(keep, tuple(outputs)),
+        input_arrays,
+        execution_flags,
     )
 
 

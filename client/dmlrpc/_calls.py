@@ -135,6 +135,7 @@ def execute(
     timeout: float | None = None,
     stream: bool | None = None,
     keep: bool | Sequence[int] | None = None,
+    execution_flags: int = 0,
 ) -> Call[list[Any]]:
     """Run any operator desc.
 
@@ -148,12 +149,14 @@ def execute(
             streamed when an input or output buffer exceeds the client's ``stream_threshold_bytes``).
         keep: keep outputs on the server as resident tensors instead of sending them back: ``True`` for all, or
             output indices. Inputs may be resident tensors too (those calls use unary Execute).
+        execution_flags: DML_EXECUTION_FLAGS bits (``dmlrpc.v1.service_pb2.ExecutionFlags``), e.g.
+            ``EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION`` to let a GPU compute FLOAT32 in less precision.
 
     Returns:
         One read-only array per output tensor field (``None`` for an unset one), shaped and strided as the output
         desc says; a tensor-array field (SPLIT's ``output_tensors``) gives one per tensor, in place.
     """
-    prepared = prepare_execute(operator_desc, inputs, keep)
+    prepared = prepare_execute(operator_desc, inputs, keep, execution_flags)
     if prepared.resident:
         if stream:
             raise ArgumentValueError(

@@ -17,6 +17,9 @@ M = TypeVar("M", bound=Message)
 #: The operator case of the call being handled, for the interceptor's log line and metrics labels (a request read
 #: from its wire bytes has no parsed desc to ask).
 OPERATOR: ContextVar[str] = ContextVar("dmlrpc_operator", default="")
+#: The providers that ran the call's operator when its own provider did not run all of it (``Compiled.executed_on``):
+#: the interceptor sends it back as the ``dmlrpc-executed-on`` trailer.
+EXECUTED_ON: ContextVar[str] = ContextVar("dmlrpc_executed_on", default="")
 
 _LEN = 2  # wire type of a length-delimited field
 _OPERATOR_DESC = 1 << 3 | _LEN  # ExecuteRequest.operator_desc

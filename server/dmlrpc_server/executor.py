@@ -23,7 +23,14 @@ from dmlrpc_server.operators import REGISTRY, Operator
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators.base import Limits, Plan, make_model
 from dmlrpc_server.runtime.buffers import BufferPool
-from dmlrpc_server.runtime.compiler import CompileCache, Compiled, StagedCompiled, compile_plan
+from dmlrpc_server.runtime.compiler import (
+    NODES_FALLBACK,
+    SESSION_FALLBACK,
+    CompileCache,
+    Compiled,
+    StagedCompiled,
+    compile_plan,
+)
 from dmlrpc_server.runtime.cost import ModelCost, check_cost, model_cost
 from dmlrpc_server.runtime.providers import Provider
 from dmlrpc_server.runtime.resident import Device, Resident, ResidentStore
@@ -38,6 +45,27 @@ def _operator_type_name(value: int) -> str:
         return f"DML_OPERATOR_{_OPERATOR_TYPES.Name(value).removeprefix('OPERATOR_TYPE_')}"  # type: ignore[arg-type]
     except ValueError:
         return f"operator type {value}"
+
+
+#: DML_EXECUTION_FLAGS bits the server knows (every ``ExecutionFlags`` value).
+_KNOWN_FLAGS = sum(service_pb2.ExecutionFlags.values())
+HALF_PRECISION = service_pb2.EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION
+
+
+def compile_flags(flags: int, field: str = "execution_flags") -> int:
+    """The DML_EXECUTION_FLAGS bits of a request that change how it compiles (only ALLOW_HALF_PRECISION_COMPUTATION:
+    the others change nothing here); INVALID_ARGUMENT naming ``field`` for a bit DirectML does not define."""
+    if flags & ~_KNOWN_FLAGS:
+        raise InvalidArgument(
+            field, f"{flags:#x} sets bits DML_EXECUTION_FLAGS does not define (known: {_KNOWN_FLAGS:#x})"
+        )
+    return flags & HALF_PRECISION
+
+
+def cache_key(desc: bytes, flags: int) -> bytes:
+    """The compile cache's key of canonical desc bytes compiled with ``compile_flags`` bits ``flags``: the bytes
+    themselves without flags, else behind a zero byte, which no serialized OperatorDesc starts with (field 0)."""
+    return desc if not flags else b"\x00" + bytes([flags]) + desc
 
 
 class Executor:
@@ -55,6 +83,7 @@ class Executor:
         resident: ResidentStore | None = None,
     ) -> None:
         self.provider = provider
+        self._half_precision = provider.allowing_half_precision()
         self.feature_level = feature_level
         self.limits = limits
         self.pool = pool or BufferPool(0)
@@ -111,13 +140,19 @@ class Executor:
         except DecodeError:
             return "unset"
 
-    def cached(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled | None:
-        """The compiled desc when the cache holds it (one lookup by its bytes), else ``None``: nothing is built."""
-        return self.cache.peek(operator_desc.SerializeToString(deterministic=True))
+    def provider_for(self, flags: int) -> Provider:
+        """The provider as a request's ``compile_flags`` bits compile for."""
+        return self._half_precision if flags & HALF_PRECISION else self.provider
 
-    def compiled(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled:
-        """Validate and compile a desc, or take it from the cache (keyed by its canonical bytes)."""
-        key = operator_desc.SerializeToString(deterministic=True)
+    def cached(self, operator_desc: operators_pb2.OperatorDesc, flags: int = 0) -> Compiled | None:
+        """The compiled desc when the cache holds it (one lookup by its bytes), else ``None``: nothing is built."""
+        return self.cache.peek(cache_key(operator_desc.SerializeToString(deterministic=True), flags))
+
+    def compiled(self, operator_desc: operators_pb2.OperatorDesc, flags: int = 0) -> Compiled:
+        """Validate and compile a desc with ``compile_flags`` bits ``flags``, or take it from the cache (keyed by
+        its canonical bytes and those bits)."""
+        key = cache_key(operator_desc.SerializeToString(deterministic=True), flags)
+        provider = self.provider_for(flags)
 
         def build() -> Compiled:
             operator, desc = self.operator_for(operator_desc)
@@ -125,7 +160,7 @@ class Executor:
                 desc, feature_level=self.feature_level, limits=self.limits, provider=self.provider.name
             )
             return compile_plan(
-                plan, self.provider, operator.batching, operator.case, self.budget(f"operator_desc.{operator.case}")
+                plan, provider, operator.batching, operator.case, self.budget(f"operator_desc.{operator.case}")
             )
 
         return self.cache.get(key, build)
@@ -157,10 +192,13 @@ class Executor:
         *,
         max_nodes: int,
         admit_constants: Callable[[int], None] | None = None,
+        flags: int = 0,
     ) -> tuple[Compiled, GraphLowering]:
         """Validate a DML_GRAPH_DESC and compile it: one session when every intermediate edge passes its tensor
         unchanged between the nodes' models, else one session per node run in order (still on the server).
-        ``admit_constants`` may refuse the constants' materialised bytes before they are made."""
+        ``admit_constants`` may refuse the constants' materialised bytes before they are made; ``flags`` are the
+        request's ``compile_flags`` bits."""
+        provider = self.provider_for(flags)
         lowering = lower_graph(
             graph,
             self.plan_node,
@@ -173,7 +211,7 @@ class Executor:
         if lowering.composable():
             # A graph of operators that all batch on a new leading axis batches the same way as a whole.
             plan = composed_plan(lowering)
-            compiled = compile_plan(plan, self.provider, graph_batching(lowering), "graph", self.budget("graph_desc"))
+            compiled = compile_plan(plan, provider, graph_batching(lowering), "graph", self.budget("graph_desc"))
             return compiled, lowering
         costs = [model_cost(node.plan.model) for node in lowering.nodes]
         # The nodes run one after another, each within the limits; together their work is the graph's.
@@ -183,7 +221,7 @@ class Executor:
             "graph_desc",
         )
         sessions = [
-            compile_plan(node.plan, self.provider, check=self.budget(f"graph_desc.nodes[{node.index}]"))
+            compile_plan(node.plan, provider, check=self.budget(f"graph_desc.nodes[{node.index}]"))
             for node in lowering.nodes
         ]
         run = staged_run(lowering, [Stage(node, c.run) for node, c in zip(lowering.nodes, sessions, strict=True)])
@@ -206,11 +244,16 @@ class Executor:
         )
         # The nodes' tensors live until the last node has run: their memory adds up.
         staged.memory = sum(stage.memory for stage in sessions) + plan.response_bytes
+        fallbacks = {stage.fallback for stage in sessions}
+        staged.provider = provider
+        staged.fallback = (
+            SESSION_FALLBACK if fallbacks == {SESSION_FALLBACK} else NODES_FALLBACK if any(fallbacks) else ""
+        )
         return staged, lowering
 
-    def unary_compiled(self, operator_desc: operators_pb2.OperatorDesc) -> Compiled:
+    def unary_compiled(self, operator_desc: operators_pb2.OperatorDesc, flags: int = 0) -> Compiled:
         """``compiled``, for a unary call: its outputs must also fit in one response message."""
-        compiled = self.compiled(operator_desc)
+        compiled = self.compiled(operator_desc, flags)
         self.check_response_fits(compiled)
         return compiled
 
@@ -499,6 +542,7 @@ def capabilities(
         limits=limits,
         server_version=server_version,
         onnxruntime_version=ort.__version__,
+        cpu_fallback_refused=not executor.provider.cpu_fallback,
     )
     seen: set[int] = set()
     for value in _OPERATOR_TYPES.values():

@@ -17,7 +17,7 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from dmlrpc.v1 import service_pb2
-from dmlrpc_server.calls import OPERATOR, operator_case
+from dmlrpc_server.calls import EXECUTED_ON, OPERATOR, operator_case
 from dmlrpc_server.errors import ServiceError
 from dmlrpc_server.metrics import Metrics
 
@@ -26,6 +26,9 @@ _log = logging.getLogger(__name__)
 #: Metadata key of the request id: sent back in the trailers of every failed call, and taken from the client's
 #: request headers when it sends one (so client and server logs share it).
 REQUEST_ID_KEY = "dmlrpc-request-id"
+#: The trailer of a call whose operator did not run (only) on the server's execution provider: the providers that
+#: ran it, e.g. "CPUExecutionProvider" or "DmlExecutionProvider,CPUExecutionProvider".
+EXECUTED_ON_KEY = "dmlrpc-executed-on"
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
@@ -85,7 +88,9 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
             started = time.perf_counter()
             outcome: list[Any] = [grpc.StatusCode.OK, None]
             try:
-                return await inner(request, context)
+                response = await inner(request, context)
+                _trail(context)
+                return response
             except BaseException as error:
                 await self._failed(error, context, method, outcome)
             finally:
@@ -108,6 +113,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
             try:
                 async for response in inner(peek, context):
                     yield response
+                _trail(context)
             except BaseException as error:
                 await self._failed(error, context, method, outcome)
             finally:
@@ -248,6 +254,13 @@ class _FirstMessage:
         return item
 
 
+def _trail(context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    """Tell the caller where its operator ran when the server's provider did not run all of it."""
+    executed_on = EXECUTED_ON.get()
+    if executed_on:
+        context.set_trailing_metadata(((EXECUTED_ON_KEY, executed_on),))
+
+
 def _stream_start(first: Any) -> Any:
     """The ``start`` of a stream's first message (wire bytes for ExecuteStream), if it has one."""
     if isinstance(first, bytes):
@@ -286,4 +299,4 @@ def _code_of(context: grpc.aio.ServicerContext[Any, Any]) -> grpc.StatusCode:
     return grpc.StatusCode.UNKNOWN
 
 
-__all__ = ["REQUEST_ID_KEY", "ErrorInterceptor", "to_status"]
+__all__ = ["EXECUTED_ON_KEY", "REQUEST_ID_KEY", "ErrorInterceptor", "to_status"]

@@ -135,7 +135,7 @@ class ManyStream:
         entry = None
         if kind == "execute":
             request: service_pb2.ExecuteRequest | service_pb2.DispatchRequest = call.execute
-            compiled = await service.compiled(call.execute.operator_desc, self.deadline)
+            compiled = await service.compiled(call.execute.operator_desc, self.deadline, call.execute.execution_flags)
         elif kind == "dispatch":
             request = call.dispatch
             entry = service.handles.get(self.owner, call.dispatch.handle)

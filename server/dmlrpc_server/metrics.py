@@ -339,6 +339,15 @@ class _CacheCollector(Collector):
         yield CounterMetricFamily(
             "dmlrpc_compile_cache_evictions", "Compiled descs dropped to stay within capacity", value=stats.evictions
         )
+        fallbacks = CounterMetricFamily(
+            "dmlrpc_provider_fallbacks",
+            "Compiled descs the execution provider could not run in full, run on the CPU provider instead "
+            "(kind: session, all of it; nodes, some of its nodes)",
+            labels=("operator", "kind"),
+        )
+        for (operator, kind), count in sorted(stats.fallbacks.items()):
+            fallbacks.add_metric((operator, kind), count)
+        yield fallbacks
         yield GaugeMetricFamily("dmlrpc_compile_cache_entries", "Compiled descs held now", value=len(self._cache))
         yield GaugeMetricFamily("dmlrpc_compile_cache_capacity", "Most compiled descs held", value=self._cache.capacity)
         yield GaugeMetricFamily(

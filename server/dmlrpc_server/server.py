@@ -271,7 +271,10 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         OSError: the port cannot be bound.
     """
     provider = choose_provider(
-        settings.provider, device_id=settings.device_id, intra_op_threads=settings.intra_op_threads
+        settings.provider,
+        device_id=settings.device_id,
+        intra_op_threads=settings.intra_op_threads,
+        cpu_fallback=settings.cpu_fallback,
     )
     budgets = settings.budgets(worker_count())
     limits = Limits(

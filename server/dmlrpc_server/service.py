@@ -16,9 +16,9 @@ import onnxruntime as ort
 from dmlrpc.codec import encode_into
 from dmlrpc.schema import tensor_descs
 from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
-from dmlrpc_server.calls import OPERATOR, ExecuteCall, parse
+from dmlrpc_server.calls import EXECUTED_ON, OPERATOR, ExecuteCall, parse
 from dmlrpc_server.errors import InvalidArgument
-from dmlrpc_server.executor import Buffer, Executor, unary_buffers
+from dmlrpc_server.executor import Buffer, Executor, compile_flags, unary_buffers
 from dmlrpc_server.graphs import strip_owned
 from dmlrpc_server.many import ManyStream, binds_resident
 from dmlrpc_server.metrics import Metrics
@@ -107,6 +107,7 @@ class Service:
             async with self.scheduler.turn(deadline):
                 compiled = await self.scheduler.offload(lambda _: executor.compiled_bytes(call.desc))
         OPERATOR.set(compiled.label)
+        placed(compiled)
         if compiled.plan.input_arrays:
             return await self.execute(parse(service_pb2.ExecuteRequest, raw), "", time_remaining)
         executor.check_response_fits(compiled)
@@ -122,7 +123,7 @@ class Service:
         self.scheduler.gate()
         arrived = time.monotonic()
         deadline = None if time_remaining is None else arrived + time_remaining
-        compiled = await self.compiled(request.operator_desc, deadline)
+        compiled = await self.compiled(request.operator_desc, deadline, request.execution_flags)
         if request.keep_outputs or binds_resident(request.inputs):
             items = await self.resident(request, owner, deadline, compiled, None, compiled.label)
             return resident_response(items)
@@ -138,6 +139,7 @@ class Service:
         deadline = None if time_remaining is None else arrived + time_remaining
         entry = self.handles.get(owner, request.handle)
         compiled = entry.compiled
+        placed(compiled)
         if request.keep_outputs or binds_resident(request.inputs):
             items = await self.resident(request, owner, deadline, compiled, entry, entry.label)
             return resident_response(items)
@@ -146,13 +148,18 @@ class Service:
         outputs = await self._run(compiled, buffers, deadline, arrived, _received(buffers))
         return execute_response(outputs)
 
-    async def compiled(self, operator_desc: operators_pb2.OperatorDesc, deadline: float | None = None) -> Compiled:
+    async def compiled(
+        self, operator_desc: operators_pb2.OperatorDesc, deadline: float | None = None, execution_flags: int = 0
+    ) -> Compiled:
         """Stage 2: the cached compiled desc, or compile it on a worker (validation and lowering take milliseconds)
-        within an admission turn of its own, so that compiling counts as work the server admits."""
-        compiled = self.executor.cached(operator_desc)
+        within an admission turn of its own, so that compiling counts as work the server admits. ``execution_flags``
+        is the request's DML_EXECUTION_FLAGS (INVALID_ARGUMENT at `execution_flags` for an unknown bit)."""
+        flags = compile_flags(execution_flags)
+        compiled = self.executor.cached(operator_desc, flags)
         if compiled is None:
             async with self.scheduler.turn(deadline):
-                compiled = await self.scheduler.offload(lambda _: self.executor.compiled(operator_desc))
+                compiled = await self.scheduler.offload(lambda _: self.executor.compiled(operator_desc, flags))
+        placed(compiled)
         return compiled
 
     def on_loop(self, compiled: Compiled) -> bool:
@@ -388,7 +395,7 @@ class Service:
         stripped, owned = strip_owned(request.operator_desc, "operator_desc")
         owned_bytes = sum(len(binding.buffer.data) for binding in request.owned_inputs)
         handles.check_room(owner, owned_bytes)
-        compiled = await self.compiled(stripped)
+        compiled = await self.compiled(stripped, None, request.execution_flags)
         bound = owned_buffers(request.owned_inputs, compiled.plan.inputs, owned)
         inputs = tensor_descs(request.operator_desc, output=False)
         outputs = tensor_descs(request.operator_desc, output=True)
@@ -410,10 +417,14 @@ class Service:
             # Refused before the constants are made, not after: a refused graph must not have cost their memory.
             handles.check_room(owner, INITIALIZER_COPIES * materialised + owned_bytes)
 
+        flags = compile_flags(request.execution_flags)
         async with self.scheduler.turn(None):
             compiled, lowering = await self.scheduler.offload(
-                lambda _: self.executor.compile_graph(graph, max_nodes=self.max_graph_nodes, admit_constants=admit)
+                lambda _: self.executor.compile_graph(
+                    graph, max_nodes=self.max_graph_nodes, admit_constants=admit, flags=flags
+                )
             )
+        placed(compiled)
         bound = owned_buffers(request.owned_inputs, compiled.plan.inputs, lowering.owned)
         # What the handle holds is what it is charged: its models' data, constants as materialised (a few bytes of
         # broadcast constant can become a whole tensor); a graph run node by node keeps its constant arrays too;
@@ -445,7 +456,7 @@ class Service:
         idle = self.stream_idle
         start = await parse_stream_start(parts, service_pb2.ExecuteStreamRequest, "ExecuteStream", idle)
         try:
-            compiled = await self.compiled(start.operator_desc, deadline)
+            compiled = await self.compiled(start.operator_desc, deadline, start.execution_flags)
         except InvalidArgument as error:
             raise InvalidArgument(f"start.{error.field}", error.description) from None
         lengths = declared_lengths(compiled, start.input_bytes, self.executor.limits)
@@ -513,3 +524,9 @@ class Service:
 def _received(buffers: Sequence[Buffer | None]) -> int:
     """The bytes a call's buffers bring (a metric; ``ByteSize`` would serialize the message again)."""
     return sum(len(buffer) for buffer in buffers if buffer is not None)
+
+
+def placed(compiled: Compiled) -> None:
+    """Note for the call's trailer where its operator runs, when that is not (only) the server's provider."""
+    if compiled.fallback:
+        EXECUTED_ON.set(compiled.executed_on)

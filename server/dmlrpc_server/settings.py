@@ -163,6 +163,11 @@ class ServerSettings(BaseSettings):
     device_id: Annotated[int, Field(ge=0)] = Field(
         0, description="DirectML adapter index or CUDA device index (one process serves one device)."
     )
+    cpu_fallback: bool = Field(
+        True,
+        description="Run a desc the provider cannot run in full on the CPU provider (visible in the "
+        "dmlrpc-executed-on trailer and metrics); --no-cpu-fallback refuses it (UNIMPLEMENTED) instead.",
+    )
     feature_level: FeatureLevel = Field(
         LATEST, description="DML feature level whose rules to apply, e.g. 3.0 or 6.4 (default 6.4 = 0x6400)."
     )

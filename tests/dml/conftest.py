@@ -13,6 +13,7 @@ import socket
 import subprocess
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ import pytest
 
 import dmlrpc
 from dmlrpc.v1 import operators_pb2
+from tests.provider_cases import family_of
 
 LANE = Path(__file__).resolve().parents[2] / "tools" / "dml-wine"
 #: build.sh's exit status for "this machine cannot create the chroot" (not root, no mounts, not Debian, ...).
@@ -127,8 +129,10 @@ class WineServer:
     Restarted after SESSIONS_PER_SERVER distinct descs, since DirectML sessions under lavapipe keep their memory.
     """
 
-    def __init__(self, cache_size: int = SESSIONS_PER_SERVER) -> None:
+    def __init__(self, cache_size: int = SESSIONS_PER_SERVER, extra_args: Sequence[str] = ()) -> None:
         self.cache_size = cache_size
+        self.extra_args = list(extra_args)
+        self.address = ""
         self.process: subprocess.Popen[str] | None = None
         self.reader: threading.Thread | None = None
         self.client: dmlrpc.Client | None = None
@@ -139,7 +143,7 @@ class WineServer:
     def start(self) -> None:
         port = _free_port()
         args = ["--provider", "directml", "--device-id", "0", "--host", "127.0.0.1", "--port", str(port)]
-        args += ["--compile-cache-size", str(self.cache_size), "--no-metrics", "--log-level", "INFO"]
+        args += ["--compile-cache-size", str(self.cache_size), "--no-metrics", "--log-level", "INFO", *self.extra_args]
         self.log = []
         self.process = subprocess.Popen(
             [str(LANE / "run.sh"), "-m", "dml_wine_serve", *args],
@@ -159,7 +163,8 @@ class WineServer:
                 log = "\n".join(self.log[-80:])
                 self.stop()
                 _lane_failure(f"the server under Wine did not become ready:\n{log}")
-        self.client = dmlrpc.Client(f"127.0.0.1:{port}", timeout=300)
+        self.address = f"127.0.0.1:{port}"
+        self.client = dmlrpc.Client(self.address, timeout=300)
         self.descs = set()
         self.starts += 1
 
@@ -190,7 +195,7 @@ class WineServer:
             process.stdout.close()
 
     def execute(
-        self, operator_desc: operators_pb2.OperatorDesc, inputs: Sequence[np.ndarray | None]
+        self, operator_desc: operators_pb2.OperatorDesc, inputs: Sequence[np.ndarray | None], **options: Any
     ) -> list[np.ndarray | None]:
         """Client.execute on the Wine server, restarting it first when its session budget is spent."""
         key = operator_desc.SerializeToString(deterministic=True)
@@ -200,7 +205,7 @@ class WineServer:
             self.start()
         self.descs.add(key)
         assert self.client is not None
-        return self.client.execute(operator_desc, inputs)
+        return self.client.execute(operator_desc, inputs, **options)  # type: ignore[return-value]
 
     def resident_bytes(self) -> int:
         """VmRSS of the Windows server process, read on the Linux side (Wine's own /proc view is the wineserver's):
@@ -234,6 +239,47 @@ class WineServer:
             self.start()
         assert self.client is not None
         return self.client
+
+
+#: Parametrized cases of each moved tests/ops test the lane runs (tests/dml/test_operators.py): the first ones, which
+#: are the pages' examples where a test has them. Each case is a new DirectML session, a few seconds under lavapipe.
+CASES_PER_TEST = int(os.environ.get("DMLRPC_DML_CASES_PER_TEST", "1"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    seen: Counter[str] = Counter()
+    kept, dropped = [], []
+    for item in items:
+        name = getattr(item, "originalname", item.name)
+        if item.nodeid.startswith("tests/dml/test_operators.py::") and family_of(name):
+            seen[name] += 1
+            if seen[name] > CASES_PER_TEST:
+                dropped.append(item)
+                continue
+        kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the lane's test count per family (the tests/ops module, or the lane module's own name)."""
+    counts: dict[str, Counter[str]] = {}
+    for outcome in ("passed", "failed", "skipped", "xfailed", "xpassed", "error"):
+        for report in terminalreporter.stats.get(outcome, []):
+            nodeid = getattr(report, "nodeid", "")
+            if not nodeid.startswith("tests/dml/") or getattr(report, "when", "call") not in ("call", "setup"):
+                continue
+            if report.when == "setup" and outcome == "passed":
+                continue
+            path, _, name = nodeid.partition("::")
+            family = family_of(name) or Path(path).stem.removeprefix("test_")
+            counts.setdefault(family, Counter())[outcome] += 1
+    if not counts:
+        return
+    terminalreporter.section("real DirectML lane: tests per family")
+    for family, outcomes in sorted(counts.items()):
+        terminalreporter.write_line(f"{family:>20}: " + ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items())))
 
 
 @pytest.fixture(scope="session")

@@ -7,14 +7,16 @@ import os
 import time
 from collections.abc import Sequence
 
+import grpc
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import dmlrpc
-from dmlrpc.v1 import operators_pb2
-from tests.dml.conftest import WineServer
+from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
+from dmlrpc_server.interceptors import EXECUTED_ON_KEY
+from tests.dml.conftest import WineServer, lane_enabled
 from tests.dml.lowering import uses_64_bit_integers
 from tests.ops.test_element_wise import OPERATORS, check_against_reference
 
@@ -62,3 +64,38 @@ def test_what_this_device_cannot_build_runs_on_the_host(dml_server: WineServer, 
     new = dml_server.log[seen if dml_server.starts == starts else 0 :]
     assert any(FALLBACK_LINE in line for line in new) != on_device
     np.testing.assert_array_equal(result, 2 * x)
+
+
+def _executed_on(address: str, elements: int) -> str | None:
+    x = np.linspace(-2, 2, elements, dtype=np.float32)
+    call = dmlrpc.ops.element_wise("add", x, x)
+    binding = service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=x.tobytes()))
+    request = service_pb2.ExecuteRequest(operator_desc=call.operator_desc, inputs=[binding, binding])
+    with grpc.insecure_channel(address) as channel:
+        response, rpc = service_pb2_grpc.DirectMLServiceStub(channel).Execute.with_call(request, timeout=300)
+    assert np.array_equal(np.frombuffer(response.outputs[0].buffer.data, np.float32), 2 * x)
+    return dict(rpc.trailing_metadata() or ()).get(EXECUTED_ON_KEY)
+
+
+def test_a_host_fallback_is_told_to_the_caller(dml_server: WineServer) -> None:
+    dml_server.connected()
+    assert _executed_on(dml_server.address, 4) == "CPUExecutionProvider"
+    assert _executed_on(dml_server.address, 6) is None
+
+
+def test_a_host_fallback_can_be_refused() -> None:
+    assert lane_enabled()
+    strict = WineServer(extra_args=["--no-cpu-fallback"])
+    strict.start()
+    try:
+        client = strict.connected()
+        assert client.get_capabilities().cpu_fallback_refused
+        x = np.linspace(-2, 2, 4, dtype=np.float32)
+        call = dmlrpc.ops.element_wise("add", x, x)
+        with pytest.raises(dmlrpc.UnimplementedError, match="DmlExecutionProvider"):
+            client.execute(call.operator_desc, list(call.inputs))
+        y = np.linspace(-2, 2, 6, dtype=np.float32)
+        (result,) = client.execute(dmlrpc.ops.element_wise("add", y, y).operator_desc, [y, y])
+        np.testing.assert_array_equal(result, 2 * y)
+    finally:
+        strict.stop()

@@ -58,6 +58,41 @@ BINDING_TYPE_BUFFER_ARRAY: BindingType.ValueType  # 2
 """
 Global___BindingType: _TypeAlias = BindingType  # noqa: Y015
 
+class _ExecutionFlags:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ExecutionFlagsEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ExecutionFlags.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    EXECUTION_FLAG_NONE: _ExecutionFlags.ValueType  # 0
+    EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION: _ExecutionFlags.ValueType  # 1
+    """DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION: FLOAT32 math may be computed at lower precision where
+    the device is faster that way (on the CUDA provider: TF32 matrix products and convolutions, about 1e-3
+    relative). Without it FLOAT32 is computed as FLOAT32, as DirectML does.
+    """
+    EXECUTION_FLAG_DISABLE_META_COMMANDS: _ExecutionFlags.ValueType  # 2
+    """DML_EXECUTION_FLAG_DISABLE_META_COMMANDS: accepted; the server uses no driver meta commands either way."""
+    EXECUTION_FLAG_DESCRIPTORS_VOLATILE: _ExecutionFlags.ValueType  # 4
+    """DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE: accepted; bindings are per call, so it changes nothing."""
+
+class ExecutionFlags(_ExecutionFlags, metaclass=_ExecutionFlagsEnumTypeWrapper):
+    """DML_EXECUTION_FLAGS, bit flags combined into `execution_flags` (values named as DirectML names them): how an
+    operator or graph is compiled (IDMLDevice::CompileOperator, IDMLDevice1::CompileGraph). Other bits are
+    INVALID_ARGUMENT. Descs compiled with different flags are different compiled operators (cached apart).
+    """
+
+EXECUTION_FLAG_NONE: ExecutionFlags.ValueType  # 0
+EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION: ExecutionFlags.ValueType  # 1
+"""DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION: FLOAT32 math may be computed at lower precision where
+the device is faster that way (on the CUDA provider: TF32 matrix products and convolutions, about 1e-3
+relative). Without it FLOAT32 is computed as FLOAT32, as DirectML does.
+"""
+EXECUTION_FLAG_DISABLE_META_COMMANDS: ExecutionFlags.ValueType  # 2
+"""DML_EXECUTION_FLAG_DISABLE_META_COMMANDS: accepted; the server uses no driver meta commands either way."""
+EXECUTION_FLAG_DESCRIPTORS_VOLATILE: ExecutionFlags.ValueType  # 4
+"""DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE: accepted; bindings are per call, so it changes nothing."""
+Global___ExecutionFlags: _TypeAlias = ExecutionFlags  # noqa: Y015
+
 @_typing.final
 class BufferBinding(_message.Message):
     """DML_BUFFER_BINDING: the contents of one bound buffer range."""
@@ -168,6 +203,9 @@ class ExecuteRequest(_message.Message):
     OPERATOR_DESC_FIELD_NUMBER: _builtins.int
     INPUTS_FIELD_NUMBER: _builtins.int
     KEEP_OUTPUTS_FIELD_NUMBER: _builtins.int
+    EXECUTION_FLAGS_FIELD_NUMBER: _builtins.int
+    execution_flags: _builtins.int
+    """DML_EXECUTION_FLAGS bits (see `ExecutionFlags`) the desc is compiled with."""
     @_builtins.property
     def operator_desc(self) -> _operators_pb2.OperatorDesc:
         """The operator to run; its tensor descs say how every buffer is laid out."""
@@ -193,10 +231,11 @@ class ExecuteRequest(_message.Message):
         operator_desc: _operators_pb2.OperatorDesc | None = ...,
         inputs: _abc.Iterable[Global___BindingDesc] | None = ...,
         keep_outputs: _abc.Iterable[_builtins.int] | None = ...,
+        execution_flags: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["operator_desc", b"operator_desc"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["inputs", b"inputs", "keep_outputs", b"keep_outputs", "operator_desc", b"operator_desc"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["execution_flags", b"execution_flags", "inputs", b"inputs", "keep_outputs", b"keep_outputs", "operator_desc", b"operator_desc"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -234,6 +273,9 @@ class ExecuteStreamStart(_message.Message):
 
     OPERATOR_DESC_FIELD_NUMBER: _builtins.int
     INPUT_BYTES_FIELD_NUMBER: _builtins.int
+    EXECUTION_FLAGS_FIELD_NUMBER: _builtins.int
+    execution_flags: _builtins.int
+    """DML_EXECUTION_FLAGS bits, as in ExecuteRequest."""
     @_builtins.property
     def operator_desc(self) -> _operators_pb2.OperatorDesc:
         """The operator to run, as in ExecuteRequest."""
@@ -251,10 +293,11 @@ class ExecuteStreamStart(_message.Message):
         *,
         operator_desc: _operators_pb2.OperatorDesc | None = ...,
         input_bytes: _abc.Iterable[_builtins.int] | None = ...,
+        execution_flags: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["operator_desc", b"operator_desc"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["input_bytes", b"input_bytes", "operator_desc", b"operator_desc"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["execution_flags", b"execution_flags", "input_bytes", b"input_bytes", "operator_desc", b"operator_desc"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -608,6 +651,7 @@ class GetCapabilitiesResponse(_message.Message):
     LIMITS_FIELD_NUMBER: _builtins.int
     SERVER_VERSION_FIELD_NUMBER: _builtins.int
     ONNXRUNTIME_VERSION_FIELD_NUMBER: _builtins.int
+    CPU_FALLBACK_REFUSED_FIELD_NUMBER: _builtins.int
     execution_provider: _builtins.str
     """The ONNX Runtime execution provider that runs the operators: "DmlExecutionProvider",
     "CUDAExecutionProvider" or "CPUExecutionProvider".
@@ -619,6 +663,12 @@ class GetCapabilitiesResponse(_message.Message):
     server_version: _builtins.str
     """The dmlrpc server version and the ONNX Runtime version."""
     onnxruntime_version: _builtins.str
+    cpu_fallback_refused: _builtins.bool
+    """What happens to a desc the execution provider cannot run in full (a session it cannot build, or nodes it
+    leaves to the host): false, the server runs it on the CPU provider instead, says so in the call's
+    `dmlrpc-executed-on` trailer and counts it (metric `dmlrpc_provider_fallbacks_total`); true
+    (`--no-cpu-fallback`), such a desc is refused with UNIMPLEMENTED naming the provider.
+    """
     @_builtins.property
     def operators(self) -> _containers.RepeatedCompositeFieldContainer[Global___OperatorCapability]:
         """Every DML_OPERATOR_TYPE, in numeric order."""
@@ -637,10 +687,11 @@ class GetCapabilitiesResponse(_message.Message):
         limits: Global___Limits | None = ...,
         server_version: _builtins.str = ...,
         onnxruntime_version: _builtins.str = ...,
+        cpu_fallback_refused: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["limits", b"limits"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["device", b"device", "execution_provider", b"execution_provider", "feature_level", b"feature_level", "limits", b"limits", "onnxruntime_version", b"onnxruntime_version", "operators", b"operators", "server_version", b"server_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cpu_fallback_refused", b"cpu_fallback_refused", "device", b"device", "execution_provider", b"execution_provider", "feature_level", b"feature_level", "limits", b"limits", "onnxruntime_version", b"onnxruntime_version", "operators", b"operators", "server_version", b"server_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -825,6 +876,9 @@ class CompileOperatorRequest(_message.Message):
 
     OPERATOR_DESC_FIELD_NUMBER: _builtins.int
     OWNED_INPUTS_FIELD_NUMBER: _builtins.int
+    EXECUTION_FLAGS_FIELD_NUMBER: _builtins.int
+    execution_flags: _builtins.int
+    """DML_EXECUTION_FLAGS bits (IDMLDevice::CompileOperator's flags), as in ExecuteRequest."""
     @_builtins.property
     def operator_desc(self) -> _operators_pb2.OperatorDesc:
         """The operator to compile. Inputs whose tensor desc has DML_TENSOR_FLAG_OWNED_BY_DML are bound once, here."""
@@ -841,10 +895,11 @@ class CompileOperatorRequest(_message.Message):
         *,
         operator_desc: _operators_pb2.OperatorDesc | None = ...,
         owned_inputs: _abc.Iterable[Global___BindingDesc] | None = ...,
+        execution_flags: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["operator_desc", b"operator_desc"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["operator_desc", b"operator_desc", "owned_inputs", b"owned_inputs"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["execution_flags", b"execution_flags", "operator_desc", b"operator_desc", "owned_inputs", b"owned_inputs"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -856,6 +911,9 @@ class CompileGraphRequest(_message.Message):
 
     GRAPH_DESC_FIELD_NUMBER: _builtins.int
     OWNED_INPUTS_FIELD_NUMBER: _builtins.int
+    EXECUTION_FLAGS_FIELD_NUMBER: _builtins.int
+    execution_flags: _builtins.int
+    """DML_EXECUTION_FLAGS bits (IDMLDevice1::CompileGraph's flags), as in ExecuteRequest."""
     @_builtins.property
     def graph_desc(self) -> _graph_pb2.GraphDesc: ...
     @_builtins.property
@@ -869,10 +927,11 @@ class CompileGraphRequest(_message.Message):
         *,
         graph_desc: _graph_pb2.GraphDesc | None = ...,
         owned_inputs: _abc.Iterable[Global___BindingDesc] | None = ...,
+        execution_flags: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["graph_desc", b"graph_desc"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["graph_desc", b"graph_desc", "owned_inputs", b"owned_inputs"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["execution_flags", b"execution_flags", "graph_desc", b"graph_desc", "owned_inputs", b"owned_inputs"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from dmlrpc_server.errors import ServiceError
+from dmlrpc_server.errors import OperatorUnavailable, ServiceError
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators.base import Plan
 from dmlrpc_server.runtime.buffers import BufferPool
@@ -24,6 +24,12 @@ from dmlrpc_server.runtime.resident import Device
 
 _log = logging.getLogger(__name__)
 CPU = PROVIDERS["cpu"]
+#: ONNX Runtime's refusal of a session, made with ``Provider.strict_session_options``, that would leave nodes to the
+#: CPU provider.
+_NODES_ON_CPU = "fallback to CPU EP has been explicitly disabled"
+#: ``Compiled.fallback`` values: the whole session on the CPU provider, or some of its nodes.
+SESSION_FALLBACK, NODES_FALLBACK = "session", "nodes"
+
 #: What one cached session costs beyond its model: ONNX Runtime's graph, kernels and plan, and the Python objects
 #: of the Compiled (measured: 36-55 KiB per tiny desc with the CPU arena off, docs/reliability.md).
 SESSION_BYTES = 64 << 10
@@ -74,10 +80,20 @@ class Compiled:
     memory: int = 0
     #: The metrics label and batch-size key: the operator's case ("graph" for a graph).
     label: str = ""
+    #: How much of it left the provider for the CPU provider: "" (nothing), ``SESSION_FALLBACK`` or
+    #: ``NODES_FALLBACK``.
+    fallback: str = ""
     #: The bytes the compile cache charges for keeping this entry (``session_bytes`` of each session it holds or
     #: may build: the batched one too, where the operator batches).
     held_bytes: int = 0
     _batched: ort.InferenceSession | None = field(default=None, repr=False)
+
+    @property
+    def executed_on(self) -> str:
+        """The providers that run it, for the ``dmlrpc-executed-on`` trailer: "" when only its own provider does."""
+        if not self.fallback or self.provider is None:
+            return ""
+        return CPU if self.fallback == SESSION_FALLBACK else f"{self.provider.name},{CPU}"
 
     def run(self, feeds: dict[str, np.ndarray], options: ort.RunOptions | None = None) -> list[np.ndarray]:
         # NOTE: the session's own wrapper re-validates the feeds in Python on every call; the binding it calls
@@ -153,27 +169,56 @@ def _session(model: onnx.ModelProto, provider: Provider) -> ort.InferenceSession
     return _session_on(model, provider)[0]
 
 
-def _session_on(model: onnx.ModelProto, provider: Provider) -> tuple[ort.InferenceSession, bool]:
-    """A session on ``provider``, or on the CPU provider where the device cannot build it; and whether on the device."""
+def _session_on(model: onnx.ModelProto, provider: Provider) -> tuple[ort.InferenceSession, str]:
+    """A session of ``model`` on ``provider`` and how much of it falls back to the CPU provider (``""``,
+    ``NODES_FALLBACK`` or ``SESSION_FALLBACK``: see ``Compiled.fallback``).
+
+    Raises:
+        OperatorUnavailable: it would fall back and the provider's ``cpu_fallback`` is off.
+    """
     serialized = model.SerializeToString()
+    if provider.name == CPU:
+        session = ort.InferenceSession(serialized, sess_options=provider.session_options(), providers=[CPU])
+        return session, ""
+    # NOTE: ONNX Runtime places nodes per provider silently (a node the device lacks, or a whole device that failed
+    # to load, lands on the CPU provider); a session that forbids that tells the two apart.
     try:
-        session = ort.InferenceSession(
-            serialized, sess_options=provider.session_options(), providers=provider.providers()
+        strict = ort.InferenceSession(
+            serialized, sess_options=provider.strict_session_options(), providers=[(provider.name, provider.options)]
         )
-        return session, provider.name != CPU
+        if provider.name in strict.get_providers():
+            return strict, ""
+        reason = f"{provider.name} is not loaded"
+        kind = SESSION_FALLBACK
     except Exception as error:
-        if provider.name == CPU:
-            raise
-        # A device that cannot compile a graph (e.g. DirectML on a device without 64-bit shader operations) fails
-        # the whole session; the desc still has an answer on the host, so it runs there rather than failing.
-        _log.warning(
-            "%s could not build this operator's session (%s); it runs on %s instead",
-            provider.name,
-            str(error).splitlines()[0][:300],
-            CPU,
+        reason = str(error).splitlines()[0][:300]
+        kind = NODES_FALLBACK if _NODES_ON_CPU in reason else SESSION_FALLBACK
+    what = (
+        "leaves nodes of this operator's session to"
+        if kind == NODES_FALLBACK
+        else "could not build this operator's session"
+    )
+    if not provider.cpu_fallback:
+        raise OperatorUnavailable(
+            f"{provider.name} on {provider.device} {what} the CPU ({reason}), and this server refuses to fall back "
+            "to the CPU provider (--no-cpu-fallback)"
         )
-        fallback = Provider(CPU, {}, "CPU", False, provider.intra_op_threads)
-        return ort.InferenceSession(serialized, sess_options=fallback.session_options(), providers=[CPU]), False
+    if kind == NODES_FALLBACK:
+        try:
+            session = ort.InferenceSession(
+                serialized, sess_options=provider.session_options(), providers=provider.providers()
+            )
+            _log.warning("%s %s %s (%s)", provider.name, what, CPU, reason)
+            return session, NODES_FALLBACK
+        except Exception as error:
+            reason = str(error).splitlines()[0][:300]
+            what = "could not build this operator's session"
+    # A device that cannot compile a graph (e.g. DirectML on a device without 64-bit shader operations) fails
+    # the whole session; the desc still has an answer on the host, so it runs there rather than failing.
+    _log.warning("%s %s (%s); it runs on %s instead", provider.name, what, reason, CPU)
+    fallback = Provider(CPU, {}, "CPU", False, provider.intra_op_threads)
+    session = ort.InferenceSession(serialized, sess_options=fallback.session_options(), providers=[CPU])
+    return session, SESSION_FALLBACK
 
 
 def compile_plan(
@@ -188,7 +233,7 @@ def compile_plan(
     cost = model_cost(plan.model)
     if check is not None:
         check(cost)
-    session, on_device = _session_on(plan.model, provider)
+    session, fallback = _session_on(plan.model, provider)
     names = [output.name for output in session.get_outputs()]
     lock: contextlib.AbstractContextManager[object] = (
         threading.Lock() if provider.serialize_runs else contextlib.nullcontext()
@@ -201,10 +246,11 @@ def compile_plan(
         lock,
         provider,
         batching,
-        on_device=on_device,
+        on_device=provider.name != CPU and fallback != SESSION_FALLBACK,
         work=cost.work,
         memory=call_memory(plan, cost.peak_bytes),
         label=label,
+        fallback=fallback,
         held_bytes=held,
     )
 
@@ -223,6 +269,8 @@ class CacheStats:
     evictions: int = 0
     #: Descs compiled for their call only: their entry alone was over the cache's byte bound.
     uncached: int = 0
+    #: Compiled descs that run on the CPU provider in part or whole, by (operator label, ``Compiled.fallback``).
+    fallbacks: dict[tuple[str, str], int] = field(default_factory=dict)
 
 
 class CompileCache:
@@ -314,6 +362,9 @@ class CompileCache:
                 raise
             charge = entry.held_bytes + len(key)
             with self._lock:
+                if entry.fallback:
+                    counted = (entry.label, entry.fallback)
+                    self.stats.fallbacks[counted] = self.stats.fallbacks.get(counted, 0) + 1
                 if charge > self.max_bytes:
                     # NOTE: kept, it would evict everything else and still break the bound; its call runs it and
                     # then it is released.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import onnxruntime as ort
@@ -33,6 +33,8 @@ class Provider:
     #: DirectML allows only one `Run` at a time per session.
     serialize_runs: bool
     intra_op_threads: int
+    #: Whether a desc this provider cannot run in full runs on the CPU provider instead (False: refused).
+    cpu_fallback: bool = True
 
     def session_options(self) -> ort.SessionOptions:
         options = ort.SessionOptions()
@@ -53,14 +55,42 @@ class Provider:
             options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         return options
 
+    def allowing_half_precision(self) -> Provider:
+        """This provider as DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION compiles for: on CUDA, TF32 matrix
+        products and convolutions; elsewhere the same provider (DirectML's EP and the CPU have no such switch)."""
+        if self.name != PROVIDERS["cuda"]:
+            return self
+        return replace(self, options={**self.options, "use_tf32": "1"})
+
     def providers(self) -> list[str | tuple[str, dict[str, str]]]:
         if self.name == PROVIDERS["cpu"]:
             return [self.name]
         # CPU stays registered behind a GPU provider so that a node it lacks still runs (on the host).
         return [(self.name, self.options), PROVIDERS["cpu"]]
 
+    def strict_session_options(self) -> ort.SessionOptions:
+        """``session_options`` that fail the session where any node would be left to the CPU provider (used with
+        this provider alone: ONNX Runtime refuses the CPU provider in the list beside this setting)."""
+        options = self.session_options()
+        options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+        return options
 
-def choose_provider(requested: str, *, device_id: int = 0, intra_op_threads: int = 1) -> Provider:
+
+def device_options(key: str, device_id: int) -> dict[str, str]:
+    """The provider options of a device provider (``key``: directml or cuda), as requests without
+    DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION compile for."""
+    options = {"device_id": str(device_id)}
+    if key == "cuda":
+        # NOTE: ONNX Runtime's CUDA provider computes FLOAT32 matrix products in TF32 by default (about 3e-4
+        # relative); DirectML computes FLOAT32 as FLOAT32 unless the caller allows half precision, and so does
+        # the server (``allowing_half_precision``).
+        options["use_tf32"] = "0"
+    return options
+
+
+def choose_provider(
+    requested: str, *, device_id: int = 0, intra_op_threads: int = 1, cpu_fallback: bool = True
+) -> Provider:
     """Pick the execution provider: ``auto`` = DirectML if present, else CUDA, else CPU.
 
     Raises:
@@ -81,8 +111,8 @@ def choose_provider(requested: str, *, device_id: int = 0, intra_op_threads: int
         raise ValueError(f"unknown provider {requested!r}; choose auto, {', '.join(PROVIDERS)}")
     name = PROVIDERS[key]
     if key == "cpu":
-        return Provider(name, {}, f"CPU ({platform.machine() or 'unknown'})", False, intra_op_threads)
-    options = {"device_id": str(device_id)}
+        return Provider(name, {}, f"CPU ({platform.machine() or 'unknown'})", False, intra_op_threads, cpu_fallback)
+    options = device_options(key, device_id)
     device = f"{'DirectML adapter' if key == 'directml' else 'CUDA device'} {device_id}"
     _log.info("using %s on %s", name, device)
-    return Provider(name, options, device, key == "directml", intra_op_threads)
+    return Provider(name, options, device, key == "directml", intra_op_threads, cpu_fallback)
