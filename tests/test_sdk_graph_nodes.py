@@ -187,9 +187,17 @@ def test_graph_nodes_equal_the_eager_functions(client: dmlrpc.Client, name: str)
         )
 
 
-def test_graph_quantization_parameters_have_the_input_s_shape() -> None:
+def test_graph_nodes_refuse_what_an_edge_cannot_carry() -> None:
     g = dmlrpc.Graph()
     x, scale = g.input(np.float32, (2, 3)), g.input(np.float32, (1, 3))
     with pytest.raises(dmlrpc.ArgumentValueError) as caught:
         g.quantize(x, scale)
     assert caught.value.argument == "scale" and "(1, 3)" in str(caught.value) and "(2, 3)" in str(caught.value)
+    q, keep = g.input(np.float32, (1, 2, 4)), g.input(np.bool_, (1, 1, 2, 2))
+    with pytest.raises(dmlrpc.ArgumentTypeError) as typed:
+        g.multihead_attention(q, q, q, head_count=2, mask=keep)
+    assert typed.value.argument == "mask" and typed.value.allowed == ("int32",)
+    dy, rois, ids = g.input(np.float32, (1, 1, 1, 1)), g.input(np.float32, (1, 4)), g.input(np.int64, (1,))
+    with pytest.raises(dmlrpc.ArgumentTypeError) as typed:
+        g.roi_align_grad(dy, rois, ids, (1, 1, 2, 2))
+    assert typed.value.argument == "batch_indices"

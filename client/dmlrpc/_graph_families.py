@@ -12,11 +12,22 @@ import numpy.typing as npt
 
 from dmlrpc import ops
 from dmlrpc._graph_tensors import GraphTensor, _placeholder, _tensors
-from dmlrpc.errors import ArgumentValueError
+from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 
 __all__ = ["FamilyNodes"]
 
 _Spatial = int | Sequence[int] | None
+
+
+def _typed(where: str, argument: str, tensor: GraphTensor | None, dtype: type[np.generic]) -> None:
+    """An edge keeps its tensor's type, where the eager function would convert an array to ``dtype``."""
+    if tensor is not None and tensor.dtype != dtype:
+        raise ArgumentTypeError(
+            argument,
+            f"{where}: {argument} has dtype {tensor.dtype}; in a graph it is {np.dtype(dtype).name} (edges do not "
+            "convert: Graph.cast one)",
+            allowed=(np.dtype(dtype).name,),
+        )
 
 
 class FamilyNodes:
@@ -671,6 +682,7 @@ class FamilyNodes:
         where = "Graph.roi_align_grad"
         _tensors(where, [input_gradient, rois, batch_indices])
         _tensors(where, [input], optional=True)
+        _typed(where, "batch_indices", batch_indices, np.uint32)
         call = ops.roi_align_grad(
             _placeholder(input_gradient),
             _placeholder(rois),
@@ -711,6 +723,7 @@ class FamilyNodes:
             "past_value": past_value,
         }  # fmt: skip
         _tensors(where, list(tensors.values()), optional=True)
+        _typed(where, "mask", mask, np.int32)
         placeholders: dict[str, Any] = {name: None if t is None else _placeholder(t) for name, t in tensors.items()}
         call = ops.multihead_attention(**placeholders, head_count=head_count, present=present, **attributes)
         inputs: dict[str, GraphTensor | None] = dict(tensors)
