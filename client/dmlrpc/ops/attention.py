@@ -105,11 +105,12 @@ def multihead_attention(
     version: int | None = None,
 ) -> Call:
     """DML_MULTIHEAD_ATTENTION_OPERATOR_DESC, or DML_MULTIHEAD_ATTENTION1_OPERATOR_DESC with grouped heads
-    (``key_value_head_count`` other than ``head_count``) or ``version=1``: per batch and query head,
-    ``softmax((Q + bias) @ (K + bias)^T * scale + relative_position_bias + masked) @ (V + bias)``, the output
-    (batch, sequence, head_count * value head size), and with ``present`` also the present key and value
-    (batch, key_value_head_count, past + key sequence, head size): ``past_key``/``past_value`` followed by the new
-    ones.
+    (``key_value_head_count`` other than ``head_count``) or ``version=1``: scaled dot-product attention, per batch
+    and query head ``softmax((Q + bias) @ (K + bias)^T * scale + relative_position_bias + masked) @ (V + bias)``.
+
+    It returns the output (batch, sequence, head_count * value head size), and with ``present`` (output, present
+    key, present value), those (batch, key_value_head_count, past + key sequence, head size): ``past_key`` /
+    ``past_value`` followed by the new ones.
 
     The query comes from ``query`` (batch, sequence, head_count * head size), ``stacked_query_key`` or
     ``stacked_query_key_value`` (batch, sequence, heads, 2 or 3, head size: index 0/1/2 of the 4th dimension the

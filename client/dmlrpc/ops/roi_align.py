@@ -159,13 +159,14 @@ def roi_align_grad(
     align_regions_to_corners: bool = False,
 ) -> Call:
     """DML_ROI_ALIGN_GRAD_OPERATOR_DESC: the gradient of ``roi_align`` (ROI_ALIGN1, the same attributes and
-    sampling) with respect to its (N, C, H, W) input: each element of image ``batch_indices[r]`` receives
-    ``input_gradient[r, c, y, x]`` times the weight with which it entered output element (y, x), summed over regions
-    and elements ("average": every in-bounds sample's interpolation weights over the sample count; "max": only the
-    largest in-bounds sample's, the first on ties, which needs the forward ``input``).
+    sampling) with respect to its (N, C, H, W) input.
 
-    ``input_shape`` is the forward input's (N, C, H, W) (``input``'s shape if it is given). The gradient of the
-    regions (OutputROIGradientTensor) is not offered: its page defines it only by incomplete pseudo-code.
+    Each element of image ``batch_indices[r]`` receives ``input_gradient[r, c, y, x]`` times the weight with which
+    it entered output element (y, x), summed over regions and elements ("average": every in-bounds sample's
+    interpolation weights over the sample count; "max": only the largest in-bounds sample's, the first on ties,
+    which needs the forward ``input``). ``input_shape`` is the forward input's (N, C, H, W) (``input``'s shape if
+    it is given). The gradient of the regions (OutputROIGradientTensor) is not offered: its page defines it only by
+    incomplete pseudo-code.
 
     DirectML's rules: InputGradientTensor {NumROIs, C, OutputHeight, OutputWidth}; ROITensor {NumROIs, 4} and
     BatchIndicesTensor UINT32 {NumROIs}, each index below N (checked by the server); InputTensor, optional (required
