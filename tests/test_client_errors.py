@@ -212,6 +212,8 @@ def test_the_sdk_s_dtype_sets_match_the_server_s_tables() -> None:
     built |= {"lp_pooling1", "max_pooling1", "max_pooling2", "max_unpooling", "roi_pooling", "average_pooling1"}
     built |= {"convolution_integer", "argmin", "argmax", "local_response_normalization", "nonzero_coordinates"}
     built |= {"mean_variance_normalization", "mean_variance_normalization1"}
+    built |= {"gather_elements", "gather_nd", "gather_nd1", "top_k", "multihead_attention", "multihead_attention1"}
+    built |= {"roi_align_grad"}
     takes_float64 = {
         case
         for case in built

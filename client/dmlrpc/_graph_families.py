@@ -1,5 +1,6 @@
-"""Graph nodes of the quantized, recurrent, training, spatial-gradient, FOLD/UNFOLD, ROI_ALIGN and
-RANDOM_GENERATOR operators: each is its ``dmlrpc.ops`` builder over placeholders, its tensors entering as they are."""
+"""Graph nodes of the quantized, recurrent, training, spatial-gradient, FOLD/UNFOLD, ROI_ALIGN(_GRAD), RANDOM_GENERATOR
+and MULTIHEAD_ATTENTION operators: each is its ``dmlrpc.ops`` builder over placeholders, its tensors entering as they
+are."""
 
 from __future__ import annotations
 
@@ -11,11 +12,22 @@ import numpy.typing as npt
 
 from dmlrpc import ops
 from dmlrpc._graph_tensors import GraphTensor, _placeholder, _tensors
-from dmlrpc.errors import ArgumentValueError
+from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 
 __all__ = ["FamilyNodes"]
 
 _Spatial = int | Sequence[int] | None
+
+
+def _typed(where: str, argument: str, tensor: GraphTensor | None, dtype: type[np.generic]) -> None:
+    """An edge keeps its tensor's type, where the eager function would convert an array to ``dtype``."""
+    if tensor is not None and tensor.dtype != dtype:
+        raise ArgumentTypeError(
+            argument,
+            f"{where}: {argument} has dtype {tensor.dtype}; in a graph it is {np.dtype(dtype).name} (edges do not "
+            "convert: Graph.cast one)",
+            allowed=(np.dtype(dtype).name,),
+        )
 
 
 class FamilyNodes:
@@ -601,3 +613,124 @@ class FamilyNodes:
                 next_state=next_state,
             )
         )
+
+    def _array_node(self, operator_desc: Any, inputs: Sequence[GraphTensor]) -> list[GraphTensor]:
+        raise NotImplementedError  # GraphOperators'
+
+    def _quantization(
+        self,
+        where: str,
+        build: Callable[..., ops.Call],
+        tensors: dict[str, GraphTensor | None],
+        dtype: npt.DTypeLike | None,
+    ) -> GraphTensor:
+        """A QUANTIZE or DEQUANTIZE node: its quantization tensors are an array (one edge each, after the input),
+        every one of the input's shape, as an edge does not broadcast."""
+        input, scale, zero_point = tensors.values()
+        _tensors(where, [input, scale])
+        _tensors(where, [zero_point], optional=True)
+        assert input is not None and scale is not None
+        for argument, tensor in (("scale", scale), ("zero_point", zero_point)):
+            if tensor is not None and tensor.shape != input.shape:
+                raise ArgumentValueError(
+                    argument,
+                    f"{where}: {argument} has shape {tensor.shape} and input {input.shape}; in a graph it has the "
+                    "input's shape (edges do not broadcast: a graph constant can hold a broadcast one)",
+                )
+        placeholders = {name: None if t is None else _placeholder(t) for name, t in tensors.items()}
+        call = build(**placeholders, dtype=dtype)
+        given = [t for t in (input, scale, zero_point) if t is not None]
+        return self._array_node(call.operator_desc, given)[0]
+
+    def quantize(
+        self,
+        input: GraphTensor,
+        scale: GraphTensor,
+        zero_point: GraphTensor | None = None,
+        *,
+        dtype: npt.DTypeLike | None = None,
+    ) -> GraphTensor:
+        """A DML_QUANTIZE node (as ``dmlrpc.ops.quantize``): ``scale`` and ``zero_point`` have the input's shape."""
+        tensors = {"input": input, "scale": scale, "zero_point": zero_point}
+        return self._quantization("Graph.quantize", ops.quantize, tensors, dtype)
+
+    def dequantize(
+        self,
+        input: GraphTensor,
+        scale: GraphTensor,
+        zero_point: GraphTensor | None = None,
+        *,
+        dtype: npt.DTypeLike | None = None,
+    ) -> GraphTensor:
+        """A DML_DEQUANTIZE node (as ``dmlrpc.ops.dequantize``): ``scale`` and ``zero_point`` have the input's
+        shape."""
+        tensors = {"input": input, "scale": scale, "zero_point": zero_point}
+        return self._quantization("Graph.dequantize", ops.dequantize, tensors, dtype)
+
+    def roi_align_grad(
+        self,
+        input_gradient: GraphTensor,
+        rois: GraphTensor,
+        batch_indices: GraphTensor,
+        input_shape: Sequence[int] | None = None,
+        *,
+        input: GraphTensor | None = None,
+        **attributes: Any,
+    ) -> GraphTensor:
+        """A DML_ROI_ALIGN_GRAD node (as ``dmlrpc.ops.roi_align_grad``, whose keyword arguments it takes):
+        ``rois`` (NumROIs, 4), ``batch_indices`` (NumROIs,) uint32, the output the input's gradient."""
+        where = "Graph.roi_align_grad"
+        _tensors(where, [input_gradient, rois, batch_indices])
+        _tensors(where, [input], optional=True)
+        _typed(where, "batch_indices", batch_indices, np.uint32)
+        call = ops.roi_align_grad(
+            _placeholder(input_gradient),
+            _placeholder(rois),
+            _placeholder(batch_indices),
+            input_shape,
+            input=None if input is None else _placeholder(input),
+            **attributes,
+        )
+        tensors = {"input": input, "input_gradient": input_gradient, "rois": rois, "batch_indices": batch_indices}
+        return self._exact_node(where, call, tensors)[0]
+
+    def multihead_attention(
+        self,
+        query: GraphTensor | None = None,
+        key: GraphTensor | None = None,
+        value: GraphTensor | None = None,
+        *,
+        head_count: int,
+        stacked_query_key: GraphTensor | None = None,
+        stacked_key_value: GraphTensor | None = None,
+        stacked_query_key_value: GraphTensor | None = None,
+        bias: GraphTensor | None = None,
+        mask: GraphTensor | None = None,
+        relative_position_bias: GraphTensor | None = None,
+        past_key: GraphTensor | None = None,
+        past_value: GraphTensor | None = None,
+        present: bool = False,
+        **attributes: Any,
+    ) -> GraphTensor | tuple[GraphTensor, GraphTensor, GraphTensor]:
+        """A DML_MULTIHEAD_ATTENTION(1) node (as ``dmlrpc.ops.multihead_attention``, whose other keyword arguments
+        it takes): the output, or (output, present key, present value) with ``present``. The tensors have the
+        shapes the function sends: ``mask`` int32, a "key_sequence_length" one (1, batch)."""
+        where = "Graph.multihead_attention"
+        tensors = {
+            "query": query, "key": key, "value": value, "stacked_query_key": stacked_query_key,
+            "stacked_key_value": stacked_key_value, "stacked_query_key_value": stacked_query_key_value, "bias": bias,
+            "mask": mask, "relative_position_bias": relative_position_bias, "past_key": past_key,
+            "past_value": past_value,
+        }  # fmt: skip
+        _tensors(where, list(tensors.values()), optional=True)
+        _typed(where, "mask", mask, np.int32)
+        placeholders: dict[str, Any] = {name: None if t is None else _placeholder(t) for name, t in tensors.items()}
+        call = ops.multihead_attention(**placeholders, head_count=head_count, present=present, **attributes)
+        inputs: dict[str, GraphTensor | None] = dict(tensors)
+        if call.operator_desc.WhichOneof("desc") == "multihead_attention1":
+            inputs["past_sequence_lengths"] = None
+        outputs = self._exact_node(where, call, inputs)
+        if present:
+            output, present_key, present_value = outputs
+            return output, present_key, present_value
+        return outputs[0]

@@ -1,5 +1,5 @@
-"""The ``Graph`` builders of the resample, data-movement, generator, pooling, integer-convolution, arg-reduce and
-local-response operators, and of JOIN and SPLIT (whose tensor arrays take one edge per element)."""
+"""The ``Graph`` builders of the resample, data-movement, gather, generator, pooling, integer-convolution, arg-reduce
+and local-response operators, and of JOIN and SPLIT (whose tensor arrays take one edge per element)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy.typing as npt
 from dmlrpc import ops
 from dmlrpc._graph_tensors import GraphTensor, _placeholder, _pooled_tensor, _tensors
 from dmlrpc.errors import ArgumentValueError
+from dmlrpc.ops.gather import _gather_nd
 from dmlrpc.schema import desc_case, tensor_fields
 from dmlrpc.v1 import graph_pb2, operators_pb2, tensor_pb2
 
@@ -293,6 +294,27 @@ class GraphOperators:
         _tensors(where, [input, indices, updates])
         call = ops.scatter_nd(_placeholder(input), _placeholder(indices), _placeholder(updates))
         return self._exact_node(where, call, {"input": input, "indices": indices, "updates": updates})[0]
+
+    def gather_elements(self, input: GraphTensor, indices: GraphTensor, axis: int = 0) -> GraphTensor:
+        """A DML_GATHER_ELEMENTS node (as ``dmlrpc.ops.gather_elements``); the indices' values are checked by the
+        server."""
+        where = "Graph.gather_elements"
+        _tensors(where, [input, indices])
+        call = ops.gather_elements(_placeholder(input), _placeholder(indices), axis)
+        return self._exact_node(where, call, {"input": input, "indices": indices})[0]
+
+    def gather_nd(
+        self, input: GraphTensor, indices: GraphTensor, batch_dimension_count: int = 0, *, version: int | None = None
+    ) -> GraphTensor:
+        """A DML_GATHER_ND(1) node (as ``dmlrpc.ops.gather_nd``). Edges do not pad: ``input`` and ``indices`` have
+        one dimension count, all of it meaningful, and the output that count too (the result right-aligned with
+        leading 1s)."""
+        where = "Graph.gather_nd"
+        _tensors(where, [input, indices])
+        call = _gather_nd(
+            _placeholder(input), _placeholder(indices), batch_dimension_count, version, where=where, padded=False
+        )
+        return self._exact_node(where, call, {"input": input, "indices": indices})[0]
 
     def join(self, inputs: Sequence[GraphTensor], axis: int = 0) -> GraphTensor:
         """A DML_JOIN node (as ``dmlrpc.ops.join``): ``inputs`` of one dimension count and dtype, concatenated

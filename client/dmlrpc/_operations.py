@@ -73,10 +73,13 @@ def top_k(
     *,
     direction: ops.Direction = "decreasing",
     index_dtype: npt.DTypeLike = np.uint32,
+    version: int | None = None,
     timeout: float | None = None,
 ) -> Call[tuple[np.ndarray, np.ndarray]]:
-    """The k largest (``direction="decreasing"``) or smallest elements along ``axis``: (values, indices)."""
-    return operation(ops.top_k(input, k, axis, direction=direction, index_dtype=index_dtype), timeout, _pair)
+    """The k largest (``direction="decreasing"``) or smallest elements along ``axis``: (values, indices); DML_TOP_K1,
+    or DML_TOP_K with ``version=0`` (see ``dmlrpc.ops.top_k``)."""
+    built = ops.top_k(input, k, axis, direction=direction, index_dtype=index_dtype, version=version)
+    return operation(built, timeout, _pair)
 
 
 def scatter_elements(
@@ -211,6 +214,26 @@ def gather(
 
 
 # Named as NumPy's users expect; below this line the builtin ``slice`` is shadowed in this module.
+def gather_elements(
+    input: npt.ArrayLike, indices: npt.ArrayLike, axis: int = 0, *, timeout: float | None = None
+) -> Call[np.ndarray]:
+    """DML_GATHER_ELEMENTS: ``np.take_along_axis(input, indices, axis)`` (see ``dmlrpc.ops.gather_elements``)."""
+    return operation(ops.gather_elements(input, indices, axis), timeout, _single)
+
+
+def gather_nd(
+    input: npt.ArrayLike,
+    indices: npt.ArrayLike,
+    batch_dimension_count: int = 0,
+    *,
+    version: int | None = None,
+    timeout: float | None = None,
+) -> Call[np.ndarray]:
+    """DML_GATHER_ND(1): the slices of ``input`` at the index tuples of ``indices``, as ONNX GatherND (see
+    ``dmlrpc.ops.gather_nd``)."""
+    return operation(ops.gather_nd(input, indices, batch_dimension_count, version=version), timeout, _single)
+
+
 def slice(
     input: npt.ArrayLike,
     offsets: Sequence[int],
@@ -1207,3 +1230,97 @@ def random_generator(
     """DML_RANDOM_GENERATOR: (uint32 values of ``shape``, the next state or ``None``) (see
     ``dmlrpc.ops.random_generator``)."""
     return operation(ops.random_generator(input_state, shape, next_state=next_state), timeout, _with_optional)
+
+
+def _attention(outputs: list[Any]) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The output alone, or with the present key and value where the call asked for them."""
+    if outputs[1] is None:
+        return _first(outputs)
+    output, key, value = outputs
+    assert isinstance(output, np.ndarray) and isinstance(key, np.ndarray) and isinstance(value, np.ndarray)
+    return output, key, value
+
+
+def multihead_attention(
+    query: npt.ArrayLike | None = None,
+    key: npt.ArrayLike | None = None,
+    value: npt.ArrayLike | None = None,
+    *,
+    head_count: int,
+    key_value_head_count: int | None = None,
+    stacked_query_key: npt.ArrayLike | None = None,
+    stacked_key_value: npt.ArrayLike | None = None,
+    stacked_query_key_value: npt.ArrayLike | None = None,
+    bias: npt.ArrayLike | None = None,
+    mask: npt.ArrayLike | None = None,
+    mask_type: ops.MaskType | None = None,
+    relative_position_bias: npt.ArrayLike | None = None,
+    past_key: npt.ArrayLike | None = None,
+    past_value: npt.ArrayLike | None = None,
+    scale: float | None = None,
+    mask_filter_value: float = -10000.0,
+    present: bool = False,
+    version: int | None = None,
+    timeout: float | None = None,
+) -> Call[np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """DML_MULTIHEAD_ATTENTION(1): scaled dot-product attention over ``head_count`` heads, the output (batch,
+    sequence, head_count * value head size), or (output, present key, present value) with ``present`` (see
+    ``dmlrpc.ops.multihead_attention``)."""
+    built = ops.multihead_attention(
+        query,
+        key,
+        value,
+        head_count=head_count,
+        key_value_head_count=key_value_head_count,
+        stacked_query_key=stacked_query_key,
+        stacked_key_value=stacked_key_value,
+        stacked_query_key_value=stacked_query_key_value,
+        bias=bias,
+        mask=mask,
+        mask_type=mask_type,
+        relative_position_bias=relative_position_bias,
+        past_key=past_key,
+        past_value=past_value,
+        scale=scale,
+        mask_filter_value=mask_filter_value,
+        present=present,
+        version=version,
+    )
+    return operation(built, timeout, _attention)
+
+
+def roi_align_grad(
+    input_gradient: npt.ArrayLike,
+    rois: npt.ArrayLike,
+    batch_indices: npt.ArrayLike,
+    input_shape: Sequence[int] | None = None,
+    *,
+    input: npt.ArrayLike | None = None,
+    reduction: Literal["average", "max"] = "average",
+    mode: Literal["nearest", "linear"] = "linear",
+    spatial_scale: float | tuple[float, float] = 1.0,
+    input_pixel_offset: float = 0.5,
+    output_pixel_offset: float = -0.5,
+    minimum_samples: int = 1,
+    maximum_samples: int = 2**32 - 1,
+    align_regions_to_corners: bool = False,
+    timeout: float | None = None,
+) -> Call[np.ndarray]:
+    """DML_ROI_ALIGN_GRAD: the gradient of ``roi_align`` with respect to its input (see
+    ``dmlrpc.ops.roi_align_grad``)."""
+    built = ops.roi_align_grad(
+        input_gradient,
+        rois,
+        batch_indices,
+        input_shape,
+        input=input,
+        reduction=reduction,
+        mode=mode,
+        spatial_scale=spatial_scale,
+        input_pixel_offset=input_pixel_offset,
+        output_pixel_offset=output_pixel_offset,
+        minimum_samples=minimum_samples,
+        maximum_samples=maximum_samples,
+        align_regions_to_corners=align_regions_to_corners,
+    )
+    return operation(built, timeout, _first)

@@ -143,10 +143,11 @@ class Graph(GraphOperators, FamilyNodes):
         *,
         direction: Direction = "decreasing",
         index_dtype: npt.DTypeLike = np.uint32,
+        version: int | None = None,
     ) -> tuple[GraphTensor, GraphTensor]:
-        """A DML_TOP_K1 node (as ``dmlrpc.ops.top_k``): its values and indices."""
+        """A DML_TOP_K1 (TOP_K with ``version=0``) node (as ``dmlrpc.ops.top_k``): its values and indices."""
         _tensors("Graph.top_k", [input])
-        call = ops.top_k(_placeholder(input), k, axis, direction=direction, index_dtype=index_dtype)
+        call = ops.top_k(_placeholder(input), k, axis, direction=direction, index_dtype=index_dtype, version=version)
         values, indices = self.node(call.operator_desc, [input])
         return values, indices
 

@@ -4,6 +4,10 @@ family, named as the server's ``dmlrpc_server/operators/`` modules are."""
 from dmlrpc.ops.activation import (
     activation,
 )
+from dmlrpc.ops.attention import (
+    MaskType,
+    multihead_attention,
+)
 from dmlrpc.ops.base import (
     Call,
 )
@@ -27,6 +31,8 @@ from dmlrpc.ops.fold import (
 )
 from dmlrpc.ops.gather import (
     gather,
+    gather_elements,
+    gather_nd,
 )
 from dmlrpc.ops.generators import (
     diagonal_matrix,
@@ -94,6 +100,7 @@ from dmlrpc.ops.resample import (
 )
 from dmlrpc.ops.roi_align import (
     roi_align,
+    roi_align_grad,
 )
 from dmlrpc.ops.scatter_elements import (
     scatter_elements,
@@ -124,6 +131,7 @@ __all__ = [
     "Activation",
     "Call",
     "Direction",
+    "MaskType",
     "activation",
     "adam_optimizer",
     "argmax",
@@ -148,6 +156,8 @@ __all__ = [
     "fill_value_sequence",
     "fold",
     "gather",
+    "gather_elements",
+    "gather_nd",
     "gemm",
     "gru",
     "join",
@@ -163,6 +173,7 @@ __all__ = [
     "max_pooling_with_indices",
     "max_unpooling",
     "mean_variance_normalization",
+    "multihead_attention",
     "nonzero_coordinates",
     "one_hot",
     "pad",
@@ -177,6 +188,7 @@ __all__ = [
     "reverse_subsequences",
     "rnn",
     "roi_align",
+    "roi_align_grad",
     "roi_pooling",
     "scatter_elements",
     "scatter_nd",

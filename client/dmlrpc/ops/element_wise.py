@@ -30,6 +30,10 @@ _BOOLEAN_RESULTS = frozenset(
 )
 
 
+#: QUANTIZE_LINEAR and DEQUANTIZE_LINEAR: the input whose type the output takes, and the type without it.
+_QUANTIZATION_RESULTS = {"quantize_linear": (2, np.uint8), "dequantize_linear": (1, np.float32)}
+
+
 def element_wise(
     name: str, *inputs: npt.ArrayLike | None, output_dtype: npt.DTypeLike | None = None, **attributes: Any
 ) -> Call:
@@ -37,8 +41,10 @@ def element_wise(
 
     Inputs broadcast as in NumPy: each is sent once and described with stride 0 along its broadcast dimensions
     (DirectML's way). The output has the broadcast shape (0-d when every input is) and the first input's data type
-    (IF: its values'; UINT8 for the comparisons, IS_NAN, IS_INFINITY and BIT_COUNT), unless ``output_dtype`` says
-    otherwise.
+    (IF: its values'; UINT8 for the comparisons, IS_NAN, IS_INFINITY and BIT_COUNT; QUANTIZE_LINEAR's zero point's,
+    else UINT8; DEQUANTIZE_LINEAR's scale's), unless ``output_dtype`` says otherwise:
+    ``element_wise("quantize_linear", x, scale, zero_point)`` with a float32 ``scale`` and an int8/uint8
+    ``zero_point`` (arrays or NumPy scalars, broadcast as the other operands).
     ``attributes`` are the desc's other fields by their proto names; ``scale_bias=(scale, bias)`` and
     ``fused_activation=activation("relu", ...).operator_desc`` are accepted as shown.
 
@@ -72,6 +78,12 @@ def element_wise(
             )
     if output is None and lowered in _BOOLEAN_RESULTS:
         output = np.dtype(np.uint8)
+    if output is None and lowered in _QUANTIZATION_RESULTS:
+        # The output's type is not the input's: QUANTIZE_LINEAR's is its zero point's (UINT8 without one),
+        # DEQUANTIZE_LINEAR's its scale's (FLOAT32 for a Python number).
+        position, default = _QUANTIZATION_RESULTS[lowered]
+        given = getattr(inputs[position], "dtype", None) if len(inputs) > position else None
+        output = given if isinstance(given, np.dtype) else np.dtype(default)
     return _single_output(f"element_wise_{lowered}", where, inputs, output, attributes)
 
 

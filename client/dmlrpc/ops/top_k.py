@@ -1,4 +1,4 @@
-"""DML_TOP_K as a NumPy-style builder."""
+"""DML_TOP_K1 and DML_TOP_K as one NumPy-style builder."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
-from dmlrpc.ops.base import Call, _axis, _input
+from dmlrpc.ops.base import Call, _axis, _input, _version
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
 __all__ = ["Direction", "top_k"]
@@ -34,8 +34,10 @@ def top_k(
     *,
     direction: Direction = "decreasing",
     index_dtype: npt.DTypeLike = np.uint32,
+    version: int | None = None,
 ) -> Call:
-    """DML_TOP_K1_OPERATOR_DESC: the k largest (decreasing) or smallest (increasing) elements along ``axis``.
+    """DML_TOP_K1_OPERATOR_DESC (DML_TOP_K_OPERATOR_DESC with ``version=0``): the k largest (decreasing) or
+    smallest (increasing) elements along ``axis``.
 
     Args:
         input: the array to select from (1 to 8 dimensions).
@@ -43,6 +45,8 @@ def top_k(
         axis: the dimension to select along; negative counts from the end.
         direction: "decreasing" (largest first) or "increasing" (smallest first), or an AxisDirection value.
         index_dtype: np.uint32 or np.uint64 for the returned indices.
+        version: 1 (the default) for TOP_K1, 0 for the older TOP_K, which has no AxisDirection: it selects the
+            largest elements only.
 
     Raises:
         ArgumentValueError, ArgumentTypeError: an argument the SDK cannot send (named, with its allowed values).
@@ -59,14 +63,25 @@ def top_k(
         raise ArgumentValueError("k", f"{where}: k = {k} must be at least 1")
     out_shape = list(data.shape)
     out_shape[axis] = int(k)
-    desc = operators_pb2.TopK1OperatorDesc(
-        input_tensor=tensor_desc(data),
-        output_value_tensor=tensor_desc((data.dtype, out_shape)),
-        output_index_tensor=tensor_desc((_index_dtype(index_dtype, where), out_shape)),
-        axis=axis,
-        k=int(k),
-        axis_direction=_direction(direction, where),  # type: ignore[arg-type]
-    )
+    chosen = _version(version, where, (0, 1))
+    order = _direction(direction, where)
+    common: dict[str, Any] = {
+        "input_tensor": tensor_desc(data),
+        "output_value_tensor": tensor_desc((data.dtype, out_shape)),
+        "output_index_tensor": tensor_desc((_index_dtype(index_dtype, where), out_shape)),
+        "axis": axis,
+        "k": int(k),
+    }
+    if chosen == 0:
+        if order != tensor_pb2.AXIS_DIRECTION_DECREASING:
+            raise ArgumentValueError(
+                "direction",
+                f"{where}: DML_TOP_K (version 0) selects the largest elements only; direction {direction!r} needs "
+                "TOP_K1 (version 1)",
+                allowed=("'decreasing'", "'largest'"),
+            )
+        return Call(operators_pb2.OperatorDesc(top_k=operators_pb2.TopKOperatorDesc(**common)), (data,))
+    desc = operators_pb2.TopK1OperatorDesc(**common, axis_direction=order)  # type: ignore[arg-type]
     return Call(operators_pb2.OperatorDesc(top_k1=desc), (data,))
 
 
