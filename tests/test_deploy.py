@@ -242,10 +242,11 @@ def test_memory_limits_fit_the_container(rendered: dict[str, list[dict[str, Any]
 
 
 def test_memory_budget_of_linux_cpu(rendered: dict[str, list[dict[str, Any]]]) -> None:
-    """Two workers of (512 MiB runtime + 12 x 32 MiB messages + 896 MiB of pools) + 128 MiB: 3712 MiB."""
+    """2 workers x (512 MiB runtime + 12 x 32 MiB messages + 512 MiB of pools) + 384 MiB of shared totals + 128 MiB
+    of supervisor: 3328 MiB."""
     container = _pod(rendered["kustomize:linux-cpu"])["containers"][0]
     assert check._setting(container, "--workers") == "2"
-    assert check.memory_budget(container) == (3712 * 2**20, [])
+    assert check.memory_budget(container) == (3328 * 2**20, [])
     assert check.memory_quantity("4Gi") == 4 * 2**30 and check.memory_quantity("512M") == 512 * 10**6
 
 

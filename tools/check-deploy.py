@@ -291,18 +291,17 @@ def rule_grpc_probes(pod: dict[str, Any], where: str) -> list[str]:
     return errors
 
 
-# The memory a server process may take, per the settings that bound it (all per worker process). What the limits
-# do not bound is a constant: the interpreter, ONNX Runtime and gRPC of one worker, and the supervisor.
+# The memory a server may take, per the settings that bound it. What the limits do not bound is a constant: the
+# interpreter, ONNX Runtime and gRPC of one worker, and the supervisor of several.
 WORKER_RUNTIME_BYTES = 512 * 2**20
 SUPERVISOR_BYTES = 128 * 2**20
 # Held by every request a worker has received: running and queued calls each hold up to one message.
 MEMORY_HELD_PER_REQUEST = "--max-message-bytes"
 MEMORY_REQUESTS = ("--max-concurrent-requests", "--max-queue-depth")
 # Bytes each worker may hold beyond its request messages.
-MEMORY_POOLS = (
-    "--call-memory-bytes", "--resident-bytes-total", "--compiled-bytes-total", "--compile-cache-bytes",
-    "--buffer-pool-bytes", "--heap-retain-bytes",
-)  # fmt: skip
+MEMORY_POOLS = ("--call-memory-bytes", "--compile-cache-bytes", "--buffer-pool-bytes", "--heap-retain-bytes")
+# Server-wide totals, which the workers share (each holds an even share).
+MEMORY_TOTALS = ("--resident-bytes-total", "--compiled-bytes-total")
 _QUANTITY = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
 
 
@@ -316,7 +315,7 @@ def memory_quantity(value: str | int) -> int:
 
 def memory_budget(container: dict[str, Any]) -> tuple[int, list[str]]:
     """(bytes the server may use as the container configures it, the bounding settings it leaves at a default)."""
-    flags = (MEMORY_HELD_PER_REQUEST, *MEMORY_REQUESTS, *MEMORY_POOLS, "--workers")
+    flags = (MEMORY_HELD_PER_REQUEST, *MEMORY_REQUESTS, *MEMORY_POOLS, *MEMORY_TOTALS, "--workers")
     unset = [flag for flag in flags if not _setting(container, flag)]
     if unset:
         return 0, unset
@@ -327,7 +326,8 @@ def memory_budget(container: dict[str, Any]) -> tuple[int, list[str]]:
         + requests * int(_setting(container, MEMORY_HELD_PER_REQUEST) or 0)
         + sum(int(_setting(container, flag) or 0) for flag in MEMORY_POOLS)
     )
-    return workers * per_worker + (SUPERVISOR_BYTES if workers > 1 else 0), []
+    totals = sum(int(_setting(container, flag) or 0) for flag in MEMORY_TOTALS)
+    return workers * per_worker + totals + (SUPERVISOR_BYTES if workers > 1 else 0), []
 
 
 def rule_memory_budget(pod: dict[str, Any], where: str) -> list[str]:

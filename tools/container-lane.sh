@@ -8,8 +8,9 @@
 # 3. the image run read-only as its non-root user with several workers: deploy/docker/smoke.py inside, then the
 #    same checks from outside through the SDK (health, top-k, provider, workers, metrics scrape), then SIGTERM,
 #    which must end it with exit status 0 within the grace period;
-# 4. the rendered deploy/k8s/overlays/linux-cpu with `podman play kube`, answering health;
-# 5. deploy/compose.yaml with `podman-compose`, answering health.
+# 4. the Helm chart's exec probes for TLS, run in the image serving a self-signed certificate;
+# 5. the rendered deploy/k8s/overlays/linux-cpu with `podman play kube`, answering health (two workers);
+# 6. deploy/compose.yaml with `podman-compose`, answering health.
 # Everything runs in a private Podman store and configuration under one temporary directory (nothing under
 # /etc/containers is touched), with free host ports; the containers, pods, images, networks and that directory
 # are removed at the end, also on failure. Missing Debian packages are installed with apt-get (only those).
@@ -52,9 +53,12 @@ preflight() {
     done
     if [ "${#missing[@]}" -gt 0 ]; then
         log "installing: ${missing[*]}"
+        local apt_log
+        apt_log=$(mktemp)
         { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-            apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } \
-            || cannot "apt-get could not install ${missing[*]}"
+            apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$apt_log" 2>&1 \
+            || { tail -20 "$apt_log" >&2; rm -f "$apt_log"; cannot "apt-get could not install ${missing[*]}"; }
+        rm -f "$apt_log"
     fi
 }
 
@@ -172,8 +176,7 @@ cleanup() {
         if [ -n "${CONTAINERS_CONF:-}" ]; then
             podman pod rm --all --force --time 0 >/dev/null 2>&1
             podman rm --all --force --time 0 >/dev/null 2>&1
-            podman network prune --force >/dev/null 2>&1
-            podman rmi --all --force >/dev/null 2>&1
+            # The images, networks and the store itself (the reset removes them all, and faster than rmi).
             podman system reset --force >/dev/null 2>&1
             remove_host_network_leftovers
         fi
@@ -203,7 +206,7 @@ bootstrap_base() {
     log "base: mmdebstrap bookworm from $mirror"
     nice mmdebstrap --quiet --variant=minbase --include=python3,python3-venv,python-is-python3,ca-certificates,passwd \
         bookworm "$WORK/rootfs.tar" "$mirror" >"$WORK/mmdebstrap.log" 2>&1 \
-        || { tail -20 "$WORK/mmdebstrap.log" >&2; cannot "mmdebstrap could not make the base"; }
+        || { tail -20 "$WORK/mmdebstrap.log" >&2; fail "mmdebstrap could not make the base"; }
     podman import --quiet "$WORK/rootfs.tar" "$BASE" >/dev/null
     log "base: $(du -m "$WORK/rootfs.tar" | cut -f1) MB"
     rm -f "$WORK/rootfs.tar"
@@ -257,6 +260,69 @@ run_image() {
     [ "$elapsed" -le "$GRACE_SECONDS" ] || fail "SIGTERM: stopped after $elapsed s, past the $GRACE_SECONDS s grace"
     log "SIGTERM: exit status 0 after ${elapsed} s"
     podman rm "$name" >/dev/null 2>&1
+}
+
+# The chart's probes with TLS on (exec probes: the kubelet's gRPC probe speaks plaintext only), run in the image
+# against the server serving a self-signed certificate for the probes' server name: SERVING -> exit status 0.
+tls_probes() {
+    local name=dmlrpc-lane-tls
+    mkdir -p "$WORK/tls"
+    "$PYTHON" - "$WORK/tls" <<'EOF'
+import datetime, sys
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+out, name = Path(sys.argv[1]), "dmlrpc.dmlrpc.svc"
+key = ec.generate_private_key(ec.SECP256R1())
+subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+now = datetime.datetime.now(datetime.timezone.utc)
+cert = (
+    x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+    .serial_number(x509.random_serial_number()).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+    .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+    .sign(key, hashes.SHA256())
+)
+(out / "tls.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+(out / "tls.key").write_bytes(
+    key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+)
+EOF
+    chmod 755 "$WORK/tls" && chmod 644 "$WORK/tls/"*
+    log "TLS: the chart's exec probes against the image serving a self-signed certificate"
+    "$PYTHON" - "$WORK/tls" "$IMAGE" "$name" <<'EOF' || fail "TLS: the chart's probes do not pass"
+import importlib.util, subprocess, sys, time
+
+tls, image, name = sys.argv[1:4]
+spec = importlib.util.spec_from_file_location("check_deploy", "tools/check-deploy.py")
+check = importlib.util.module_from_spec(spec)
+sys.modules["check_deploy"] = check
+spec.loader.exec_module(check)
+docs = check.helm_render({"tls": {"secretName": "dmlrpc-tls", "serverName": "dmlrpc.dmlrpc.svc"}})
+container = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]
+mount = next(m["mountPath"] for m in container["volumeMounts"] if m["name"] == "tls")
+env = [f"--env={e['name']}={e['value']}" for e in container["env"] if e["name"].startswith("DMLRPC_TLS")]
+subprocess.run(
+    ["podman", "run", "--detach", "--name", name, "--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL",
+     "--security-opt", "no-new-privileges:true", "-v", f"{tls}:{mount}:ro", *env,
+     image, "--host", "0.0.0.0", "--provider", "cpu", "--workers", "1"],
+    check=True, capture_output=True,
+)
+for kind in ("startupProbe", "readinessProbe", "livenessProbe"):
+    command = container[kind]["exec"]["command"]
+    for _ in range(60):
+        if subprocess.run(["podman", "exec", name, *command], capture_output=True).returncode == 0:
+            break
+        time.sleep(1)
+    else:
+        print(subprocess.run(["podman", "logs", name], capture_output=True, text=True).stderr, file=sys.stderr)
+        sys.exit(f"{kind} never passed")
+EOF
+    log "TLS: startup, readiness and liveness probes pass"
+    podman rm --force --time 0 "$name" >/dev/null 2>&1
 }
 
 # The linux-cpu overlay as kubectl would apply it, patched in a rendered copy for one host: one replica, this
@@ -322,6 +388,7 @@ main() {
     probe_container
     build_image
     run_image
+    tls_probes
     play_kube
     compose
     log "PASS in $(($(date +%s) - started)) s"
