@@ -62,7 +62,7 @@ def test_yamllint_fails_on_bad_yaml(tmp_path: Path) -> None:
 def test_windows_dockerfile_rules() -> None:
     text = (check.DEPLOY / "docker/Dockerfile.windows").read_text()
     assert check.check_windows_dockerfile(text) == []
-    assert check.check_windows_constraints((check.DEPLOY / "docker/constraints-windows.txt").read_text()) == []
+    assert check.check_windows_constraints((check.DEPLOY / "requirements/windows.txt").read_text()) == []
     assert check.check_windows_consistency() == []
 
 
@@ -72,6 +72,7 @@ def test_windows_dockerfile_rules() -> None:
         ("ARG WINDOWS_BUILD=10.0.20348", "ARG WINDOWS_BUILD=10.0.17763", "not the build of ltsc2022"),
         ("FROM mcr.microsoft.com/windows/server:", "FROM mcr.microsoft.com/windows/nanoserver:", "final stage"),
         ("vc_redist.x64.exe", "vc.exe", "VC++ runtime"),
+        ("--require-hashes -r windows.txt", "-r windows.txt", "the lock deploy/requirements/windows.txt"),
         ("USER ContainerUser", "USER ContainerAdministrator", "ContainerUser"),
     ],
 )
@@ -213,3 +214,100 @@ def test_linux_pods_are_hardened(rendered: dict[str, list[dict[str, Any]]]) -> N
         assert pod["securityContext"]["runAsNonRoot"] is True
         security = pod["containers"][0]["securityContext"]
         assert security["readOnlyRootFilesystem"] is True and security["allowPrivilegeEscalation"] is False
+
+
+def _set_env(name: str, value: str) -> Any:
+    def breaks(pod: dict[str, Any], _: Any) -> None:
+        env = pod["containers"][0]["env"]
+        env[:] = [item for item in env if item["name"] != name] + [{"name": name, "value": value}]
+
+    return breaks
+
+
+def _drop_env(name: str) -> Any:
+    def breaks(pod: dict[str, Any], _: Any) -> None:
+        env = pod["containers"][0]["env"]
+        env[:] = [item for item in env if item["name"] != name]
+
+    return breaks
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_memory_limits_fit_the_container(rendered: dict[str, list[dict[str, Any]]], target: str) -> None:
+    """What the server may hold, as the manifests bound it, fits the memory limit (the rule's own arithmetic)."""
+    container = _pod(rendered[target])["containers"][0]
+    budget, unset = check.memory_budget(container)
+    assert unset == []
+    assert 0 < budget <= check.memory_quantity(container["resources"]["limits"]["memory"])
+
+
+def test_memory_budget_of_linux_cpu(rendered: dict[str, list[dict[str, Any]]]) -> None:
+    """2 workers x (512 MiB runtime + 12 x 32 MiB messages + 512 MiB of pools) + 384 MiB of shared totals + 128 MiB
+    of supervisor: 3328 MiB."""
+    container = _pod(rendered["kustomize:linux-cpu"])["containers"][0]
+    assert check._setting(container, "--workers") == "2"
+    assert check.memory_budget(container) == (3328 * 2**20, [])
+    assert check.memory_quantity("4Gi") == 4 * 2**30 and check.memory_quantity("512M") == 512 * 10**6
+
+
+@pytest.mark.parametrize("target", ["kustomize:linux-cpu", "helm:values.yaml", "kustomize:windows-directml"])
+@pytest.mark.parametrize(
+    ("breaks", "finding"),
+    [
+        (_set_env("DMLRPC_WORKERS", "8"), "more than its memory limit"),
+        (_set_env("DMLRPC_MAX_MESSAGE_BYTES", str(2**30)), "more than its memory limit"),
+        (_drop_env("DMLRPC_RESIDENT_BYTES_TOTAL"), "--resident-bytes-total left at the server's defaults"),
+        (_drop_env("DMLRPC_MAX_CONCURRENT_REQUESTS"), "--max-concurrent-requests left at the server's defaults"),
+        (_set_env("DMLRPC_RESIDENT_BYTES_PER_CALLER", str(2**40)), "per caller exceed the total"),
+        (lambda pod, _: pod["containers"][0]["resources"]["limits"].pop("memory"), "no memory limit"),
+        (lambda pod, _: pod["containers"][0].update(image="dmlrpc:0.1.0-linux-cpu"), "names no registry"),
+        (lambda pod, _: pod["containers"][0].update(image="registry.example.com/dmlrpc"), "has no tag"),
+        (lambda _, docs: docs.remove(next(d for d in docs if d["kind"] == "NetworkPolicy")), "no NetworkPolicy"),
+    ],
+)
+def test_memory_image_and_network_rules_fail(
+    rendered: dict[str, list[dict[str, Any]]], target: str, breaks: Any, finding: str
+) -> None:
+    assert any(finding in error for error in _broken(rendered, target, breaks))
+
+
+TLS_VALUES = {
+    "tls": {"secretName": "dmlrpc-tls", "serverName": "dmlrpc.dmlrpc.svc", "clientCA": True},
+    "auth": {"secretName": "dmlrpc-auth"},
+}
+
+
+@pytest.mark.parametrize("values_file", ["values.yaml", "values-windows-directml.yaml"])
+def test_helm_tls_and_tokens(values_file: str) -> None:
+    """Given the Secrets, the chart mounts them, points the server at them and probes health over TLS."""
+    docs = needs(check.helm_render, {**check.helm_values(values_file), **TLS_VALUES})
+    assert needs(check.validate, docs) == []
+    assert check.check_manifests(docs, check.PROVIDER_OF_VALUES[values_file]) == []
+    pod = _pod(docs)
+    container = pod["containers"][0]
+    assert check._setting(container, "--tls-cert-file") == "/etc/dmlrpc/tls/tls.crt"
+    assert check._setting(container, "--tls-client-ca-file") == "/etc/dmlrpc/tls/ca.crt"
+    assert check._setting(container, "--auth-tokens-file") == "/etc/dmlrpc/auth/tokens"
+    assert {v["name"]: v["secret"]["secretName"] for v in pod["volumes"] if "secret" in v} == {
+        "tls": "dmlrpc-tls",
+        "auth": "dmlrpc-auth",
+    }
+    assert all("exec" in container[kind] for kind in ("startupProbe", "readinessProbe", "livenessProbe"))
+
+
+@pytest.mark.parametrize("target", ["kustomize:linux-cpu-tls", "helm:tls"])
+def test_tls_probe_rule_fails_on_a_plaintext_probe(rendered: dict[str, list[dict[str, Any]]], target: str) -> None:
+    docs = rendered[target] if target in rendered else needs(check.helm_render, TLS_VALUES)
+
+    def breaks(pod: dict[str, Any], _: Any) -> None:
+        pod["containers"][0]["readinessProbe"] = {"grpc": {"port": 50051}}
+
+    broken = copy.deepcopy(docs)
+    breaks(_pod(broken), broken)
+    assert any("must exec a TLS health check" in e for e in check.check_manifests(broken, "cpu"))
+
+
+def test_helm_tls_needs_a_server_name() -> None:
+    helm = needs(check._helm)
+    with pytest.raises(helm.HelmError, match=r"tls\.serverName"):
+        helm.Chart.load(check.CHART).render({"tls": {"secretName": "x"}}, name="x", namespace="x")

