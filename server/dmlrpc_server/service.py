@@ -104,6 +104,7 @@ class Service:
         compiled = executor.cached_bytes(call.desc)
         if compiled is None:
             OPERATOR.set(executor.case_of(call.desc))
+            await self.scheduler.room_for_session(deadline)
             async with self.scheduler.turn(deadline):
                 compiled = await self.scheduler.offload(lambda _: executor.compiled_bytes(call.desc))
         OPERATOR.set(compiled.label)
@@ -151,6 +152,7 @@ class Service:
         within an admission turn of its own, so that compiling counts as work the server admits."""
         compiled = self.executor.cached(operator_desc)
         if compiled is None:
+            await self.scheduler.room_for_session(deadline)
             async with self.scheduler.turn(deadline):
                 compiled = await self.scheduler.offload(lambda _: self.executor.compiled(operator_desc))
         return compiled
@@ -410,6 +412,7 @@ class Service:
             # Refused before the constants are made, not after: a refused graph must not have cost their memory.
             handles.check_room(owner, INITIALIZER_COPIES * materialised + owned_bytes)
 
+        await self.scheduler.room_for_session(None)
         async with self.scheduler.turn(None):
             compiled, lowering = await self.scheduler.offload(
                 lambda _: self.executor.compile_graph(graph, max_nodes=self.max_graph_nodes, admit_constants=admit)
