@@ -120,6 +120,11 @@ def channel_options(
         ("grpc.service_config", service_config(retry, load_balancing)),
         ("grpc.enable_retries", 1 if retry is not None else 0),
     ]
+    if retry is not None:
+        # NOTE: a connection reset while it opens (a server's worker process being replaced on a shared port drops
+        # the connections still queued on its listener) would otherwise fail every retry for gRPC's first
+        # reconnect backoff (1 s); the next attempt reconnects within the retries' own backoff instead.
+        options.append(("grpc.initial_reconnect_backoff_ms", int(retry.initial_backoff * 1000)))
     if keepalive is not None:
         options += [
             ("grpc.keepalive_time_ms", int(keepalive.time * 1000)),

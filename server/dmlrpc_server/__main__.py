@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from dmlrpc_server.logs import configure_logging
+from dmlrpc_server.runtime.compiler import SESSIONS
 from dmlrpc_server.runtime.memory import tune_malloc
 from dmlrpc_server.runtime.process import set_worker
 from dmlrpc_server.runtime.providers import ProviderUnavailableError
@@ -26,17 +27,41 @@ async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> N
     """Run the server until SIGTERM or SIGINT, then drain and let in-flight calls finish within the grace period;
     what still runs then is cancelled, and an operator run that ignores it is left behind: the process exits.
 
-    As a ``worker`` of a supervisor it also stops when its supervisor asks or dies, and tells it where it listens.
+    As a ``worker`` of a supervisor it also stops when its supervisor asks or dies, and tells it where it listens;
+    with --max-sessions-per-worker it asks its supervisor to replace it once it has created that many sessions, and
+    serves on until the supervisor stops it (its replacement serving by then where the port is shared).
     """
     built = build_server(settings)
     stop = asyncio.Event()
+    recycling = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):  # Windows event loops have no signal handlers
             loop.add_signal_handler(sig, stop.set)
     if worker is not None:
         worker.watch(loop, stop.set)
-    await built.start(ready=False)
+        limit = settings.sessions_per_worker
+        if limit:
+
+            def recycle(created: int) -> None:
+                recycling.set()
+                built.service.scheduler.sessions_spent = True
+                _log.info(
+                    "worker %d created %d ONNX Runtime sessions (--max-sessions-per-worker %d): asking for its "
+                    "replacement; it serves until then",
+                    worker.index,
+                    created,
+                    limit,
+                )
+                worker.send("recycle", sessions=created)
+
+            def reached(created: int) -> None:
+                # NOTE: called on whichever thread made the session; the event loop sends the request.
+                loop.call_soon_threadsafe(recycle, created)
+
+            SESSIONS.watch(limit, reached)
+    # NOTE: a replacement warms up before it listens: callers reaching it through the shared port find it SERVING.
+    await built.start(ready=False, warm_first=worker is not None and worker.generation > 0)
     if worker is None:
         _log.info("dmlrpc server listening on %s:%d", settings.host, built.port)
     else:
@@ -52,10 +77,16 @@ async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> N
     await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
     if not starting.done():
         starting.cancel()
+    # NOTE: a recycled worker skips the drain (NOT_SERVING while serving on): its replacement takes the new calls.
+    handoff = recycling.is_set()
+    drain = 0.0 if handoff else settings.shutdown_drain_seconds
     _log.info(
-        "shutting down (drain %.1f s, grace %.1f s)", settings.shutdown_drain_seconds, settings.shutdown_grace_seconds
+        "%s (drain %.1f s, grace %.1f s)",
+        "recycling: handing over to the replacement" if handoff else "shutting down",
+        drain,
+        settings.shutdown_grace_seconds,
     )
-    await built.stop(settings.shutdown_grace_seconds, drain=settings.shutdown_drain_seconds)
+    await built.stop(settings.shutdown_grace_seconds, drain=drain, handoff=handoff)
     stopper.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await starting
@@ -84,10 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     worker = WorkerLink.from_environ()
     configure_logging(settings.log_level, settings.log_format, worker=None if worker is None else worker.index)
-    if worker is None and settings.worker_processes > 1:
+    if worker is None and (settings.worker_processes > 1 or settings.sessions_per_worker > 0):
         return supervise(settings, argv)
     if worker is not None:
-        set_worker(worker.index, settings.worker_processes)
+        set_worker(worker.index, settings.worker_processes, worker.generation)
     if settings.tune_malloc:
         tune_malloc(settings.budgets(settings.worker_processes).heap_retain)
     try:

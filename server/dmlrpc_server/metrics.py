@@ -252,8 +252,8 @@ class Metrics(_Endpoint):
 
 
 class WorkerMetrics(_Endpoint):
-    """The supervisor's endpoint: every worker's metrics scraped at once and summed, plus ``dmlrpc_workers`` and
-    ``dmlrpc_worker_restarts``.
+    """The supervisor's endpoint: every worker's metrics scraped at once and summed, plus ``dmlrpc_workers``,
+    ``dmlrpc_worker_restarts`` and ``dmlrpc_worker_recycles``.
 
     Counters, histograms and gauges with equal labels are summed over the workers (a restarted worker starts its
     counters again from zero, which Prometheus' rate() reads as a counter reset); ``*_info`` families are taken
@@ -262,9 +262,16 @@ class WorkerMetrics(_Endpoint):
 
     offload = True
 
-    def __init__(self, ports: Callable[[], list[int]], restarts: Callable[[], int], *, timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        ports: Callable[[], list[int]],
+        restarts: Callable[[], int],
+        *,
+        recycles: Callable[[], int] = lambda: 0,
+        timeout: float = 5.0,
+    ) -> None:
         super().__init__()
-        self.registry.register(_WorkersCollector(ports, restarts, timeout))
+        self.registry.register(_WorkersCollector(ports, restarts, recycles, timeout))
 
 
 def _scrape(port: int, timeout: float) -> str | None:
@@ -299,9 +306,12 @@ def sum_families(texts: Iterable[str]) -> list[Metric]:
 
 
 class _WorkersCollector(Collector):
-    def __init__(self, ports: Callable[[], list[int]], restarts: Callable[[], int], timeout: float) -> None:
+    def __init__(
+        self, ports: Callable[[], list[int]], restarts: Callable[[], int], recycles: Callable[[], int], timeout: float
+    ) -> None:
         self._ports = ports
         self._restarts = restarts
+        self._recycles = recycles
         self._timeout = timeout
 
     def collect(self) -> Iterator[Metric]:
@@ -310,6 +320,11 @@ class _WorkersCollector(Collector):
         yield GaugeMetricFamily("dmlrpc_workers", "Worker processes whose metrics this scrape summed", len(texts))
         yield CounterMetricFamily(
             "dmlrpc_worker_restarts", "Worker processes restarted after they died", value=self._restarts()
+        )
+        yield CounterMetricFamily(
+            "dmlrpc_worker_recycles",
+            "Worker processes replaced after creating --max-sessions-per-worker ONNX Runtime sessions",
+            value=self._recycles(),
         )
 
 

@@ -92,6 +92,11 @@ class Scheduler:
         self._lanes: dict[int, _Lane] = {}
         self._terminate_next = False
         self.closing = False
+        #: Set once this worker process has made its --max-sessions-per-worker sessions (it is being recycled).
+        self.sessions_spent = False
+        #: While a recycled worker hands over: how long refused callers wait before retrying (by then their
+        #: connection has closed, and the retry reaches the replacement).
+        self.retry_after: float | None = None
 
     # -- admission ----------------------------------------------------------------------------------------------
 
@@ -100,7 +105,35 @@ class Scheduler:
         if self.closing:
             # NOTE: refusing here, before gRPC stops, lets clients tell "not run" (UNAVAILABLE, safe to retry
             # elsewhere) from a call cut off mid-way; gRPC's own stop would cancel queued calls instead.
+            if self.retry_after is not None:
+                raise Unavailable(
+                    "this worker process is being recycled (--max-sessions-per-worker); retry: its replacement takes "
+                    "the call",
+                    retry_after=self.retry_after,
+                )
             raise Unavailable("the server is shutting down; retry on another replica")
+
+    async def room_for_session(self, deadline: float | None) -> None:
+        """Before a call makes a new ONNX Runtime session: on a worker that has made its --max-sessions-per-worker
+        sessions, wait for its stop (it is being replaced), then refuse the call with UNAVAILABLE, which clients
+        retry on their new connection to the replacement. Calls of compiled descs meanwhile run as usual.
+
+        Raises:
+            Unavailable: the worker stops.
+            DeadlineExceeded: the deadline passed first.
+        """
+        if not self.sessions_spent:
+            return
+        # NOTE: polled like drain: a handful of calls wait here at most, for as long as a replacement takes to start.
+        while not self.closing:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise DeadlineExceeded("the deadline passed while this worker process was being recycled")
+            await asyncio.sleep(0.01)
+        raise Unavailable(
+            "this worker process is being recycled (--max-sessions-per-worker) and makes no more sessions; retry: "
+            "its replacement takes the call",
+            retry_after=self.retry_after,
+        )
 
     async def drain(self, timeout: float | None) -> bool:
         """Refuse new calls and wait up to ``timeout`` s for admitted and queued ones; whether all finished."""

@@ -33,7 +33,7 @@ from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import warm_up
 from dmlrpc_server.runtime.handles import HandleStore
 from dmlrpc_server.runtime.memory import Heap
-from dmlrpc_server.runtime.process import worker_count
+from dmlrpc_server.runtime.process import worker_count, worker_index
 from dmlrpc_server.runtime.providers import Provider, choose_provider
 from dmlrpc_server.runtime.resident import ResidentStore
 from dmlrpc_server.scheduler import Scheduler
@@ -83,15 +83,23 @@ class BuiltServer:
     inference: InferenceServicer | None = None
     _sweeper: asyncio.Task[None] | None = None
     _trimmer: asyncio.Task[None] | None = None
+    _warmed: bool = False
 
     @property
     def executor(self) -> Executor:
         return self.service.executor
 
-    async def start(self, *, ready: bool = True) -> None:
-        """Listen (health NOT_SERVING), then, with ``ready``, warm the provider up and report SERVING."""
+    async def start(self, *, ready: bool = True, warm_first: bool = False) -> None:
+        """Listen (health NOT_SERVING), then, with ``ready``, warm the provider up and report SERVING.
+
+        With ``warm_first`` the provider warms up before the port listens, which then answers SERVING at once: what
+        a worker's replacement does, so that no caller reaching it through the shared port sees it NOT_SERVING.
+        """
+        if warm_first:
+            await self._warm_up()
+        status = health_pb2.HealthCheckResponse.SERVING if warm_first else health_pb2.HealthCheckResponse.NOT_SERVING
         for name in HEALTH_NAMES:
-            await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+            await self.health.set(name, status)
         await self.server.start()
         if self.metrics is not None:
             host = self.settings.metrics_host or self.settings.host
@@ -136,20 +144,35 @@ class BuiltServer:
             await loop.run_in_executor(self.workers, heap.trim)
 
     async def ready(self) -> None:
-        """Initialise and warm up the execution provider, then report SERVING."""
-        provider = self.executor.provider
-        seconds = await asyncio.get_running_loop().run_in_executor(self.workers, warm_up, provider)
-        _log.info("%s warmed up in %.0f ms", provider.name, seconds * 1e3)
+        """Initialise and warm up the execution provider (unless done already), then report SERVING."""
+        await self._warm_up()
         for name in HEALTH_NAMES:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         if self.inference is not None:
             self.inference.serving = True
 
-    async def stop(self, grace: float | None, *, drain: float = 0.0) -> None:
-        """Report NOT_SERVING, keep serving ``drain`` seconds, refuse new calls, give in-flight ones ``grace``."""
-        await self.health.enter_graceful_shutdown()
-        if self.inference is not None:
-            self.inference.serving = False
+    async def _warm_up(self) -> None:
+        if self._warmed:
+            return
+        provider = self.executor.provider
+        seconds = await asyncio.get_running_loop().run_in_executor(self.workers, warm_up, provider)
+        self._warmed = True
+        _log.info("%s warmed up in %.0f ms", provider.name, seconds * 1e3)
+
+    async def stop(self, grace: float | None, *, drain: float = 0.0, handoff: bool = False) -> None:
+        """Report NOT_SERVING, keep serving ``drain`` seconds, refuse new calls, give in-flight ones ``grace``.
+
+        A ``handoff`` (a recycled worker whose replacement serves beside it) keeps health SERVING until the port
+        closes: the server as a whole is serving, and the calls it refuses meanwhile are retried by clients.
+        """
+        if handoff:
+            # NOTE: clients retry a refusal after this long rather than at once (several times within the refusal
+            # window, on the connection that is about to close); by then the retry reaches the replacement.
+            self.service.scheduler.retry_after = 2 * _REFUSE_SECONDS
+        else:
+            await self.health.enter_graceful_shutdown()
+            if self.inference is not None:
+                self.inference.serving = False
         if drain > 0:
             await asyncio.sleep(drain)
         started = time.monotonic()
@@ -241,7 +264,9 @@ def _share(total: int) -> int:
 
 def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
     """The gRPC server's channel arguments for ``settings``."""
-    shared_port = worker_count() > 1 and settings.worker_ports == "shared"
+    # NOTE: any supervisor's worker shares the port: with --max-sessions-per-worker even --workers 1 runs under one,
+    # and a recycled worker's replacement listens beside it.
+    shared_port = worker_index() is not None and settings.worker_ports == "shared"
     options: list[tuple[str, int]] = [
         ("grpc.max_receive_message_length", settings.max_message_bytes),
         ("grpc.max_send_message_length", settings.max_message_bytes),

@@ -104,6 +104,7 @@ class Service:
         compiled = executor.cached_bytes(call.desc)
         if compiled is None:
             OPERATOR.set(executor.case_of(call.desc))
+            await self.scheduler.room_for_session(deadline)
             async with self.scheduler.turn(deadline):
                 compiled = await self.scheduler.offload(lambda _: executor.compiled_bytes(call.desc))
         OPERATOR.set(compiled.label)
@@ -157,6 +158,7 @@ class Service:
         flags = compile_flags(execution_flags)
         compiled = self.executor.cached(operator_desc, flags)
         if compiled is None:
+            await self.scheduler.room_for_session(deadline)
             async with self.scheduler.turn(deadline):
                 compiled = await self.scheduler.offload(lambda _: self.executor.compiled(operator_desc, flags))
         placed(compiled)
@@ -418,6 +420,7 @@ class Service:
             handles.check_room(owner, INITIALIZER_COPIES * materialised + owned_bytes)
 
         flags = compile_flags(request.execution_flags)
+        await self.scheduler.room_for_session(None)
         async with self.scheduler.turn(None):
             compiled, lowering = await self.scheduler.offload(
                 lambda _: self.executor.compile_graph(

@@ -119,6 +119,12 @@ class MemoryBudgets:
 DEFAULT_WORKER_PORTS: Literal["shared", "consecutive"] = "shared" if sys.platform.startswith("linux") else "consecutive"
 
 
+#: --max-sessions-per-worker's default with DirectML. NOTE: ONNX Runtime's DirectML provider never gives back a
+#: released session's shader-visible descriptor heap (docs/reliability.md); 256 keeps a working set of up to a few
+#: hundred distinct descs compiled for good (the compile cache holds 1,024) while bounding what leaks to 256 heaps of
+#: 2,048 descriptors on a real adapter; a recycle costs a process start and one warm-up.
+DIRECTML_SESSIONS_PER_WORKER = 256
+
 FeatureLevel = Annotated[int, BeforeValidator(_feature_level)]
 Port = Annotated[int, Field(ge=0, le=65535)]
 Positive = Annotated[int, Field(gt=0)]
@@ -156,6 +162,14 @@ class ServerSettings(BaseSettings):
         DEFAULT_WORKER_PORTS,
         description="With --workers over 1: shared = every worker on --port (SO_REUSEPORT; the Linux default); "
         "consecutive = worker i on --port + i (the default elsewhere; clients list every address).",
+    )
+    max_sessions_per_worker: Annotated[int, Field(ge=0)] | None = Field(
+        None,
+        description="Recycle a worker process once it has created this many ONNX Runtime sessions (0 = never): it "
+        "finishes its calls and exits, and the supervisor replaces it at once (even with --workers 1), bounding "
+        "memory a provider keeps after its sessions are released; handles it held are gone (NOT_FOUND). Default: "
+        f"{DIRECTML_SESSIONS_PER_WORKER} with DirectML (whose provider keeps each released session's descriptor "
+        "heap), 0 with CPU and CUDA.",
     )
     provider: Literal["auto", "directml", "cuda", "cpu"] = Field(
         "auto", description="Execution provider; auto = DirectML if present, else CUDA, else CPU."
@@ -392,7 +406,7 @@ class ServerSettings(BaseSettings):
         # NOTE: only an explicit --workers can exceed 1 where these checks matter (the default is 1 without shared
         # ports), and reading it here keeps settings from importing ONNX Runtime to resolve the default.
         workers = self.workers or 1
-        if workers > 1:
+        if workers > 1 or self.max_sessions_per_worker:  # a recycled worker's replacement binds beside it
             if self.worker_ports == "shared" and not hasattr(socket, "SO_REUSEPORT"):
                 raise ValueError(
                     "worker_ports shared (several workers on one port) needs SO_REUSEPORT, which this platform "
@@ -432,6 +446,20 @@ class ServerSettings(BaseSettings):
         if self.workers is not None:
             return self.workers
         return default_workers(available_cpus(), gpu=self._gpu_provider(), shared_port=self.worker_ports == "shared")
+
+    @property
+    def sessions_per_worker(self) -> int:
+        """The ONNX Runtime sessions after which a worker is recycled (0 = never): --max-sessions-per-worker, or
+        the default for the provider."""
+        if self.max_sessions_per_worker is not None:
+            return self.max_sessions_per_worker
+        if self.provider == "auto":
+            import onnxruntime as ort  # only here: settings are read before the server imports it
+
+            directml = "DmlExecutionProvider" in ort.get_available_providers()
+        else:
+            directml = self.provider == "directml"
+        return DIRECTML_SESSIONS_PER_WORKER if directml else 0
 
     def _gpu_provider(self) -> bool:
         if self.provider != "auto":

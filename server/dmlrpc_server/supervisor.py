@@ -22,6 +22,8 @@ _log = logging.getLogger("dmlrpc_server")
 
 #: Set (to the worker's index) in a worker's environment: the process serves as that worker of a supervisor.
 WORKER_ENV = "_DMLRPC_WORKER"
+#: Set in a worker's environment to which process of that worker it is (0, then one more per replacement).
+GENERATION_ENV = "_DMLRPC_WORKER_GENERATION"
 #: A worker's control lines on its stdout start with this; anything else there is not ours and is ignored.
 _MARK = "dmlrpc-worker "
 #: A worker that exits within this long of its start counts as failing to start (it is not serving).
@@ -43,13 +45,14 @@ class WorkerLink:
     when the supervisor asks the worker to stop and also when the supervisor dies, so workers never outlive it.
     """
 
-    def __init__(self, index: int) -> None:
+    def __init__(self, index: int, generation: int = 0) -> None:
         self.index = index
+        self.generation = generation
 
     @classmethod
     def from_environ(cls) -> WorkerLink | None:
         value = os.environ.get(WORKER_ENV)
-        return cls(int(value)) if value else None
+        return cls(int(value), int(os.environ.get(GENERATION_ENV) or 0)) if value else None
 
     def send(self, event: str, **fields: Any) -> None:
         line = _MARK + json.dumps({"event": event, **fields}) + "\n"
@@ -78,18 +81,41 @@ class WorkerFailed(RuntimeError):
 
 
 @dataclass
+class _Process:
+    """One process of a worker, and what it said on its control line."""
+
+    process: asyncio.subprocess.Process
+    started: float
+    listening: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Set when the process asks to be replaced (--max-sessions-per-worker); it serves until it is stopped.
+    recycle: asyncio.Event = field(default_factory=asyncio.Event)
+    metrics_port: int | None = None
+    error: str | None = None
+    #: Its exit code, once its output has ended and it has exited.
+    exited: asyncio.Task[int] | None = None
+
+
+@dataclass
 class _Worker:
     index: int
     port: int
-    process: asyncio.subprocess.Process | None = None
-    metrics_port: int | None = None
+    #: The process that serves as this worker now (a recycled one that drains beside its replacement is not it).
+    current: _Process | None = None
     listening: asyncio.Event = field(default_factory=asyncio.Event)
-    error: str | None = None
     restarts: int = 0
+    recycles: int = 0
+    #: Processes started for this worker so far; the next one's generation (its handles name it).
+    started: int = 0
+
+    @property
+    def metrics_port(self) -> int | None:
+        current = self.current
+        return None if current is None else current.metrics_port
 
 
 class Supervisor:
-    """Starts the workers, restarts the ones that die, forwards SIGTERM/SIGINT and serves their summed metrics."""
+    """Starts the workers, restarts the ones that die, replaces the ones that ask to be recycled, forwards
+    SIGTERM/SIGINT and serves their summed metrics."""
 
     def __init__(self, settings: ServerSettings, argv: Sequence[str]) -> None:
         self.settings = settings
@@ -101,6 +127,8 @@ class Supervisor:
         self._metrics: Any = None
         #: Whether every worker has listened once (the server served); failures before it end the start.
         self._served = False
+        #: Recycled processes still finishing their calls beside their replacements.
+        self._retiring: set[asyncio.Task[int]] = set()
 
     # NOTE: workers are fresh interpreters started as `python -m dmlrpc_server` with the same flags (not forked,
     # not multiprocessing): gRPC's core does not survive fork, settings need no pickling (secrets included), and
@@ -110,7 +138,7 @@ class Supervisor:
         if self.settings.metrics:
             # Each worker's metrics stay private; the supervisor serves --metrics-port with their sum.
             flags += ["--metrics-host", "127.0.0.1", "--metrics-port", "0"]
-        return [sys.executable, "-m", "dmlrpc_server", *self.argv, *flags]
+        return [sys.executable, "-m", _entry_module(), *self.argv, *flags]
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
@@ -144,6 +172,7 @@ class Supervisor:
         finally:
             self._stopping.set()
             codes = await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(*self._retiring, return_exceptions=True)
             self._close()
         if any(isinstance(code, BaseException) for code in codes):
             return 2
@@ -160,17 +189,30 @@ class Supervisor:
         return [int(self._holder.getsockname()[1])] * self.count
 
     async def _keep(self, worker: _Worker) -> int:
-        """Run one worker until the stop, restarting it after a backoff when it dies; returns its exit code."""
+        """Run one worker until the stop, restarting it after a backoff when it dies and replacing it at once when
+        it asks to be recycled; returns its exit code."""
         quick_exits = 0
+        current = await self._start(worker)
         while True:
-            started = time.monotonic()
-            code = await self._run_once(worker)
+            assert current.exited is not None
+            stop = asyncio.ensure_future(self._stopping.wait())
+            recycle = asyncio.ensure_future(current.recycle.wait())
+            try:
+                first = await _first(current.exited, recycle, stop)
+            finally:
+                stop.cancel()
+                recycle.cancel()
             if self._stopping.is_set():
-                return code
-            quick = time.monotonic() - started < _QUICK_EXIT_SECONDS or not worker.listening.is_set()
+                return await current.exited
+            if first is recycle:
+                current = await self._recycle(worker, current)
+                quick_exits = 0
+                continue
+            code = await first
+            quick = time.monotonic() - current.started < _QUICK_EXIT_SECONDS or not current.listening.is_set()
             quick_exits = quick_exits + 1 if quick else 0
-            reason = worker.error or f"exited with status {code}"
-            if not self._served and not worker.listening.is_set():
+            reason = current.error or f"exited with status {code}"
+            if not self._served and not current.listening.is_set():
                 # NOTE: a worker that fails before the server ever served (the provider is missing, the port is
                 # busy) fails the same way again: stop now with its error instead of retrying.
                 raise WorkerFailed(f"worker {worker.index} could not start: {reason}")
@@ -184,45 +226,129 @@ class Supervisor:
             if self._stopping.is_set():
                 return 0
             worker.restarts += 1
+            current = await self._start(worker)
 
-    async def _run_once(self, worker: _Worker) -> int:
-        worker.error = None
-        worker.metrics_port = None
+    async def _recycle(self, worker: _Worker, old: _Process) -> _Process:
+        """Replace a worker that asked to be recycled; the process that serves as the worker from now on.
+
+        On a shared port the replacement starts first (warming up before it listens) and the old process is asked
+        to stop only once it listens, so the port never goes unanswered; the old one then refuses new calls
+        (UNAVAILABLE, which clients retry) while it finishes those in flight. With consecutive ports the
+        replacement can bind only once the old process has exited: its port is unanswered meanwhile.
+        """
+        assert old.exited is not None
+        worker.recycles += 1
+        if self.settings.worker_ports == "consecutive":
+            _log.info(
+                "recycling worker %d (pid %d): stopping it; its replacement starts once it has exited (port %d is "
+                "unanswered meanwhile)",
+                worker.index,
+                old.process.pid,
+                worker.port,
+            )
+            await self._ask_to_stop(old.process)
+            await old.exited
+            worker.listening.clear()
+            return await self._start(worker)
+        _log.info("recycling worker %d (pid %d): starting its replacement", worker.index, old.process.pid)
+        failures = 0
+        while True:
+            new = await self._start(worker, current=False)
+            assert new.exited is not None
+            listening = asyncio.ensure_future(new.listening.wait())
+            stop = asyncio.ensure_future(self._stopping.wait())
+            try:
+                await _first(listening, new.exited, stop)
+            finally:
+                listening.cancel()
+                stop.cancel()
+            if new.listening.is_set() or self._stopping.is_set() or old.exited.done():
+                break
+            failures += 1
+            code = new.exited.result() if new.exited is not None else None
+            reason = new.error or f"exited with status {code}"
+            if failures >= _MAX_QUICK_EXITS:
+                raise WorkerFailed(f"worker {worker.index}'s replacement keeps failing ({failures} times): {reason}")
+            delay = min(_MAX_BACKOFF_SECONDS, 0.5 * 2 ** (failures - 1))
+            _log.warning(
+                "worker %d's replacement %s; the worker serves on, another replacement starts in %.1f s",
+                worker.index,
+                reason,
+                delay,
+            )
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), delay)
+        worker.current = new
+        if new.listening.is_set():
+            worker.listening.set()
+        retiring = asyncio.create_task(self._retire(worker, old))
+        self._retiring.add(retiring)
+        retiring.add_done_callback(self._retiring.discard)
+        return new
+
+    async def _retire(self, worker: _Worker, old: _Process) -> int:
+        """Stop a recycled process (it finishes its calls in flight) and wait for it to exit."""
+        assert old.exited is not None
+        await self._ask_to_stop(old.process)
+        code = await old.exited
+        _log.info("worker %d's recycled process (pid %d) exited with status %d", worker.index, old.process.pid, code)
+        return code
+
+    async def _start(self, worker: _Worker, *, current: bool = True) -> _Process:
+        """Start a process of ``worker`` (as its current one unless it replaces a process still serving)."""
+        generation = worker.started
+        worker.started += 1
         process = await asyncio.create_subprocess_exec(
             *self._command(worker),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            env={**os.environ, WORKER_ENV: str(worker.index)},
+            env={**os.environ, WORKER_ENV: str(worker.index), GENERATION_ENV: str(generation)},
         )
-        worker.process = process
-        _log.debug("worker %d started (pid %d)", worker.index, process.pid)
+        started = _Process(process, time.monotonic())
+        if current:
+            worker.current = started
+        started.exited = asyncio.create_task(self._follow(worker, started))
+        _log.debug("worker %d started (pid %d, process %d of it)", worker.index, process.pid, generation)
+        return started
+
+    async def _follow(self, worker: _Worker, started: _Process) -> int:
+        """Read a process's control lines until it exits (asking it to stop on the server's stop); its exit code."""
+        process = started.process
         stopper = asyncio.create_task(self._stop_on_request(process))
         try:
             assert process.stdout is not None
             async for raw in process.stdout:
-                self._on_line(worker, raw.decode(errors="replace"))
+                self._on_line(worker, started, raw.decode(errors="replace"))
             return await process.wait()
         finally:
             stopper.cancel()
-            worker.process = None
-            worker.metrics_port = None
+            started.metrics_port = None
 
-    def _on_line(self, worker: _Worker, line: str) -> None:
+    def _on_line(self, worker: _Worker, started: _Process, line: str) -> None:
         if not line.startswith(_MARK):
             return
         try:
             message = json.loads(line[len(_MARK) :])
         except ValueError:
             return
-        if message.get("event") == "listening":
-            worker.metrics_port = message.get("metrics_port")
-            worker.listening.set()
-        elif message.get("event") == "error":
-            worker.error = str(message.get("message"))
+        event = message.get("event")
+        if event == "listening":
+            started.metrics_port = message.get("metrics_port")
+            started.listening.set()
+            if worker.current is started:
+                worker.listening.set()
+        elif event == "recycle":
+            started.recycle.set()
+        elif event == "error":
+            started.error = str(message.get("message"))
 
     async def _stop_on_request(self, process: asyncio.subprocess.Process) -> None:
-        """On the stop: SIGTERM the worker (it drains as a lone server does), then kill it if it outstays."""
+        """On the stop: ask the worker to stop (it drains as a lone server does), then kill it if it outstays."""
         await self._stopping.wait()
+        await self._ask_to_stop(process)
+
+    async def _ask_to_stop(self, process: asyncio.subprocess.Process) -> None:
+        """SIGTERM the process (and close its stdin: on Windows the only way to ask); kill it if it outstays."""
         if process.returncode is not None:
             return
         if sys.platform != "win32":
@@ -244,7 +370,11 @@ class Supervisor:
     async def _serve_metrics(self) -> None:
         from dmlrpc_server.metrics import WorkerMetrics
 
-        self._metrics = WorkerMetrics(self._metrics_ports, lambda: sum(w.restarts for w in self._workers))
+        self._metrics = WorkerMetrics(
+            self._metrics_ports,
+            lambda: sum(w.restarts for w in self._workers),
+            recycles=lambda: sum(w.recycles for w in self._workers),
+        )
         host = self.settings.metrics_host or self.settings.host
         await self._metrics.serve(host, self.settings.metrics_port)
 
@@ -258,6 +388,18 @@ class Supervisor:
             self._metrics.close()
         if self._holder is not None:
             self._holder.close()
+
+
+def _entry_module() -> str:
+    """The module workers run as (``python -m`` it): the one this process was started as where that is a wrapper
+    that calls the server's ``main`` (it prepares each process first, as the DirectML lane's does), else
+    ``dmlrpc_server``."""
+    entry = sys.modules.get("dmlrpc_server.__main__")  # absent under `python -m dmlrpc_server` (it is __main__)
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if entry is not None and spec is not None and getattr(main, "main", None) is getattr(entry, "main", None):
+        return str(spec.name).removesuffix(".__main__")
+    return "dmlrpc_server"
 
 
 async def _first(*waitables: asyncio.Future[Any]) -> asyncio.Future[Any]:

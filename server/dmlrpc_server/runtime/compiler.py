@@ -165,6 +165,40 @@ class StagedCompiled(Compiled):
         return self._run_graph([feeds.get(name) for name in self._input_names], options)
 
 
+class SessionCount:
+    """The ONNX Runtime sessions this process has created for calls (cached or not; the warm-up's is not counted),
+    and a limit whose reaching is reported once (``--max-sessions-per-worker``: the worker is then recycled)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.created = 0
+        self._limit = 0
+        self._reached: Callable[[int], None] | None = None
+
+    def watch(self, limit: int, reached: Callable[[int], None]) -> None:
+        """Call ``reached(count)`` once, from the thread that creates it, when the ``limit``-th session is made."""
+        with self._lock:
+            self._limit, self._reached = limit, reached
+            if limit and self.created >= limit:
+                self._fire()
+
+    def add(self) -> None:
+        with self._lock:
+            self.created += 1
+            if self._limit and self.created >= self._limit:
+                self._fire()
+
+    def _fire(self) -> None:
+        reached, self._reached = self._reached, None
+        if reached is not None:
+            reached(self.created)
+
+
+# NOTE: one per process, like the worker facts in runtime/process.py: what leaks below the server (a provider's
+# per-session memory) is the process's, whichever cache or handle made the session.
+SESSIONS = SessionCount()
+
+
 def _session(model: onnx.ModelProto, provider: Provider) -> ort.InferenceSession:
     return _session_on(model, provider)[0]
 
@@ -177,6 +211,7 @@ def _session_on(model: onnx.ModelProto, provider: Provider) -> tuple[ort.Inferen
         OperatorUnavailable: it would fall back and the provider's ``cpu_fallback`` is off.
     """
     serialized = model.SerializeToString()
+    SESSIONS.add()  # counted before it exists: a session that fails to build may have allocated already
     if provider.name == CPU:
         session = ort.InferenceSession(serialized, sess_options=provider.session_options(), providers=[CPU])
         return session, ""

@@ -1,0 +1,161 @@
+"""--max-sessions-per-worker: workers replaced after N ONNX Runtime sessions, with no failed call on a shared port."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+import numpy as np
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+import dmlrpc
+from dmlrpc import ops
+from dmlrpc.v1 import operators_pb2
+from dmlrpc_server.settings import DIRECTML_SESSIONS_PER_WORKER, load_settings
+from tests.reliability.soaking import rss
+from tests.test_cli import LISTENING, ServerProcess, spawn  # noqa: F401 - spawn is a fixture
+
+MiB = 1 << 20
+METRICS = re.compile(r"INFO dmlrpc_server\.metrics: metrics on http://127\.0\.0\.1:(\d+)/metrics$")
+SESSIONS_PER_WORKER = 3
+DESCS = 30
+CLIENTS = 3
+#: Every client gets a subchannel pool of its own (one TCP connection each), so that the kernel spreads the
+#: clients over the workers sharing the port.
+OWN_CONNECTION = [("grpc.use_local_subchannel_pool", 1)]
+#: How far the whole process tree may grow over its size after the first descs: recycling keeps it at the
+#: supervisor plus the workers (and, for a moment, one replacement each), whatever the number of descs.
+TREE_SLACK = 160 * MiB
+
+
+def add_desc(index: int) -> tuple[operators_pb2.OperatorDesc, list[np.ndarray], np.ndarray]:
+    """ELEMENT_WISE_ADD over ``8 + index`` FLOAT32 elements: each index a desc (and a session) of its own."""
+    x = np.arange(8 + index, dtype=np.float32)
+    call = ops.element_wise("add", x, x)
+    return call.operator_desc, [x, x], x + x
+
+
+def tree_rss(root: int) -> int:
+    """VmRSS summed over ``root`` and its descendants (the supervisor and its workers, draining ones included)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    total, pending = 0, [root]
+    while pending:
+        pid = pending.pop()
+        pending.extend(children.get(pid, []))
+        with contextlib.suppress(OSError, KeyError):  # it exited meanwhile
+            total += rss(pid)
+    return total
+
+
+def scrape(port: int) -> dict[str, float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples if not s.labels}
+
+
+def start(server_of: Callable[..., ServerProcess], workers: int) -> tuple[ServerProcess, int, int]:
+    server = server_of(
+        "--port", "0", "--metrics-port", "0", "--provider", "cpu", "--workers", str(workers),
+        "--max-sessions-per-worker", str(SESSIONS_PER_WORKER), "--shutdown-grace-seconds", "5",
+    )  # fmt: skip
+    listening = server.wait_for(LISTENING)
+    assert listening is not None, server.log()
+    metrics = next(m for m in map(METRICS.search, server.lines) if m)
+    return server, int(listening.group(1)), int(metrics.group(1))
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("workers", [1, 2])
+def test_recycled_workers_serve_every_call_and_keep_the_tree_bounded(
+    spawn: Callable[..., ServerProcess],  # noqa: F811
+    workers: int,
+) -> None:
+    server, port, metrics_port = start(spawn, workers)
+    failures: list[str] = []
+    sizes: list[int] = []
+    lock = threading.Lock()
+    counter = iter(range(DESCS))
+
+    def client() -> None:
+        # The SDK's defaults: its retry policy (UNAVAILABLE, with the server's pushback) and nothing else.
+        with dmlrpc.Client(f"127.0.0.1:{port}", timeout=60, options=OWN_CONNECTION) as sdk:
+            while True:
+                with lock:
+                    index = next(counter, None)
+                if index is None:
+                    return
+                desc, inputs, expected = add_desc(index)
+                try:
+                    (output,) = sdk.execute(desc, inputs)
+                    assert output is not None and np.array_equal(output, expected), f"desc {index}: wrong result"
+                except (dmlrpc.DmlRpcError, AssertionError) as error:
+                    failures.append(f"desc {index}: {error!r}")
+                if index % 5 == 4:
+                    with lock:
+                        sizes.append(tree_rss(server.process.pid))
+
+    threads = [threading.Thread(target=client) for _ in range(CLIENTS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=200)
+    assert not failures, "\n".join(failures) + "\n" + server.log()[-4000:]
+
+    # Workers made their sessions and were replaced, several times over: a process makes three, or a few more
+    # where misses compiled at once as it reached them.
+    values = scrape(metrics_port)
+    recycles = values["dmlrpc_worker_recycles_total"]
+    assert recycles >= DESCS // (2 * SESSIONS_PER_WORKER), values
+    assert values["dmlrpc_worker_restarts_total"] == 0, values
+    assert values["dmlrpc_workers"] == workers, values
+    assert max(sizes) <= sizes[0] + TREE_SLACK, [size >> 20 for size in sizes]
+
+    server.process.terminate()
+    assert server.finish(timeout=30) == 0, server.log()
+    asked = [line for line in server.lines if "--max-sessions-per-worker 3): asking for its replacement" in line]
+    assert len(asked) >= recycles and sum("recycling worker" in line for line in server.lines) == recycles
+
+
+@pytest.mark.timeout(120)
+def test_a_handle_of_a_recycled_worker_answers_not_found(spawn: Callable[..., ServerProcess]) -> None:  # noqa: F811
+    server, port, _ = start(spawn, 1)
+    with dmlrpc.Client(f"127.0.0.1:{port}", timeout=60) as sdk:
+        x = np.arange(8, dtype=np.float32)
+        tensor = sdk.upload(x)
+        compiled = sdk.compile(ops.element_wise("add", x, x).operator_desc)
+        assert tensor.handle.startswith("w0.") and compiled.handle.startswith("w0.")
+        # The compile made this worker's first session; two more descs make its third and it is replaced.
+        for index in range(1, SESSIONS_PER_WORKER + 2):
+            desc, inputs, expected = add_desc(index)
+            (output,) = sdk.execute(desc, inputs)
+            assert output is not None and np.array_equal(output, expected)
+        assert server.wait_for(re.compile(r"worker 0's recycled process \(pid \d+\) exited"), timeout=60)
+        for call in (lambda: sdk.read_tensor(tensor), lambda: compiled(x, x)):
+            with pytest.raises(dmlrpc.NotFoundError) as raised:
+                call()
+            assert raised.value.code == grpc.StatusCode.NOT_FOUND
+            assert "earlier process of worker 0" in str(raised.value) and "create it again" in str(raised.value)
+        # What the replacement makes names its process.
+        assert sdk.upload(x).handle.startswith("w0r")
+
+
+def test_the_default_recycles_only_directml_workers() -> None:
+    assert load_settings(["--provider", "cpu"], environ={}).sessions_per_worker == 0
+    assert load_settings(["--provider", "cuda"], environ={}).sessions_per_worker == 0
+    assert load_settings(["--provider", "directml"], environ={}).sessions_per_worker == DIRECTML_SESSIONS_PER_WORKER
+    off = load_settings(["--provider", "directml", "--max-sessions-per-worker", "0"], environ={})
+    assert off.sessions_per_worker == 0
+    assert load_settings(["--max-sessions-per-worker", "7"], environ={}).sessions_per_worker == 7
