@@ -3136,9 +3136,9 @@ class ConvolutionOperatorDesc(_message.Message):
     Output = FusedActivation(conv(Input, Filter) + Bias): Mode CROSS_CORRELATION slides the filter as is, CONVOLUTION
     reverses it along each spatial dimension; Direction BACKWARD is the transposed convolution.
     Sizes: Input {N, InC, [D], [H], W}; Output {N, OutC, ...}; Filter {OutC, InC / GroupCount, kernel...} forward, {InC,
-    OutC / GroupCount, kernel...} backward; Bias {1, OutC, 1, ...}. Forward output spatial size: (in + start + end - ((k
-    - 1) * dilation + 1)) / stride + 1 (floor) + OutputPadding; backward: (in - 1) * stride + (k - 1) * dilation + 1 -
-    start - end + OutputPadding.
+    OutC / GroupCount, kernel...} backward; Bias {1, OutC, 1, ...}. With the filter's extent e = (k - 1) * dilation + 1
+    per spatial dimension, output sizes are (in + start + end - e) / stride + 1 (floor) + OutputPadding forward and (in -
+    1) * stride + e - start - end + OutputPadding backward.
     Rules: InputTensor, FilterTensor, BiasTensor and OutputTensor: same DataType and DimensionCount. DimensionCount is
     the number of spatial dimensions: 2 for 4D tensors, 3 for 5D (1 for 3D from feature level 4.0); Strides, Dilations,
     StartPadding, EndPadding and OutputPadding have DimensionCount entries each. GroupCount divides the input and output
@@ -3371,7 +3371,8 @@ class AveragePoolingOperatorDesc(_message.Message):
     Sizes: Input and Output are {N, C, H, W} (4D, DimensionCount 2) or {N, C, D, H, W} (5D, DimensionCount 3):
     DimensionCount is the number of spatial dimensions and each window array has that many entries, outermost spatial
     first; batch and channel are never pooled. Output sizes: N and C of the input; per spatial dimension i, (in[i] +
-    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = WindowSize[i].
+    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = WindowSize[i]; the window
+    fits in the padded input.
     Rules: InputTensor and OutputTensor: same DataType and DimensionCount.
     Tensor support (each table applies from its feature level on; dimension counts, data types):
     FL 1.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
@@ -3438,7 +3439,8 @@ class LpPoolingOperatorDesc(_message.Message):
     Sizes: Input and Output are {N, C, H, W} (4D, DimensionCount 2) or {N, C, D, H, W} (5D, DimensionCount 3):
     DimensionCount is the number of spatial dimensions and each window array has that many entries, outermost spatial
     first; batch and channel are never pooled. Output sizes: N and C of the input; per spatial dimension i, (in[i] +
-    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = WindowSize[i].
+    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = WindowSize[i]; the window
+    fits in the padded input.
     Rules: InputTensor and OutputTensor: same DataType and DimensionCount.
     Tensor support (each table applies from its feature level on; dimension counts, data types):
     FL 1.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
@@ -3505,7 +3507,8 @@ class MaxPoolingOperatorDesc(_message.Message):
     Sizes: Input and Output are {N, C, H, W} (4D, DimensionCount 2) or {N, C, D, H, W} (5D, DimensionCount 3):
     DimensionCount is the number of spatial dimensions and each window array has that many entries, outermost spatial
     first; batch and channel are never pooled. Output sizes: N and C of the input; per spatial dimension i, (in[i] +
-    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = WindowSize[i].
+    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = WindowSize[i]; the window
+    fits in the padded input.
     Rules: InputTensor and OutputTensor: same DataType and DimensionCount.
     Tensor support (each table applies from its feature level on; dimension counts, data types):
     FL 1.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
@@ -4121,6 +4124,7 @@ class TopKOperatorDesc(_message.Message):
     INT16, INT8, INT64 and UINT64 (not FLOAT64), indices UINT32 or UINT64, exactly the support table at 6.4. On a
     device without native 64-bit shader ops (shader model 5.1) DirectML compares INT64/UINT64 by two signed 32-bit
     words, misordering values whose high words tie while their low words straddle 2^31.
+
     Tensor support (each table applies from its feature level on; dimension counts, data types):
     FL 1.0: InputTensor, OutputValueTensor: 4D FLOAT32 FLOAT16; OutputIndexTensor: 4D UINT32.
     FL 2.1: InputTensor, OutputValueTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputIndexTensor:
@@ -5129,7 +5133,8 @@ class MaxPooling1OperatorDesc(_message.Message):
     Sizes: Input and Output are {N, C, H, W} (4D, DimensionCount 2) or {N, C, D, H, W} (5D, DimensionCount 3):
     DimensionCount is the number of spatial dimensions and each window array has that many entries, outermost spatial
     first; batch and channel are never pooled. Output sizes: N and C of the input; per spatial dimension i, (in[i] +
-    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = WindowSize[i].
+    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = WindowSize[i]; the window
+    fits in the padded input.
     Rules: InputTensor, OutputTensor and OutputIndicesTensor: same DimensionCount; InputTensor and OutputTensor: same
     DataType. OutputIndicesTensor (optional): Output's sizes; each element is the flat row-major index into the whole
     InputTensor (batch and channel offsets included) of the window's maximum; ties go to the first element in row-major
@@ -5288,6 +5293,7 @@ class ScatterElementsOperatorDesc(_message.Message):
 
     Data types on the real DirectML (1.15.4, the dml test lane): all eleven of the support table, FLOAT64, INT64
     and UINT64 included, with INT32, INT64, UINT32 or UINT64 indices; the same for ScatterNdOperatorDesc.
+
     Tensor support (each table applies from its feature level on; dimension counts, data types):
     FL 2.0: InputTensor, UpdatesTensor, OutputTensor: 4D FLOAT32 FLOAT16; IndicesTensor: 4D UINT32.
     FL 2.1: InputTensor, UpdatesTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8;
@@ -5956,6 +5962,7 @@ class ScatterNdOperatorDesc(_message.Message):
     Example (DirectML's page, in its valid form with D = 2): input {1,8} with input_dimension_count 1,
     indices {4,1} = [[4],[3],[1],[7]] with indices_dimension_count 2, updates {1,4} = [9,10,11,12]
     -> output {1,8} = [1,11,3,10,9,6,7,12].
+
     Tensor support (each table applies from its feature level on; dimension counts, data types):
     FL 2.1: InputTensor, UpdatesTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8;
       IndicesTensor: 4D UINT32.
@@ -6026,8 +6033,8 @@ class MaxPooling2OperatorDesc(_message.Message):
     Sizes: Input and Output are {N, C, H, W} (4D, DimensionCount 2) or {N, C, D, H, W} (5D, DimensionCount 3):
     DimensionCount is the number of spatial dimensions and each window array has that many entries, outermost spatial
     first; batch and channel are never pooled. Output sizes: N and C of the input; per spatial dimension i, (in[i] +
-    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = WindowSize[i] extent[i] =
-    (WindowSize[i] - 1) * Dilations[i] + 1.
+    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = (WindowSize[i] - 1) *
+    Dilations[i] + 1; the window fits in the padded input.
     Rules: InputTensor, OutputTensor and OutputIndicesTensor: same DimensionCount; InputTensor and OutputTensor: same
     DataType. OutputIndicesTensor (optional): Output's sizes; each element is the flat row-major index into the whole
     InputTensor (batch and channel offsets included) of the window's maximum; ties go to the first element in row-major
@@ -9107,8 +9114,8 @@ class LpPooling1OperatorDesc(_message.Message):
     Sizes: Input and Output are {N, C, H, W} (4D, DimensionCount 2) or {N, C, D, H, W} (5D, DimensionCount 3):
     DimensionCount is the number of spatial dimensions and each window array has that many entries, outermost spatial
     first; batch and channel are never pooled. Output sizes: N and C of the input; per spatial dimension i, (in[i] +
-    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = WindowSize[i] extent[i] =
-    (WindowSize[i] - 1) * Dilations[i] + 1.
+    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = (WindowSize[i] - 1) *
+    Dilations[i] + 1; the window fits in the padded input.
     Rules: InputTensor and OutputTensor: same DataType and DimensionCount.
     Tensor support (each table applies from its feature level on; dimension counts, data types):
     FL 6.2: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
@@ -9182,8 +9189,8 @@ class AveragePooling1OperatorDesc(_message.Message):
     Sizes: Input and Output are {N, C, H, W} (4D, DimensionCount 2) or {N, C, D, H, W} (5D, DimensionCount 3):
     DimensionCount is the number of spatial dimensions and each window array has that many entries, outermost spatial
     first; batch and channel are never pooled. Output sizes: N and C of the input; per spatial dimension i, (in[i] +
-    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = WindowSize[i] extent[i] =
-    (WindowSize[i] - 1) * Dilations[i] + 1.
+    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = (WindowSize[i] - 1) *
+    Dilations[i] + 1; the window fits in the padded input.
     Rules: InputTensor and OutputTensor: same DataType and DimensionCount.
     Tensor support (each table applies from its feature level on; dimension counts, data types):
     FL 6.2: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
