@@ -1,4 +1,4 @@
-"""The proto mirror: DirectML's names and numeric values, and the registry/capabilities agreeing with it."""
+"""The proto mirror: DirectML's names and values, the registry agreeing with it, and each desc's documented rules."""
 
 from __future__ import annotations
 
