@@ -1,17 +1,64 @@
-"""The proto mirror: DirectML's names and numeric values, and the registry/capabilities agreeing with it."""
+"""The proto mirror: DirectML's names and values, the registry agreeing with it, and each desc's documented rules."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
+import pytest
+from google.protobuf.descriptor import FieldDescriptor
+
 import dmlrpc
-from dmlrpc.schema import tensor_fields
+from dmlrpc.schema import snake_case, tensor_fields
 from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc, tensor_pb2  # noqa: F401 - all must import
-from dmlrpc_server.feature_levels import introduced_feature_level
-from dmlrpc_server.operators import REGISTRY
+from dmlrpc_server.feature_levels import feature_level_name, introduced_feature_level, parse_feature_level
+from dmlrpc_server.operators import REGISTRY, pages
 
 ONEOF = operators_pb2.OperatorDesc.DESCRIPTOR.oneofs_by_name["desc"]
+OPERATORS_PROTO = Path(__file__).resolve().parents[1] / "protos" / "dmlrpc" / "v1" / "operators.proto"
+#: The first sentence of the tensor-support paragraph that ends every desc message's leading comment.
+SUPPORT_HEADER = "Tensor support (each table applies from its feature level on; dimension counts, data types):"
+
+
+def support_sentences(case: FieldDescriptor) -> list[str]:
+    """The tensor-support paragraph a desc's comment carries: its page's tables, one sentence per table.
+
+    A table's tensors with the same row share a clause, in binding order. The oldest table is labelled with the
+    level DirectML.h introduced the type at (where the page's oldest heading says otherwise, as the server does);
+    REDUCE's tables, one per group of functions, name their functions.
+    """
+    entry = pages.page(case.name.upper())
+    order = [field.name for field in case.message_type.fields]
+    tables = []
+    for key, rows in entry["support"].items():
+        level, _, functions = key.partition("|")
+        tables.append((parse_feature_level(level), functions, rows))
+    oldest = min(level for level, _, _ in tables)
+    sentences = [SUPPORT_HEADER]
+    for level, functions, rows in sorted(tables, key=lambda table: table[0]):
+        label = feature_level_name(introduced_feature_level(case.number) if level == oldest else level)
+        groups: dict[tuple[str, str], list[str]] = {}
+        for name in sorted(rows, key=lambda name: order.index(snake_case(name))):
+            groups.setdefault(rows[name], []).append(name)
+        clauses = "; ".join(f"{', '.join(names)}: {dims}D {types}" for (dims, types), names in groups.items())
+        sentences.append(f"FL {label}{f' ({functions})' if functions else ''}: {clauses}.")
+    return sentences
+
+
+@functools.cache
+def leading_comments() -> dict[str, list[str]]:
+    """Each desc message's leading comment in operators.proto, by message name, as lines without ``//``."""
+    comments: dict[str, list[str]] = {}
+    lines = OPERATORS_PROTO.read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines):
+        found = re.fullmatch(r"message (\w+OperatorDesc) \{", line)
+        if found:
+            start = number
+            while start and lines[start - 1].startswith("//"):
+                start -= 1
+            comments[found.group(1)] = [text.removeprefix("//").strip() for text in lines[start:number]]
+    return comments
 
 
 def test_enums_keep_directml_values() -> None:
@@ -115,3 +162,43 @@ def test_protocol_doc_lists_every_rpc() -> None:
         method.name for method in service.methods if f"`{method.name}`" not in row and f"/{method.name}`" not in row
     ]
     assert not missing, f"docs/protocol.md's methods row omits {missing}"
+
+
+@pytest.mark.parametrize("case", list(ONEOF.fields), ids=lambda case: case.name)
+def test_every_desc_comment_gives_its_rules_and_support_tables(case: FieldDescriptor) -> None:
+    # A user of another language builds a valid desc from the .proto alone: each desc's leading comment gives the
+    # function and rules, then its page's support tables, so the comment cannot drift silently from the pages (nor
+    # from the server, which checks those tables).
+    name = case.message_type.name
+    comment = leading_comments()[name]
+    assert SUPPORT_HEADER in comment, f"{name}'s comment lacks the tensor-support paragraph"
+    rules = comment[: comment.index(SUPPORT_HEADER)]
+    assert len(rules) >= 3, f"{name}: only a header, no function or rules: {rules}"
+    expected = support_sentences(case)
+    written = " ".join(" ".join(comment[comment.index(SUPPORT_HEADER) :]).split())
+    assert written == " ".join(expected), "\n".join([f"{name}'s support paragraph should read:", *expected])
+    # Every tensor field is in the newest table, so the paragraph names each field's data types.
+    newest = max(
+        pages.page(case.name.upper())["support"].items(),
+        key=lambda item: parse_feature_level(item[0].partition("|")[0]),
+    )
+    tensors = {
+        field.name for field in case.message_type.fields if field.message_type == tensor_pb2.TensorDesc.DESCRIPTOR
+    }
+    assert tensors == {snake_case(tensor) for tensor in newest[1]}
+
+
+def test_support_sentences_follow_the_page_and_directml_h() -> None:
+    by_name = operators_pb2.OperatorDesc.DESCRIPTOR.fields_by_name
+    assert support_sentences(by_name["top_k1"])[1:] == [
+        "FL 2.1: InputTensor, OutputValueTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; "
+        "OutputIndexTensor: 4D UINT32.",
+        "FL 3.1: InputTensor, OutputValueTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; "
+        "OutputIndexTensor: 1-8D UINT32.",
+        "FL 5.0: InputTensor, OutputValueTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 "
+        "UINT8; OutputIndexTensor: 1-8D UINT64 UINT32.",
+    ]
+    # TOP_K's page heads its oldest table 2.0; DirectML.h (and the server) apply it from 1.0.
+    assert support_sentences(by_name["top_k"])[1].startswith("FL 1.0: InputTensor, OutputValueTensor: 4D FLOAT32")
+    # REDUCE's tables are per group of functions.
+    assert "FL 5.0 (MIN MAX): InputTensor, OutputTensor: 1-8D" in " ".join(support_sentences(by_name["reduce"]))

@@ -1169,6 +1169,11 @@ class ElementWiseIdentityOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_IDENTITY = 1, feature level 1.0).
     f(x) = x; ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 2.1: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 4.1: InputTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1202,6 +1207,11 @@ class ElementWiseAbsOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_ABS_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_ABS = 2, feature level 1.0).
     f(x) = abs(x); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8.
+    FL 4.1: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1235,6 +1245,9 @@ class ElementWiseAcosOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_ACOS_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_ACOS = 3, feature level 1.0).
     f(x) = acos(x); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1268,6 +1281,12 @@ class ElementWiseAddOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_ADD_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_ADD = 4, feature level 1.0).
     f(a, b) = a + b.
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: ATensor, BTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 2.1: ATensor, BTensor, OutputTensor: 4-5D FLOAT32 FLOAT16 INT32 UINT32.
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 UINT32.
+    FL 4.1: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 UINT64 UINT32.
+    FL 5.1: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1301,6 +1320,9 @@ class ElementWiseAsinOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_ASIN_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_ASIN = 5, feature level 1.0).
     f(x) = asin(x); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1334,6 +1356,9 @@ class ElementWiseAtanOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_ATAN_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_ATAN = 6, feature level 1.0).
     f(x) = atan(x); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1367,6 +1392,9 @@ class ElementWiseCeilOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_CEIL_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_CEIL = 7, feature level 1.0).
     f(x) = ceil(x) (smallest integer >= x); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1400,6 +1428,11 @@ class ElementWiseClipOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_CLIP_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_CLIP = 8, feature level 1.0).
     f(x) = min(Max, max(Min, x)) (clamp to [Min, Max]); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 5.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1440,6 +1473,9 @@ class ElementWiseCosOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_COS_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_COS = 9, feature level 1.0).
     f(x) = cos(x); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1473,6 +1509,12 @@ class ElementWiseDivideOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_DIVIDE_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_DIVIDE = 10, feature level 1.0).
     f(a, b) = a / b.
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: ATensor, BTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.1: ATensor, BTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 UINT32.
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 UINT32.
+    FL 5.1: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 6.0: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1510,6 +1552,9 @@ class ElementWiseExpOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_EXP_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_EXP = 11, feature level 1.0).
     f(x) = exp(x) (natural exponential); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1543,6 +1588,9 @@ class ElementWiseFloorOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_FLOOR_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_FLOOR = 12, feature level 1.0).
     f(x) = floor(x) (largest integer <= x); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1576,6 +1624,9 @@ class ElementWiseLogOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_LOG_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_LOG = 13, feature level 1.0).
     f(x) = ln(x) (natural log); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1609,6 +1660,10 @@ class ElementWiseLogicalAndOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_LOGICAL_AND_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_LOGICAL_AND = 14, feature level 1.0).
     f(a, b) = (a && b), written as 1 (true) or 0 (false).
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: ATensor, BTensor, OutputTensor: 4D UINT32.
+    FL 2.0: ATensor, BTensor, OutputTensor: 4D UINT32 UINT8.
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D UINT32 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1644,6 +1699,13 @@ class ElementWiseLogicalEqualsOperatorDesc(_message.Message):
     Rules: ATensor, BTensor and OutputTensor: same DimensionCount and Sizes. ATensor and BTensor: same DataType
     (OutputTensor's DataType may differ). OutputTensor is UINT32 (1.0) or UINT32/UINT8 (2.0+), whatever the input
     type.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: ATensor, BTensor: 4D FLOAT32 FLOAT16; OutputTensor: 4D UINT32.
+    FL 2.0: ATensor, BTensor: 4D FLOAT32 FLOAT16; OutputTensor: 4D UINT32 UINT8.
+    FL 2.1: ATensor, BTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputTensor: 4D UINT32 UINT8.
+    FL 3.0: ATensor, BTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputTensor: 1-8D UINT32 UINT8.
+    FL 4.1: ATensor, BTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8; OutputTensor: 1-8D
+      UINT32 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1679,6 +1741,13 @@ class ElementWiseLogicalGreaterThanOperatorDesc(_message.Message):
     Rules: ATensor, BTensor and OutputTensor: same DimensionCount and Sizes. ATensor and BTensor: same DataType
     (OutputTensor's DataType may differ). OutputTensor is UINT32 (1.0) or UINT32/UINT8 (2.0+), whatever the input
     type.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: ATensor, BTensor: 4D FLOAT32 FLOAT16; OutputTensor: 4D UINT32.
+    FL 2.0: ATensor, BTensor: 4D FLOAT32 FLOAT16; OutputTensor: 4D UINT32 UINT8.
+    FL 2.1: ATensor, BTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputTensor: 4D UINT32 UINT8.
+    FL 3.0: ATensor, BTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputTensor: 1-8D UINT32 UINT8.
+    FL 4.1: ATensor, BTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8; OutputTensor: 1-8D
+      UINT32 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1714,6 +1783,13 @@ class ElementWiseLogicalLessThanOperatorDesc(_message.Message):
     Rules: ATensor, BTensor and OutputTensor: same DimensionCount and Sizes. ATensor and BTensor: same DataType
     (OutputTensor's DataType may differ). OutputTensor is UINT32 (1.0) or UINT32/UINT8 (2.0+), whatever the input
     type.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: ATensor, BTensor: 4D FLOAT32 FLOAT16; OutputTensor: 4D UINT32.
+    FL 2.0: ATensor, BTensor: 4D FLOAT32 FLOAT16; OutputTensor: 4D UINT32 UINT8.
+    FL 2.1: ATensor, BTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputTensor: 4D UINT32 UINT8.
+    FL 3.0: ATensor, BTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputTensor: 1-8D UINT32 UINT8.
+    FL 4.1: ATensor, BTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8; OutputTensor: 1-8D
+      UINT32 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1747,6 +1823,10 @@ class ElementWiseLogicalNotOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_LOGICAL_NOT_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_LOGICAL_NOT = 18, feature level 1.0).
     f(x) = !x (1 if x == 0 else 0).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D UINT32.
+    FL 2.0: InputTensor, OutputTensor: 4D UINT32 UINT8.
+    FL 3.0: InputTensor, OutputTensor: 1-8D UINT32 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1776,6 +1856,10 @@ class ElementWiseLogicalOrOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_LOGICAL_OR_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_LOGICAL_OR = 19, feature level 1.0).
     f(a, b) = (a || b), written as 1 (true) or 0 (false).
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: ATensor, BTensor, OutputTensor: 4D UINT32.
+    FL 2.0: ATensor, BTensor, OutputTensor: 4D UINT32 UINT8.
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D UINT32 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1809,6 +1893,10 @@ class ElementWiseLogicalXorOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_LOGICAL_XOR_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_LOGICAL_XOR = 20, feature level 1.0).
     f(a, b) = (!!a) != (!!b), written as 1 (true) or 0 (false).
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: ATensor, BTensor, OutputTensor: 4D UINT32.
+    FL 2.0: ATensor, BTensor, OutputTensor: 4D UINT32 UINT8.
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D UINT32 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1842,6 +1930,11 @@ class ElementWiseMaxOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_MAX_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_MAX = 21, feature level 1.0).
     f(a, b) = max(a, b).
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: ATensor, BTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.1: ATensor, BTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 5.0: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1875,6 +1968,10 @@ class ElementWiseMeanOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_MEAN_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_MEAN = 22, feature level 1.0).
     f(a, b) = (a + b) / 2.
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: ATensor, BTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.1: ATensor, BTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 UINT32.
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 UINT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1908,6 +2005,11 @@ class ElementWiseMinOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_MIN_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_MIN = 23, feature level 1.0).
     f(a, b) = min(a, b).
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: ATensor, BTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.1: ATensor, BTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 5.0: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1941,6 +2043,12 @@ class ElementWiseMultiplyOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_MULTIPLY_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_MULTIPLY = 24, feature level 1.0).
     f(a, b) = a * b.
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: ATensor, BTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 2.1: ATensor, BTensor, OutputTensor: 4-5D FLOAT32 FLOAT16 INT32 UINT32.
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 UINT32.
+    FL 4.1: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 UINT64 UINT32.
+    FL 5.1: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1977,6 +2085,9 @@ class ElementWisePowOperatorDesc(_message.Message):
     Rules: ExponentTensor, InputTensor and OutputTensor: same DimensionCount and Sizes. InputTensor and OutputTensor:
     same DataType. Before feature level 3.0, ExponentTensor's DataType must equal InputTensor's; from 3.0 it may
     differ.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, ExponentTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, ExponentTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2014,6 +2125,9 @@ class ElementWiseConstantPowOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_CONSTANT_POW_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_CONSTANT_POW = 26, feature level 1.0).
     f(x) = pow(x, Exponent) (Exponent: FLOAT scalar); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2050,6 +2164,9 @@ class ElementWiseRecipOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_RECIP_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_RECIP = 27, feature level 1.0).
     f(x) = 1 / x; ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2083,6 +2200,9 @@ class ElementWiseSinOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_SIN_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_SIN = 28, feature level 1.0).
     f(x) = sin(x); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2116,6 +2236,9 @@ class ElementWiseSqrtOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_SQRT_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_SQRT = 29, feature level 1.0).
     f(x) = sqrt(x); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2149,6 +2272,12 @@ class ElementWiseSubtractOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_SUBTRACT_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_SUBTRACT = 30, feature level 1.0).
     f(a, b) = a - b.
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: ATensor, BTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.1: ATensor, BTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 UINT32.
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 UINT32.
+    FL 4.1: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 UINT64 UINT32.
+    FL 5.1: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2182,6 +2311,9 @@ class ElementWiseTanOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_TAN_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_TAN = 31, feature level 1.0).
     f(x) = tan(x); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2215,6 +2347,10 @@ class ElementWiseThresholdOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_THRESHOLD_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_THRESHOLD = 32, feature level 1.0).
     f(x) = max(x, Min) (values below Min become Min); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2256,6 +2392,14 @@ class ElementWiseQuantizeLinearOperatorDesc(_message.Message):
     and ZeroPointTensor: same DataType. ScaleTensor must be FLOAT32 when InputTensor is INT32; otherwise
     ScaleTensor's DataType equals InputTensor's. A scale of 0 is undefined behaviour. OutputTensor is INT8/UINT8
     (UINT8 only at 1.0), whatever the input type. ZeroPointTensor is required before 6.2 and optional from 6.2.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, ScaleTensor: 4D FLOAT32; ZeroPointTensor, OutputTensor: 4D UINT8.
+    FL 2.1: InputTensor: 4D FLOAT32 INT32; ScaleTensor: 4D FLOAT32; ZeroPointTensor, OutputTensor: 4D INT8 UINT8.
+    FL 3.0: InputTensor: 1-8D FLOAT32 INT32; ScaleTensor: 1-8D FLOAT32; ZeroPointTensor, OutputTensor: 1-8D INT8 UINT8.
+    FL 6.0: InputTensor: 1-8D FLOAT32 FLOAT16 INT32; ScaleTensor: 1-8D FLOAT32 FLOAT16; ZeroPointTensor, OutputTensor:
+      1-8D INT8 UINT8.
+    FL 6.2: InputTensor: 1-8D FLOAT32 FLOAT16 INT32; ScaleTensor: 1-8D FLOAT32 FLOAT16; ZeroPointTensor, OutputTensor:
+      1-8D INT8 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2296,6 +2440,15 @@ class ElementWiseDequantizeLinearOperatorDesc(_message.Message):
     ZeroPointTensor: same DataType. OutputTensor and ScaleTensor: same DataType. A scale of 0 is undefined behaviour.
     OutputTensor is a float type (FLOAT32, plus FLOAT16 from 6.0) while the input is an integer type. ZeroPointTensor
     is required before 6.2 and optional from 6.2.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, ZeroPointTensor: 4D UINT8; ScaleTensor, OutputTensor: 4D FLOAT32.
+    FL 2.1: InputTensor, ZeroPointTensor: 4D INT32 INT16 INT8 UINT32 UINT16 UINT8; ScaleTensor, OutputTensor: 4D FLOAT32.
+    FL 3.0: InputTensor, ZeroPointTensor: 1-8D INT32 INT16 INT8 UINT32 UINT16 UINT8; ScaleTensor, OutputTensor: 1-8D
+      FLOAT32.
+    FL 6.0: InputTensor, ZeroPointTensor: 1-8D INT32 INT16 INT8 UINT32 UINT16 UINT8; ScaleTensor, OutputTensor: 1-8D
+      FLOAT32 FLOAT16.
+    FL 6.2: InputTensor, ZeroPointTensor: 1-8D INT32 INT16 INT8 UINT32 UINT16 UINT8; ScaleTensor, OutputTensor: 1-8D
+      FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2333,6 +2486,10 @@ class ActivationEluOperatorDesc(_message.Message):
     """DML_ACTIVATION_ELU_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_ELU = 35, feature level 1.0).
     f(x) = x if x >= 0 else Alpha * (exp(x) - 1).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2367,6 +2524,10 @@ class ActivationHardmaxOperatorDesc(_message.Message):
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes. InputTensor effective rank
     (DimensionCount not counting leading size-1 dims) must be <= 2, e.g. {1, 1, BatchCount, Width} is treated as
     {BatchCount, Width}.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2396,6 +2557,10 @@ class ActivationHardSigmoidOperatorDesc(_message.Message):
     """DML_ACTIVATION_HARD_SIGMOID_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_HARD_SIGMOID = 37, feature level 1.0).
     f(x) = max(0, min(Alpha * x + Beta, 1)).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2431,6 +2596,10 @@ class ActivationIdentityOperatorDesc(_message.Message):
     """DML_ACTIVATION_IDENTITY_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_IDENTITY = 38, feature level 1.0).
     f(x) = x.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2460,6 +2629,10 @@ class ActivationLeakyReluOperatorDesc(_message.Message):
     """DML_ACTIVATION_LEAKY_RELU_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_LEAKY_RELU = 39, feature level 1.0).
     f(x) = x if x >= 0 else Alpha * x.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2492,6 +2665,10 @@ class ActivationLinearOperatorDesc(_message.Message):
     """DML_ACTIVATION_LINEAR_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_LINEAR = 40, feature level 1.0).
     f(x) = Alpha * x + Beta.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2528,6 +2705,10 @@ class ActivationLogSoftmaxOperatorDesc(_message.Message):
     f(x)[i] = ln(exp(x[i]) / sum_j exp(x[j])), j over the last axis (each row).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes. InputTensor effective rank (leading
     size-1 dims excluded) must be <= 2.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2557,6 +2738,11 @@ class ActivationParameterizedReluOperatorDesc(_message.Message):
     """DML_ACTIVATION_PARAMETERIZED_RELU_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_PARAMETERIZED_RELU = 42, feature level 1.0).
     f(x, slope) = x if x >= 0 else slope * x (slope read element-wise from SlopeTensor).
     Rules: InputTensor, SlopeTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, SlopeTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, SlopeTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, SlopeTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
+    FL 5.1: InputTensor, SlopeTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2590,6 +2776,10 @@ class ActivationParametricSoftplusOperatorDesc(_message.Message):
     """DML_ACTIVATION_PARAMETRIC_SOFTPLUS_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_PARAMETRIC_SOFTPLUS = 43, feature level 1.0).
     f(x) = Alpha * ln(1 + exp(Beta * x)).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2625,6 +2815,11 @@ class ActivationReluOperatorDesc(_message.Message):
     """DML_ACTIVATION_RELU_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_RELU = 44, feature level 1.0).
     f(x) = max(0, x).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
+    FL 5.1: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2654,6 +2849,10 @@ class ActivationScaledEluOperatorDesc(_message.Message):
     """DML_ACTIVATION_SCALED_ELU_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_SCALED_ELU = 45, feature level 1.0).
     f(x) = Gamma * x if x > 0 else Gamma * (Alpha * exp(x) - Alpha).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2689,6 +2888,10 @@ class ActivationScaledTanhOperatorDesc(_message.Message):
     """DML_ACTIVATION_SCALED_TANH_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_SCALED_TANH = 46, feature level 1.0).
     f(x) = Alpha * tanh(Beta * x).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2724,6 +2927,10 @@ class ActivationSigmoidOperatorDesc(_message.Message):
     """DML_ACTIVATION_SIGMOID_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_SIGMOID = 47, feature level 1.0).
     f(x) = 1 / (1 + exp(-x)).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2754,6 +2961,10 @@ class ActivationSoftmaxOperatorDesc(_message.Message):
     f(x)[i] = exp(x[i]) / sum_j exp(x[j]), j over the last axis (each row).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes. InputTensor effective rank (leading
     size-1 dims excluded) must be <= 2, e.g. {1, 1, BatchCount, Width} == {BatchCount, Width}.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2785,6 +2996,10 @@ class ActivationSoftplusOperatorDesc(_message.Message):
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes. Steepness must be >= 1 per the page
     (the rule is misplaced under the OutputTensor field); the feature-level history says 6.4 relaxes this to allow
     Steepness < 1.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2818,6 +3033,10 @@ class ActivationSoftsignOperatorDesc(_message.Message):
     """DML_ACTIVATION_SOFTSIGN_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_SOFTSIGN = 50, feature level 1.0).
     f(x) = x / (1 + abs(x)).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2847,6 +3066,10 @@ class ActivationTanhOperatorDesc(_message.Message):
     """DML_ACTIVATION_TANH_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_TANH = 51, feature level 1.0).
     f(x) = (1 - exp(-2 * x)) / (1 + exp(-2 * x)).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2876,6 +3099,10 @@ class ActivationThresholdedReluOperatorDesc(_message.Message):
     """DML_ACTIVATION_THRESHOLDED_RELU_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_THRESHOLDED_RELU = 52, feature level 1.0).
     f(x) = x if x > Alpha else 0.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -2905,7 +3132,21 @@ Global___ActivationThresholdedReluOperatorDesc: _TypeAlias = ActivationThreshold
 
 @_typing.final
 class ConvolutionOperatorDesc(_message.Message):
-    """DML_CONVOLUTION_OPERATOR_DESC (DML_OPERATOR_CONVOLUTION = 53, feature level 1.0)."""
+    """DML_CONVOLUTION_OPERATOR_DESC (DML_OPERATOR_CONVOLUTION = 53, feature level 1.0).
+    Output = FusedActivation(conv(Input, Filter) + Bias): Mode CROSS_CORRELATION slides the filter as is, CONVOLUTION
+    reverses it along each spatial dimension; Direction BACKWARD is the transposed convolution.
+    Sizes: Input {N, InC, [D], [H], W}; Output {N, OutC, ...}; Filter {OutC, InC / GroupCount, kernel...} forward, {InC,
+    OutC / GroupCount, kernel...} backward; Bias {1, OutC, 1, ...}. With the filter's extent e = (k - 1) * dilation + 1
+    per spatial dimension, output sizes are (in + start + end - e) / stride + 1 (floor) + OutputPadding forward and (in -
+    1) * stride + e - start - end + OutputPadding backward.
+    Rules: InputTensor, FilterTensor, BiasTensor and OutputTensor: same DataType and DimensionCount. DimensionCount is
+    the number of spatial dimensions: 2 for 4D tensors, 3 for 5D (1 for 3D from feature level 4.0); Strides, Dilations,
+    StartPadding, EndPadding and OutputPadding have DimensionCount entries each. GroupCount divides the input and output
+    channel counts.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, FilterTensor, BiasTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 4.0: InputTensor, FilterTensor, BiasTensor, OutputTensor: 3-5D FLOAT32 FLOAT16.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -2926,27 +3167,39 @@ class ConvolutionOperatorDesc(_message.Message):
     mode: Global___ConvolutionMode.ValueType
     direction: Global___ConvolutionDirection.ValueType
     dimension_count: _builtins.int
+    """The number of spatial dimensions: the tensors' dimension count - 2."""
     group_count: _builtins.int
+    """>= 1; input channels = GroupCount gives a depth-wise convolution."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
     def filter_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def bias_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def bias_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Optional: one value per output channel, {1, OutC, 1, ...}; absent = 0."""
+
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Filter steps per spatial dimension, each >= 1 (not tensor strides)."""
+
     @_builtins.property
-    def dilations(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def dilations(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Spacing of the filter taps per spatial dimension, each >= 1."""
+
     @_builtins.property
     def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
     def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
-    def output_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def output_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Zeros appended at the end of each spatial dimension of the result (before bias and activation)."""
+
     @_builtins.property
-    def fused_activation(self) -> Global___OperatorDesc: ...
+    def fused_activation(self) -> Global___OperatorDesc:
+        """Optional fusable ACTIVATION_* desc with its tensors unset, applied last (FLOAT16/FLOAT32 outputs)."""
+
     def __init__(
         self,
         *,
@@ -2975,7 +3228,18 @@ Global___ConvolutionOperatorDesc: _TypeAlias = ConvolutionOperatorDesc  # noqa: 
 
 @_typing.final
 class GemmOperatorDesc(_message.Message):
-    """DML_GEMM_OPERATOR_DESC (DML_OPERATOR_GEMM = 54, feature level 1.0)."""
+    """DML_GEMM_OPERATOR_DESC (DML_OPERATOR_GEMM = 54, feature level 1.0).
+    Output = FusedActivation(Alpha * op(A) x op(B) + Beta * C), op = TransA / TransB (TRANSPOSE swaps the last two
+    dimensions); C = 0 when CTensor is unset (Beta is then ignored).
+    Sizes: A {[Batch, Channel], M, K} ({.., K, M} transposed); B {[Batch, Channel], K, N} ({.., N, K}); C and Output
+    {[Batch, Channel], M, N}. 4D below feature level 4.0; 2-4D from 4.0. The leading (batch) sizes are equal across the
+    tensors (share through zero strides).
+    Rules: ATensor, BTensor, CTensor and OutputTensor: same DataType and DimensionCount; CTensor and OutputTensor: same
+    Sizes. FusedActivation may also be SOFTMAX/SOFTMAX1 from feature level 6.1 (GEMM only).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: ATensor, BTensor, CTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 4.0: ATensor, BTensor, CTensor, OutputTensor: 2-4D FLOAT32 FLOAT16.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -2991,17 +3255,23 @@ class GemmOperatorDesc(_message.Message):
     trans_a: Global___MatrixTransform.ValueType
     trans_b: Global___MatrixTransform.ValueType
     alpha: _builtins.float
+    """Scales the product."""
     beta: _builtins.float
+    """Scales C; ignored without c_tensor."""
     @_builtins.property
     def a_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
     def b_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def c_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def c_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Optional: the output's sizes."""
+
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def fused_activation(self) -> Global___OperatorDesc: ...
+    def fused_activation(self) -> Global___OperatorDesc:
+        """Optional fusable ACTIVATION_* desc with its tensors unset, applied last (FLOAT16/FLOAT32 outputs)."""
+
     def __init__(
         self,
         *,
@@ -3025,7 +3295,37 @@ Global___GemmOperatorDesc: _TypeAlias = GemmOperatorDesc  # noqa: Y015
 
 @_typing.final
 class ReduceOperatorDesc(_message.Message):
-    """DML_REDUCE_OPERATOR_DESC (DML_OPERATOR_REDUCE = 55, feature level 1.0)."""
+    """DML_REDUCE_OPERATOR_DESC (DML_OPERATOR_REDUCE = 55, feature level 1.0).
+    output[o] = Function over the input elements whose non-reduced coordinates are o: ARGMAX/ARGMIN (index of the first
+    extreme, row-major flattened over the reduced axes), AVERAGE = sum / N, L1 = sum(|x|), L2 = sqrt(sum(x^2)), LOG_SUM =
+    log(sum(x)), LOG_SUM_EXP = log(sum(exp(x))), MAX, MIN, MULTIPLY = prod(x), SUM, SUM_SQUARE = sum(x^2). Integer sums
+    and products wrap in two's complement.
+    Rules: InputTensor and OutputTensor: same DimensionCount (rank kept) and Sizes, except that reduced axes are 1; same
+    DataType except for ARGMIN/ARGMAX, whose output holds indices (the type must hold the largest index). The support
+    tables below are per group of functions.
+    Example: input {3,3} [[1,2,3],[3,0,4],[2,4,2]], SUM over Axes {0} -> {1,3} [[6,6,9]].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0 (ARGMIN ARGMAX): InputTensor: 4D FLOAT32 FLOAT16; OutputTensor: 4D UINT32.
+    FL 1.0 (AVERAGE L2 LOG_SUM LOG_SUM_EXP): InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 1.0 (L1 SUM_SQUARE): InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 1.0 (MIN MAX): InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 1.0 (MULTIPLY SUM): InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.1 (ARGMIN ARGMAX): InputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputTensor: 4D
+      UINT32.
+    FL 2.1 (MIN MAX): InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 UINT32.
+    FL 2.1 (MULTIPLY SUM): InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 UINT32.
+    FL 3.0 (ARGMIN ARGMAX): InputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputTensor: 1-8D
+      INT64 INT32 UINT64 UINT32.
+    FL 3.0 (AVERAGE L2 LOG_SUM LOG_SUM_EXP): InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
+    FL 3.0 (L1 SUM_SQUARE): InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
+    FL 3.0 (MIN MAX): InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 3.0 (MULTIPLY SUM): InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 UINT32.
+    FL 4.1 (ARGMIN ARGMAX): InputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8;
+      OutputTensor: 1-8D INT64 INT32 UINT64 UINT32.
+    FL 5.0 (L1 SUM_SQUARE): InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 UINT64 UINT32.
+    FL 5.0 (MIN MAX): InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    FL 5.0 (MULTIPLY SUM): InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 UINT64 UINT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3035,13 +3335,17 @@ class ReduceOperatorDesc(_message.Message):
     AXIS_COUNT_FIELD_NUMBER: _builtins.int
     AXES_FIELD_NUMBER: _builtins.int
     function: Global___ReduceFunction.ValueType
+    """A DML_REDUCE_FUNCTION."""
     axis_count: _builtins.int
+    """The length of `axes`, >= 1."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def axes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def axes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The reduced dimensions: unique, each in [0, DimensionCount)."""
+
     def __init__(
         self,
         *,
@@ -3061,7 +3365,18 @@ Global___ReduceOperatorDesc: _TypeAlias = ReduceOperatorDesc  # noqa: Y015
 
 @_typing.final
 class AveragePoolingOperatorDesc(_message.Message):
-    """DML_AVERAGE_POOLING_OPERATOR_DESC (DML_OPERATOR_AVERAGE_POOLING = 56, feature level 1.0)."""
+    """DML_AVERAGE_POOLING_OPERATOR_DESC (DML_OPERATOR_AVERAGE_POOLING = 56, feature level 1.0).
+    y = sum(window) / count over each window; padding contributes 0, count = prod(WindowSize) with IncludePadding, else
+    the number of non-padding elements (a window of padding only is INVALID_ARGUMENT).
+    Sizes: Input and Output are {N, C, H, W} (4D, DimensionCount 2) or {N, C, D, H, W} (5D, DimensionCount 3):
+    DimensionCount is the number of spatial dimensions and each window array has that many entries, outermost spatial
+    first; batch and channel are never pooled. Output sizes: N and C of the input; per spatial dimension i, (in[i] +
+    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = WindowSize[i]; the window
+    fits in the padded input.
+    Rules: InputTensor and OutputTensor: same DataType and DimensionCount.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3074,19 +3389,29 @@ class AveragePoolingOperatorDesc(_message.Message):
     END_PADDING_FIELD_NUMBER: _builtins.int
     INCLUDE_PADDING_FIELD_NUMBER: _builtins.int
     dimension_count: _builtins.int
+    """The number of spatial dimensions: 2 for 4D tensors, 3 for 5D ones."""
     include_padding: _builtins.bool
+    """Whether padding elements count in the divisor."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Window steps per spatial dimension, each >= 1 (dimension_count entries)."""
+
     @_builtins.property
-    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Window extent per spatial dimension, each >= 1; the (dilated) window must fit in the padded input."""
+
     @_builtins.property
-    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Padding before each spatial dimension (dimension_count entries)."""
+
     @_builtins.property
-    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Padding after each spatial dimension (dimension_count entries)."""
+
     def __init__(
         self,
         *,
@@ -3109,7 +3434,17 @@ Global___AveragePoolingOperatorDesc: _TypeAlias = AveragePoolingOperatorDesc  # 
 
 @_typing.final
 class LpPoolingOperatorDesc(_message.Message):
-    """DML_LP_POOLING_OPERATOR_DESC (DML_OPERATOR_LP_POOLING = 57, feature level 1.0)."""
+    """DML_LP_POOLING_OPERATOR_DESC (DML_OPERATOR_LP_POOLING = 57, feature level 1.0).
+    y = (sum(|x|^P over the window))^(1/P); padding contributes 0.
+    Sizes: Input and Output are {N, C, H, W} (4D, DimensionCount 2) or {N, C, D, H, W} (5D, DimensionCount 3):
+    DimensionCount is the number of spatial dimensions and each window array has that many entries, outermost spatial
+    first; batch and channel are never pooled. Output sizes: N and C of the input; per spatial dimension i, (in[i] +
+    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = WindowSize[i]; the window
+    fits in the padded input.
+    Rules: InputTensor and OutputTensor: same DataType and DimensionCount.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3122,19 +3457,29 @@ class LpPoolingOperatorDesc(_message.Message):
     END_PADDING_FIELD_NUMBER: _builtins.int
     P_FIELD_NUMBER: _builtins.int
     dimension_count: _builtins.int
+    """The number of spatial dimensions: 2 for 4D tensors, 3 for 5D ones."""
     p: _builtins.int
+    """The norm's exponent, >= 1 (1 and 2 are usual)."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Window steps per spatial dimension, each >= 1 (dimension_count entries)."""
+
     @_builtins.property
-    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Window extent per spatial dimension, each >= 1; the (dilated) window must fit in the padded input."""
+
     @_builtins.property
-    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Padding before each spatial dimension (dimension_count entries)."""
+
     @_builtins.property
-    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Padding after each spatial dimension (dimension_count entries)."""
+
     def __init__(
         self,
         *,
@@ -3157,7 +3502,19 @@ Global___LpPoolingOperatorDesc: _TypeAlias = LpPoolingOperatorDesc  # noqa: Y015
 
 @_typing.final
 class MaxPoolingOperatorDesc(_message.Message):
-    """DML_MAX_POOLING_OPERATOR_DESC (DML_OPERATOR_MAX_POOLING = 58, feature level 1.0)."""
+    """DML_MAX_POOLING_OPERATOR_DESC (DML_OPERATOR_MAX_POOLING = 58, feature level 1.0).
+    y = max(window); padding never wins (a window of padding only is INVALID_ARGUMENT).
+    Sizes: Input and Output are {N, C, H, W} (4D, DimensionCount 2) or {N, C, D, H, W} (5D, DimensionCount 3):
+    DimensionCount is the number of spatial dimensions and each window array has that many entries, outermost spatial
+    first; batch and channel are never pooled. Output sizes: N and C of the input; per spatial dimension i, (in[i] +
+    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = WindowSize[i]; the window
+    fits in the padded input.
+    Rules: InputTensor and OutputTensor: same DataType and DimensionCount.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16 INT8 UINT8.
+    FL 5.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3169,18 +3526,27 @@ class MaxPoolingOperatorDesc(_message.Message):
     START_PADDING_FIELD_NUMBER: _builtins.int
     END_PADDING_FIELD_NUMBER: _builtins.int
     dimension_count: _builtins.int
+    """The number of spatial dimensions: 2 for 4D tensors, 3 for 5D ones."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Window steps per spatial dimension, each >= 1 (dimension_count entries)."""
+
     @_builtins.property
-    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Window extent per spatial dimension, each >= 1; the (dilated) window must fit in the padded input."""
+
     @_builtins.property
-    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Padding before each spatial dimension (dimension_count entries)."""
+
     @_builtins.property
-    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Padding after each spatial dimension (dimension_count entries)."""
+
     def __init__(
         self,
         *,
@@ -3202,7 +3568,16 @@ Global___MaxPoolingOperatorDesc: _TypeAlias = MaxPoolingOperatorDesc  # noqa: Y0
 
 @_typing.final
 class RoiPoolingOperatorDesc(_message.Message):
-    """DML_ROI_POOLING_OPERATOR_DESC (DML_OPERATOR_ROI_POOLING = 59, feature level 1.0)."""
+    """DML_ROI_POOLING_OPERATOR_DESC (DML_OPERATOR_ROI_POOLING = 59, feature level 1.0).
+    Max pooling of each region of interest into PooledSize bins: corners scaled by SpatialScale and rounded (half away
+    from zero), region height/width = y2 - y1 + 1 / x2 - x1 + 1, bin [ph] spans rows [ph * RH / PH + y1, ((ph + 1) * RH +
+    PH - 1) / PH + y1) (integer division; columns likewise), clamped to the input; an empty bin gives 0.
+    Sizes: Input {N, C, H, W}; ROITensor {1, 1, NumROIs, 5}, rows [BatchID, x1, y1, x2, y2] (BatchID a whole number in
+    [0, N), x2 >= x1, y2 >= y1); Output {NumROIs, C, PooledSize.Height, PooledSize.Width}.
+    Rules: InputTensor, ROITensor and OutputTensor: same DataType.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, ROITensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3212,6 +3587,7 @@ class RoiPoolingOperatorDesc(_message.Message):
     SPATIAL_SCALE_FIELD_NUMBER: _builtins.int
     POOLED_SIZE_FIELD_NUMBER: _builtins.int
     spatial_scale: _builtins.float
+    """Maps ROI coordinates to the input's scale: finite and >= 0."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -3219,7 +3595,9 @@ class RoiPoolingOperatorDesc(_message.Message):
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def pooled_size(self) -> Global___Size2D: ...
+    def pooled_size(self) -> Global___Size2D:
+        """Width and height >= 1, equal to the output's last two sizes."""
+
     def __init__(
         self,
         *,
@@ -3239,7 +3617,19 @@ Global___RoiPoolingOperatorDesc: _TypeAlias = RoiPoolingOperatorDesc  # noqa: Y0
 
 @_typing.final
 class SliceOperatorDesc(_message.Message):
-    """DML_SLICE_OPERATOR_DESC (DML_OPERATOR_SLICE = 60, feature level 1.0)."""
+    """DML_SLICE_OPERATOR_DESC (DML_OPERATOR_SLICE = 60, feature level 1.0).
+    Output[o] = Input[Offsets + Strides * o] per dimension, o over OutputTensor's sizes.
+    Rules: InputTensor and OutputTensor: same DataType and DimensionCount; DimensionCount equals it; Offsets, Sizes and
+    Strides have DimensionCount entries (every dimension); Sizes equals OutputTensor's sizes; every read is in bounds:
+    Offsets[i] + Strides[i] * (Sizes[i] - 1) < input size[i].
+    Example: input (1,1,4,4) [[1..4],[5..8],[9..12],[13..16]], Offsets {0,0,1,0}, Sizes {1,1,2,2}, Strides {1,1,2,3} ->
+    [[5,8],[13,16]].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16 INT32 INT16 UINT32 UINT16.
+    FL 2.1: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 4.1: InputTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3250,6 +3640,7 @@ class SliceOperatorDesc(_message.Message):
     SIZES_FIELD_NUMBER: _builtins.int
     STRIDES_FIELD_NUMBER: _builtins.int
     dimension_count: _builtins.int
+    """The tensors' dimension count."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -3257,9 +3648,13 @@ class SliceOperatorDesc(_message.Message):
     @_builtins.property
     def offsets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
-    def sizes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def sizes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Each >= 1, equal to the output's sizes."""
+
     @_builtins.property
-    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Each >= 1 (SLICE1 takes negative steps)."""
+
     def __init__(
         self,
         *,
@@ -3280,7 +3675,16 @@ Global___SliceOperatorDesc: _TypeAlias = SliceOperatorDesc  # noqa: Y015
 
 @_typing.final
 class CastOperatorDesc(_message.Message):
-    """DML_CAST_OPERATOR_DESC (DML_OPERATOR_CAST = 61, feature level 1.0)."""
+    """DML_CAST_OPERATOR_DESC (DML_OPERATOR_CAST = 61, feature level 1.0).
+    f(x) = x converted to OutputTensor's DataType: float to integer truncates toward zero and saturates (NaN gives 0);
+    integer to integer wraps; to a float rounds to nearest even once.
+    Rules: InputTensor and OutputTensor: same DimensionCount and Sizes (DataTypes may differ).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT16 INT8 UINT16 UINT8.
+    FL 3.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    FL 3.1: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    FL 4.1: InputTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3306,7 +3710,17 @@ Global___CastOperatorDesc: _TypeAlias = CastOperatorDesc  # noqa: Y015
 
 @_typing.final
 class SplitOperatorDesc(_message.Message):
-    """DML_SPLIT_OPERATOR_DESC (DML_OPERATOR_SPLIT = 62, feature level 1.0)."""
+    """DML_SPLIT_OPERATOR_DESC (DML_OPERATOR_SPLIT = 62, feature level 1.0).
+    OutputTensors[j] = the j-th consecutive piece of InputTensor along Axis (the inverse of JOIN).
+    Rules: InputTensor and OutputTensors: same DataType and DimensionCount; every output has the input's sizes except
+    along Axis, and the outputs' Axis sizes sum to the input's.
+    Example: input (1,1,6,2), Axis 2, outputs (1,1,2,2), (1,1,1,2), (1,1,3,2) take rows 0-1, 2 and 3-5.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensors: 4D FLOAT32 FLOAT16 INT32 INT16 UINT32 UINT16.
+    FL 2.1: InputTensor, OutputTensors: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 3.0: InputTensor, OutputTensors: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 4.1: InputTensor, OutputTensors: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3315,7 +3729,9 @@ class SplitOperatorDesc(_message.Message):
     OUTPUT_TENSORS_FIELD_NUMBER: _builtins.int
     AXIS_FIELD_NUMBER: _builtins.int
     output_count: _builtins.int
+    """The number of output tensor descs, >= 1."""
     axis: _builtins.int
+    """The dimension split: 0 <= axis < dimension count."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -3338,7 +3754,18 @@ Global___SplitOperatorDesc: _TypeAlias = SplitOperatorDesc  # noqa: Y015
 
 @_typing.final
 class JoinOperatorDesc(_message.Message):
-    """DML_JOIN_OPERATOR_DESC (DML_OPERATOR_JOIN = 63, feature level 1.0)."""
+    """DML_JOIN_OPERATOR_DESC (DML_OPERATOR_JOIN = 63, feature level 1.0).
+    OutputTensor = InputTensors concatenated along Axis (the inverse of SPLIT).
+    Rules: InputTensors and OutputTensor: same DataType and DimensionCount; every input has the output's sizes except
+    along Axis, and the inputs' Axis sizes sum to the output's.
+    Example: (1,1,2,3) [[1,2,3],[4,5,6]] and (1,1,2,4) [[7,8,9,10],[11,12,13,14]], Axis 3 -> (1,1,2,7)
+    [[1,2,3,7,8,9,10],[4,5,6,11,12,13,14]].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensors, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 UINT32 UINT16.
+    FL 2.1: InputTensors, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 3.0: InputTensors, OutputTensor: 4-5D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 4.1: InputTensors, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3347,7 +3774,9 @@ class JoinOperatorDesc(_message.Message):
     OUTPUT_TENSOR_FIELD_NUMBER: _builtins.int
     AXIS_FIELD_NUMBER: _builtins.int
     input_count: _builtins.int
+    """The number of input tensor descs, >= 1."""
     axis: _builtins.int
+    """The dimension joined along: 0 <= axis < dimension count."""
     @_builtins.property
     def input_tensors(self) -> _containers.RepeatedCompositeFieldContainer[_tensor_pb2.TensorDesc]: ...
     @_builtins.property
@@ -3370,7 +3799,18 @@ Global___JoinOperatorDesc: _TypeAlias = JoinOperatorDesc  # noqa: Y015
 
 @_typing.final
 class PaddingOperatorDesc(_message.Message):
-    """DML_PADDING_OPERATOR_DESC (DML_OPERATOR_PADDING = 64, feature level 1.0)."""
+    """DML_PADDING_OPERATOR_DESC (DML_OPERATOR_PADDING = 64, feature level 1.0).
+    Output = Input placed at StartPadding, the border filled by PaddingMode: CONSTANT -> PaddingValue, EDGE -> the
+    nearest edge value, REFLECTION -> mirrored without the edge (numpy 'reflect'), SYMMETRIC -> mirrored with the edge
+    (numpy 'symmetric'; feature level 3.0), WRAP -> periodic (6.4). Padding wider than the input folds back periodically.
+    Rules: InputTensor and OutputTensor: same DataType and DimensionCount; DimensionCount equals it; OutputTensor
+    sizes[i] = input sizes[i] + StartPadding[i] + EndPadding[i].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 2.1: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 3.1: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 5.0: InputTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3383,7 +3823,9 @@ class PaddingOperatorDesc(_message.Message):
     END_PADDING_FIELD_NUMBER: _builtins.int
     padding_mode: Global___PaddingMode.ValueType
     padding_value: _builtins.float
+    """CONSTANT mode's value; on integer tensors truncated toward zero and saturated (NaN -> 0)."""
     dimension_count: _builtins.int
+    """The tensors' dimension count; start_padding and end_padding have as many entries."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -3413,7 +3855,12 @@ Global___PaddingOperatorDesc: _TypeAlias = PaddingOperatorDesc  # noqa: Y015
 
 @_typing.final
 class ValueScale2dOperatorDesc(_message.Message):
-    """DML_VALUE_SCALE_2D_OPERATOR_DESC (DML_OPERATOR_VALUE_SCALE_2D = 65, feature level 1.0)."""
+    """DML_VALUE_SCALE_2D_OPERATOR_DESC (DML_OPERATOR_VALUE_SCALE_2D = 65, feature level 1.0).
+    f(x)[n, c, h, w] = Scale * x[n, c, h, w] + Bias[c].
+    Rules: InputTensor and OutputTensor: same DataType and Sizes, 4D {N, C, H, W}.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3424,12 +3871,15 @@ class ValueScale2dOperatorDesc(_message.Message):
     BIAS_FIELD_NUMBER: _builtins.int
     scale: _builtins.float
     channel_count: _builtins.int
+    """1 or 3, equal to the input's channel size (sizes[1])."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def bias(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    def bias(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """One value per channel: channel_count entries."""
+
     def __init__(
         self,
         *,
@@ -3449,7 +3899,14 @@ Global___ValueScale2dOperatorDesc: _TypeAlias = ValueScale2dOperatorDesc  # noqa
 
 @_typing.final
 class Upsample2dOperatorDesc(_message.Message):
-    """DML_UPSAMPLE_2D_OPERATOR_DESC (DML_OPERATOR_UPSAMPLE_2D = 66, feature level 1.0)."""
+    """DML_UPSAMPLE_2D_OPERATOR_DESC (DML_OPERATOR_UPSAMPLE_2D = 66, feature level 1.0).
+    Upsamples H and W (the last two dimensions) by integer factors: NEAREST_NEIGHBOR takes the nearest input element
+    (halves round up), LINEAR interpolates bilinearly over H and W only.
+    Rules: InputTensor and OutputTensor: same DataType and DimensionCount; Output {N, C, H * ScaleSize.Height, W *
+    ScaleSize.Width} (5D: {N, C, D, ...}).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3463,7 +3920,9 @@ class Upsample2dOperatorDesc(_message.Message):
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def scale_size(self) -> Global___Size2D: ...
+    def scale_size(self) -> Global___Size2D:
+        """Integer factors: 0 < height <= UINT_MAX / input height, 0 < width <= UINT_MAX / input width."""
+
     def __init__(
         self,
         *,
@@ -3482,7 +3941,22 @@ Global___Upsample2dOperatorDesc: _TypeAlias = Upsample2dOperatorDesc  # noqa: Y0
 
 @_typing.final
 class GatherOperatorDesc(_message.Message):
-    """DML_GATHER_OPERATOR_DESC (DML_OPERATOR_GATHER = 67, feature level 1.0)."""
+    """DML_GATHER_OPERATOR_DESC (DML_OPERATOR_GATHER = 67, feature level 1.0).
+    output = input with the Axis dimension replaced by the positions `indices` selects along it.
+    Sizes: Output = input sizes before Axis ++ the last IndexDimensions indices sizes ++ input sizes after Axis,
+    right-aligned to the tensors' DimensionCount (extra leading sizes must be 1).
+    Rules: InputTensor, IndicesTensor and OutputTensor: same DimensionCount; InputTensor and OutputTensor: same DataType.
+    Index values must lie in [-size, size) for signed types (negatives count from the end, 3.0+) or [0, size): others are
+    INVALID_ARGUMENT naming the value.
+    Example: Axis 0, IndexDimensions 1, input {4} [11,12,13,14], indices {5} [3,1,3,0,2] -> [14,12,14,11,13].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16; IndicesTensor: 4D UINT32.
+    FL 2.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; IndicesTensor: 4D UINT32.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; IndicesTensor: 1-8D
+      INT64 INT32 UINT64 UINT32.
+    FL 4.1: InputTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8;
+      IndicesTensor: 1-8D INT64 INT32 UINT64 UINT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3492,7 +3966,9 @@ class GatherOperatorDesc(_message.Message):
     AXIS_FIELD_NUMBER: _builtins.int
     INDEX_DIMENSIONS_FIELD_NUMBER: _builtins.int
     axis: _builtins.int
+    """0 <= axis < dimension count."""
     index_dimensions: _builtins.int
+    """The meaningful trailing dimensions of indices: 0 <= index_dimensions <= dimension count."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -3518,7 +3994,16 @@ Global___GatherOperatorDesc: _TypeAlias = GatherOperatorDesc  # noqa: Y015
 
 @_typing.final
 class SpaceToDepthOperatorDesc(_message.Message):
-    """DML_SPACE_TO_DEPTH_OPERATOR_DESC (DML_OPERATOR_SPACE_TO_DEPTH = 68, feature level 1.0)."""
+    """DML_SPACE_TO_DEPTH_OPERATOR_DESC (DML_OPERATOR_SPACE_TO_DEPTH = 68, feature level 1.0).
+    Moves BlockSize x BlockSize spatial blocks into channels: out[n, (bh * B + bw) * C + c, h, w] = in[n, c, h * B + bh,
+    w * B + bw] (DEPTH_COLUMN_ROW order; the inverse of DEPTH_TO_SPACE).
+    Rules: InputTensor and OutputTensor: same DataType, 4D; Output {N, C * B * B, H / B, W / B} with H and W multiples of
+    B.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 5.0: InputTensor, OutputTensor: 4D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3526,6 +4011,7 @@ class SpaceToDepthOperatorDesc(_message.Message):
     OUTPUT_TENSOR_FIELD_NUMBER: _builtins.int
     BLOCK_SIZE_FIELD_NUMBER: _builtins.int
     block_size: _builtins.int
+    """>= 1; the block's width and height."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -3547,7 +4033,16 @@ Global___SpaceToDepthOperatorDesc: _TypeAlias = SpaceToDepthOperatorDesc  # noqa
 
 @_typing.final
 class DepthToSpaceOperatorDesc(_message.Message):
-    """DML_DEPTH_TO_SPACE_OPERATOR_DESC (DML_OPERATOR_DEPTH_TO_SPACE = 69, feature level 1.0)."""
+    """DML_DEPTH_TO_SPACE_OPERATOR_DESC (DML_OPERATOR_DEPTH_TO_SPACE = 69, feature level 1.0).
+    Moves channels into BlockSize x BlockSize spatial blocks: out[n, c, h * B + bh, w * B + bw] = in[n, (bh * B + bw) *
+    Cout + c, h, w] (DEPTH_COLUMN_ROW order; the inverse of SPACE_TO_DEPTH).
+    Rules: InputTensor and OutputTensor: same DataType, 4D; Output {N, C / (B * B), H * B, W * B} with C a multiple of B
+    * B.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 5.0: InputTensor, OutputTensor: 4D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3555,6 +4050,7 @@ class DepthToSpaceOperatorDesc(_message.Message):
     OUTPUT_TENSOR_FIELD_NUMBER: _builtins.int
     BLOCK_SIZE_FIELD_NUMBER: _builtins.int
     block_size: _builtins.int
+    """>= 1; the block's width and height."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -3576,7 +4072,15 @@ Global___DepthToSpaceOperatorDesc: _TypeAlias = DepthToSpaceOperatorDesc  # noqa
 
 @_typing.final
 class TileOperatorDesc(_message.Message):
-    """DML_TILE_OPERATOR_DESC (DML_OPERATOR_TILE = 70, feature level 1.0)."""
+    """DML_TILE_OPERATOR_DESC (DML_OPERATOR_TILE = 70, feature level 1.0).
+    Output[o] = Input[o mod input sizes] per dimension (numpy.tile(Input, Repeats)).
+    Rules: InputTensor and OutputTensor: same DataType and DimensionCount; output sizes[i] = input sizes[i] * Repeats[i].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 3.1: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 4.1: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3585,12 +4089,15 @@ class TileOperatorDesc(_message.Message):
     REPEATS_COUNT_FIELD_NUMBER: _builtins.int
     REPEATS_FIELD_NUMBER: _builtins.int
     repeats_count: _builtins.int
+    """The input's dimension count."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def repeats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def repeats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """One per dimension, each > 0."""
+
     def __init__(
         self,
         *,
@@ -3617,6 +4124,15 @@ class TopKOperatorDesc(_message.Message):
     INT16, INT8, INT64 and UINT64 (not FLOAT64), indices UINT32 or UINT64, exactly the support table at 6.4. On a
     device without native 64-bit shader ops (shader model 5.1) DirectML compares INT64/UINT64 by two signed 32-bit
     words, misordering values whose high words tie while their low words straddle 2^31.
+
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputValueTensor: 4D FLOAT32 FLOAT16; OutputIndexTensor: 4D UINT32.
+    FL 2.1: InputTensor, OutputValueTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputIndexTensor:
+      4D UINT32.
+    FL 3.1: InputTensor, OutputValueTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputIndexTensor:
+      1-8D UINT32.
+    FL 5.0: InputTensor, OutputValueTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8;
+      OutputIndexTensor: 1-8D UINT64 UINT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -3670,7 +4186,15 @@ Global___TopKOperatorDesc: _TypeAlias = TopKOperatorDesc  # noqa: Y015
 
 @_typing.final
 class BatchNormalizationOperatorDesc(_message.Message):
-    """DML_BATCH_NORMALIZATION_OPERATOR_DESC (DML_OPERATOR_BATCH_NORMALIZATION = 72, feature level 1.0)."""
+    """DML_BATCH_NORMALIZATION_OPERATOR_DESC (DML_OPERATOR_BATCH_NORMALIZATION = 72, feature level 1.0).
+    Output = FusedActivation(Scale * (Input - Mean) / sqrt(Variance + Epsilon) + Bias), with supplied statistics.
+    Rules: InputTensor, MeanTensor, VarianceTensor, ScaleTensor, BiasTensor and OutputTensor: same DataType and
+    DimensionCount; InputTensor and OutputTensor: same Sizes; each dimension of Mean, Variance, Scale and Bias is 1
+    (broadcast) or the input's size.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, MeanTensor, VarianceTensor, ScaleTensor, BiasTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.1: InputTensor, MeanTensor, VarianceTensor, ScaleTensor, BiasTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3684,7 +4208,9 @@ class BatchNormalizationOperatorDesc(_message.Message):
     EPSILON_FIELD_NUMBER: _builtins.int
     FUSED_ACTIVATION_FIELD_NUMBER: _builtins.int
     spatial: _builtins.bool
+    """FALSE forbids broadcasting Mean and Variance over the dimensions after N and C; no effect from feature level 4.0."""
     epsilon: _builtins.float
+    """Added to the variance inside the square root: finite and >= 0."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -3698,7 +4224,9 @@ class BatchNormalizationOperatorDesc(_message.Message):
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def fused_activation(self) -> Global___OperatorDesc: ...
+    def fused_activation(self) -> Global___OperatorDesc:
+        """Optional fusable ACTIVATION_* desc with its tensors unset, applied last (FLOAT16/FLOAT32 outputs)."""
+
     def __init__(
         self,
         *,
@@ -3722,7 +4250,14 @@ Global___BatchNormalizationOperatorDesc: _TypeAlias = BatchNormalizationOperator
 
 @_typing.final
 class MeanVarianceNormalizationOperatorDesc(_message.Message):
-    """DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC (DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION = 73, feature level 1.0)."""
+    """DML_MEAN_VARIANCE_NORMALIZATION_OPERATOR_DESC (DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION = 73, feature level 1.0).
+    Output = FusedActivation(Scale * (Input - Mean) / sqrt(Variance + Epsilon) + Bias), Mean and (population) Variance of
+    each input over {H, W}, or {C, H, W} with CrossChannel; without NormalizeVariance the division is left out.
+    Rules: InputTensor, ScaleTensor, BiasTensor and OutputTensor: same DataType; InputTensor and OutputTensor: same
+    Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, ScaleTensor, BiasTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3737,16 +4272,25 @@ class MeanVarianceNormalizationOperatorDesc(_message.Message):
     cross_channel: _builtins.bool
     normalize_variance: _builtins.bool
     epsilon: _builtins.float
+    """Added to the variance inside the square root: finite and >= 0 (0.00001 is usual)."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def scale_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def scale_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Optional; each dimension 1 (broadcast) or the input's size; absent = 1. Below feature level 5.2 scale and bias are
+        set together.
+        """
+
     @_builtins.property
-    def bias_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def bias_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Optional; each dimension 1 (broadcast) or the input's size; absent = 0."""
+
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def fused_activation(self) -> Global___OperatorDesc: ...
+    def fused_activation(self) -> Global___OperatorDesc:
+        """Optional fusable ACTIVATION_* desc with its tensors unset, applied last."""
+
     def __init__(
         self,
         *,
@@ -3769,7 +4313,14 @@ Global___MeanVarianceNormalizationOperatorDesc: _TypeAlias = MeanVarianceNormali
 
 @_typing.final
 class LocalResponseNormalizationOperatorDesc(_message.Message):
-    """DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC (DML_OPERATOR_LOCAL_RESPONSE_NORMALIZATION = 74, feature level 1.0)."""
+    """DML_LOCAL_RESPONSE_NORMALIZATION_OPERATOR_DESC (DML_OPERATOR_LOCAL_RESPONSE_NORMALIZATION = 74, feature level 1.0).
+    Output = Input / (Bias + (Alpha / LocalSize) * sum(Input^2 over the window))^Beta; the window spans LocalSize
+    channels with CrossChannel, else LocalSize x LocalSize of H and W, [i - floor((LocalSize - 1) / 2), i +
+    ceil((LocalSize - 1) / 2)]; positions outside add 0.
+    Rules: InputTensor and OutputTensor: same DataType and Sizes, 4D {N, C, H, W}.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3782,7 +4333,9 @@ class LocalResponseNormalizationOperatorDesc(_message.Message):
     BIAS_FIELD_NUMBER: _builtins.int
     cross_channel: _builtins.bool
     local_size: _builtins.int
+    """>= 1."""
     alpha: _builtins.float
+    """Finite (0.0001 is usual); so are beta (0.75) and bias (1)."""
     beta: _builtins.float
     bias: _builtins.float
     @_builtins.property
@@ -3810,7 +4363,13 @@ Global___LocalResponseNormalizationOperatorDesc: _TypeAlias = LocalResponseNorma
 
 @_typing.final
 class LpNormalizationOperatorDesc(_message.Message):
-    """DML_LP_NORMALIZATION_OPERATOR_DESC (DML_OPERATOR_LP_NORMALIZATION = 75, feature level 1.0)."""
+    """DML_LP_NORMALIZATION_OPERATOR_DESC (DML_OPERATOR_LP_NORMALIZATION = 75, feature level 1.0).
+    Output = Input / max(||Input||_P along Axis, Epsilon), P 1 or 2 (an all-zero slice gives 0).
+    Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.1: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -3820,8 +4379,11 @@ class LpNormalizationOperatorDesc(_message.Message):
     EPSILON_FIELD_NUMBER: _builtins.int
     P_FIELD_NUMBER: _builtins.int
     axis: _builtins.int
+    """0 <= axis < dimension count."""
     epsilon: _builtins.float
+    """Finite and >= 0."""
     p: _builtins.int
+    """1 or 2."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -3862,6 +4424,9 @@ class RnnOperatorDesc(_message.Message):
     sigmoid, softplus, softsign, tanh, thresholded_relu; shrink from 2.0; celu from 3.0) with its own parameters and
     its tensors unset; forward's first, then backward's for BIDIRECTIONAL.
     activation_descs: f, one per direction (count = D).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, WeightTensor, RecurrenceTensor, BiasTensor, HiddenInitTensor, OutputSequenceTensor,
+      OutputSingleTensor: 4D FLOAT32 FLOAT16; SequenceLengthsTensor: 4D UINT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -3942,6 +4507,10 @@ class LstmOperatorDesc(_message.Message):
     its tensors unset; forward's first, then backward's for BIDIRECTIONAL.
     cell_mem_init and output_cell_single: {1, D, B, H}, as hidden_init and output_single. peephole: {1, 1, D, 3*H},
     stacked P_i, P_o, P_f. activation_descs: f, g, h per direction (count = 3*D).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, WeightTensor, RecurrenceTensor, BiasTensor, HiddenInitTensor, CellMemInitTensor, PeepholeTensor,
+      OutputSequenceTensor, OutputSingleTensor, OutputCellSingleTensor: 4D FLOAT32 FLOAT16; SequenceLengthsTensor: 4D
+      UINT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4045,6 +4614,9 @@ class GruOperatorDesc(_message.Message):
     sigmoid, softplus, softsign, tanh, thresholded_relu; shrink from 2.0; celu from 3.0) with its own parameters and
     its tensors unset; forward's first, then backward's for BIDIRECTIONAL.
     activation_descs: f, g per direction (count = 2*D).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 1.0: InputTensor, WeightTensor, RecurrenceTensor, BiasTensor, HiddenInitTensor, OutputSequenceTensor,
+      OutputSingleTensor: 4D FLOAT32 FLOAT16; SequenceLengthsTensor: 4D UINT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4111,6 +4683,11 @@ class ElementWiseSignOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_SIGN_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_SIGN = 79, feature level 2.0).
     f(x) = -1 if x < 0; 1 if x > 0; 0 otherwise.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 4.1: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4141,6 +4718,9 @@ class ElementWiseIsNanOperatorDesc(_message.Message):
     f(x) = 1 if x is NaN (IEEE-754) else 0.
     Rules: InputTensor and OutputTensor: same DimensionCount and Sizes (DataType may differ). OutputTensor is UINT32
     or UINT8 while InputTensor is FLOAT32 or FLOAT16.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: InputTensor: 4D FLOAT32 FLOAT16; OutputTensor: 4D UINT32 UINT8.
+    FL 3.0: InputTensor: 1-8D FLOAT32 FLOAT16; OutputTensor: 1-8D UINT32 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4170,6 +4750,9 @@ class ElementWiseErfOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_ERF_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_ERF = 81, feature level 2.0).
     f(x) = erf(x) = 2/sqrt(pi) * integral_0^x exp(-t^2) dt; ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4203,6 +4786,9 @@ class ElementWiseSinhOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_SINH_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_SINH = 82, feature level 2.0).
     f(x) = sinh(x); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4236,6 +4822,9 @@ class ElementWiseCoshOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_COSH_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_COSH = 83, feature level 2.0).
     f(x) = cosh(x); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4269,6 +4858,9 @@ class ElementWiseTanhOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_TANH_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_TANH = 84, feature level 2.0).
     f(x) = tanh(x); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4302,6 +4894,9 @@ class ElementWiseAsinhOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_ASINH_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_ASINH = 85, feature level 2.0).
     f(x) = asinh(x) = ln(x + sqrt(x*x + 1)); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4335,6 +4930,9 @@ class ElementWiseAcoshOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_ACOSH_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_ACOSH = 86, feature level 2.0).
     f(x) = acosh(x) = ln(x + sqrt(x*x - 1)); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4368,6 +4966,9 @@ class ElementWiseAtanhOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_ATANH_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_ATANH = 87, feature level 2.0).
     f(x) = atanh(x) = ln((1 + x) / (1 - x)) / 2; ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4402,6 +5003,12 @@ class ElementWiseIfOperatorDesc(_message.Message):
     f(cond, a, b) = a if cond != 0 else b.
     Rules: ATensor, BTensor, ConditionTensor and OutputTensor: same DimensionCount and Sizes. ATensor, BTensor and
     OutputTensor: same DataType. ConditionTensor is always UINT8.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: ConditionTensor: 4D UINT8; ATensor, BTensor, OutputTensor: 4D FLOAT16.
+    FL 3.0: ConditionTensor: 1-8D UINT8; ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32
+      UINT16 UINT8.
+    FL 5.0: ConditionTensor: 1-8D UINT8; ATensor, BTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16
+      INT8 UINT64 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4440,6 +5047,9 @@ class ElementWiseAdd1OperatorDesc(_message.Message):
     f(a, b) = FusedActivation(a + b).
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes. FusedActivation (optional) is
     allowed only when the output DataType is FLOAT16 or FLOAT32.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: ATensor, BTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4482,6 +5092,10 @@ class ActivationShrinkOperatorDesc(_message.Message):
     """DML_ACTIVATION_SHRINK_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_SHRINK = 90, feature level 2.0).
     f(x) = x - Bias if x > Threshold; x + Bias if x < -Threshold; else 0.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
+    FL 5.1: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4514,7 +5128,23 @@ Global___ActivationShrinkOperatorDesc: _TypeAlias = ActivationShrinkOperatorDesc
 
 @_typing.final
 class MaxPooling1OperatorDesc(_message.Message):
-    """DML_MAX_POOLING1_OPERATOR_DESC (DML_OPERATOR_MAX_POOLING1 = 91, feature level 2.0)."""
+    """DML_MAX_POOLING1_OPERATOR_DESC (DML_OPERATOR_MAX_POOLING1 = 91, feature level 2.0).
+    y = max(window) as MAX_POOLING, plus optionally where each maximum was.
+    Sizes: Input and Output are {N, C, H, W} (4D, DimensionCount 2) or {N, C, D, H, W} (5D, DimensionCount 3):
+    DimensionCount is the number of spatial dimensions and each window array has that many entries, outermost spatial
+    first; batch and channel are never pooled. Output sizes: N and C of the input; per spatial dimension i, (in[i] +
+    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = WindowSize[i]; the window
+    fits in the padded input.
+    Rules: InputTensor, OutputTensor and OutputIndicesTensor: same DimensionCount; InputTensor and OutputTensor: same
+    DataType. OutputIndicesTensor (optional): Output's sizes; each element is the flat row-major index into the whole
+    InputTensor (batch and channel offsets included) of the window's maximum; ties go to the first element in row-major
+    window order. A window that covers only padding is INVALID_ARGUMENT (no maximum).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16; OutputIndicesTensor: 4-5D UINT32.
+    FL 3.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16 INT8 UINT8; OutputIndicesTensor: 4-5D UINT32.
+    FL 5.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8;
+      OutputIndicesTensor: 4-5D UINT64 UINT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -4527,6 +5157,7 @@ class MaxPooling1OperatorDesc(_message.Message):
     START_PADDING_FIELD_NUMBER: _builtins.int
     END_PADDING_FIELD_NUMBER: _builtins.int
     dimension_count: _builtins.int
+    """The number of spatial dimensions: 2 for 4D tensors, 3 for 5D ones."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -4534,13 +5165,21 @@ class MaxPooling1OperatorDesc(_message.Message):
     @_builtins.property
     def output_indices_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Window steps per spatial dimension, each >= 1 (dimension_count entries)."""
+
     @_builtins.property
-    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Window extent per spatial dimension, each >= 1; the (dilated) window must fit in the padded input."""
+
     @_builtins.property
-    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Padding before each spatial dimension (dimension_count entries)."""
+
     @_builtins.property
-    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Padding after each spatial dimension (dimension_count entries)."""
+
     def __init__(
         self,
         *,
@@ -4563,7 +5202,17 @@ Global___MaxPooling1OperatorDesc: _TypeAlias = MaxPooling1OperatorDesc  # noqa: 
 
 @_typing.final
 class MaxUnpoolingOperatorDesc(_message.Message):
-    """DML_MAX_UNPOOLING_OPERATOR_DESC (DML_OPERATOR_MAX_UNPOOLING = 92, feature level 2.0)."""
+    """DML_MAX_UNPOOLING_OPERATOR_DESC (DML_OPERATOR_MAX_UNPOOLING = 92, feature level 2.0).
+    Output = zeros, then Output.flat[Indices[i]] = Input[i] for every input element (the inverse of MAX_POOLING1/2 with
+    indices; the flat index is row-major over the whole output).
+    Rules: InputTensor and OutputTensor: same DataType; InputTensor and IndicesTensor: same Sizes; all 4D {N, C, H, W};
+    output sizes are the caller's (usually the pooling's input sizes). Out-of-range and duplicate indices are
+    INVALID_ARGUMENT.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16; IndicesTensor: 4D UINT32.
+    FL 5.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8;
+      IndicesTensor: 4D UINT64 UINT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -4593,7 +5242,17 @@ Global___MaxUnpoolingOperatorDesc: _TypeAlias = MaxUnpoolingOperatorDesc  # noqa
 
 @_typing.final
 class DiagonalMatrixOperatorDesc(_message.Message):
-    """DML_DIAGONAL_MATRIX_OPERATOR_DESC (DML_OPERATOR_DIAGONAL_MATRIX = 93, feature level 2.0)."""
+    """DML_DIAGONAL_MATRIX_OPERATOR_DESC (DML_OPERATOR_DIAGONAL_MATRIX = 93, feature level 2.0).
+    out[..., y, x] = Value if x == y + Offset else 0, for every matrix of the last two dimensions (leading dimensions are
+    batch).
+    Rules: OutputTensor's sizes are free (height and width may differ).
+    Example: Offset 1, {1,1,3,3} -> [[0,1,0],[0,0,1],[0,0,0]].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.1: OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 4.0: OutputTensor: 2-4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 5.1: OutputTensor: 2-4D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -4601,7 +5260,9 @@ class DiagonalMatrixOperatorDesc(_message.Message):
     OFFSET_FIELD_NUMBER: _builtins.int
     VALUE_FIELD_NUMBER: _builtins.int
     offset: _builtins.int
+    """> 0 moves the diagonal right, < 0 left."""
     value: _builtins.float
+    """Finite; on integer outputs truncated toward zero and within the type's range."""
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     def __init__(
@@ -4632,6 +5293,15 @@ class ScatterElementsOperatorDesc(_message.Message):
 
     Data types on the real DirectML (1.15.4, the dml test lane): all eleven of the support table, FLOAT64, INT64
     and UINT64 included, with INT32, INT64, UINT32 or UINT64 indices; the same for ScatterNdOperatorDesc.
+
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: InputTensor, UpdatesTensor, OutputTensor: 4D FLOAT32 FLOAT16; IndicesTensor: 4D UINT32.
+    FL 2.1: InputTensor, UpdatesTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8;
+      IndicesTensor: 4D UINT32.
+    FL 3.0: InputTensor, UpdatesTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8;
+      IndicesTensor: 1-8D INT64 INT32 UINT64 UINT32.
+    FL 4.1: InputTensor, UpdatesTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32
+      UINT16 UINT8; IndicesTensor: 1-8D INT64 INT32 UINT64 UINT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4680,7 +5350,22 @@ Global___ScatterElementsOperatorDesc: _TypeAlias = ScatterElementsOperatorDesc  
 
 @_typing.final
 class OneHotOperatorDesc(_message.Message):
-    """DML_ONE_HOT_OPERATOR_DESC (DML_OPERATOR_ONE_HOT = 95, feature level 2.0)."""
+    """DML_ONE_HOT_OPERATOR_DESC (DML_OPERATOR_ONE_HOT = 95, feature level 2.0).
+    out[..., i (along Axis), ...] = OnValue if i == k else OffValue, k = Indices[..., 0, ...] (k + size when k < 0,
+    signed types, 3.0+); an index outside [-size, size) gives an all-off sequence. OffValue = ValuesTensor's first
+    element, OnValue its second.
+    Rules: IndicesTensor, ValuesTensor and OutputTensor: same DimensionCount; ValuesTensor and OutputTensor: same
+    DataType; IndicesTensor has the output's sizes with 1 along Axis; ValuesTensor holds at least 2 elements.
+    Example: Indices {1,1,3,1} [0,3,2], Values [0,1], Axis 3, output {1,1,3,4} -> [[1,0,0,0],[0,0,0,1],[0,0,1,0]].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: IndicesTensor: 4D UINT32; ValuesTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 2.1: IndicesTensor: 4D UINT32; ValuesTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16
+      UINT8.
+    FL 3.0: IndicesTensor: 1-8D INT64 INT32 UINT64 UINT32; ValuesTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16
+      INT8 UINT32 UINT16 UINT8.
+    FL 4.1: IndicesTensor: 1-8D INT64 INT32 UINT64 UINT32; ValuesTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64
+      INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -4689,6 +5374,7 @@ class OneHotOperatorDesc(_message.Message):
     OUTPUT_TENSOR_FIELD_NUMBER: _builtins.int
     AXIS_FIELD_NUMBER: _builtins.int
     axis: _builtins.int
+    """0 <= axis < dimension count; the output's size along it is the depth."""
     @_builtins.property
     def indices_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -4713,7 +5399,18 @@ Global___OneHotOperatorDesc: _TypeAlias = OneHotOperatorDesc  # noqa: Y015
 
 @_typing.final
 class ResampleOperatorDesc(_message.Message):
-    """DML_RESAMPLE_OPERATOR_DESC (DML_OPERATOR_RESAMPLE = 96, feature level 2.0)."""
+    """DML_RESAMPLE_OPERATOR_DESC (DML_OPERATOR_RESAMPLE = 96, feature level 2.0).
+    Resamples every dimension d by Scales[d]: the input coordinate of output x is (x + 0.5) / Scales[d] - 0.5;
+    NEAREST_NEIGHBOR takes the nearest element (halves round up), LINEAR interpolates the two nearest per dimension.
+    Rules: InputTensor and OutputTensor: same DataType and DimensionCount; ScaleCount (= the tensors' DimensionCount)
+    scales, one per dimension (all dimensions, batch and channel included). Scales are finite and > 0 (> 1 upsamples).
+    Output sizes are free: a scaled input larger than the output is cropped, a smaller one clamps to its edge. LINEAR's
+    taps are clamped to the edge.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 5.1: InputTensor, OutputTensor: 1-4D FLOAT32 FLOAT16.
+    FL 6.2: InputTensor, OutputTensor: 1-4D FLOAT32 FLOAT16 INT8 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -4724,12 +5421,15 @@ class ResampleOperatorDesc(_message.Message):
     SCALES_FIELD_NUMBER: _builtins.int
     interpolation_mode: Global___InterpolationMode.ValueType
     scale_count: _builtins.int
+    """The tensors' dimension count."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def scales(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]: ...
+    def scales(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """One per dimension, finite and > 0."""
+
     def __init__(
         self,
         *,
@@ -4752,6 +5452,10 @@ class ElementWiseBitShiftLeftOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_BIT_SHIFT_LEFT_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_LEFT = 97, feature level 2.1).
     f(a, b) = a << b (logical shift).
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: ATensor, BTensor, OutputTensor: 4D UINT32 UINT16 UINT8.
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D UINT32 UINT16 UINT8.
+    FL 4.1: ATensor, BTensor, OutputTensor: 1-8D UINT64 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4787,6 +5491,10 @@ class ElementWiseBitShiftRightOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_BIT_SHIFT_RIGHT_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_BIT_SHIFT_RIGHT = 98, feature level 2.1).
     f(a, b) = a >> b (logical shift).
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: ATensor, BTensor, OutputTensor: 4D UINT32 UINT16 UINT8.
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D UINT32 UINT16 UINT8.
+    FL 4.1: ATensor, BTensor, OutputTensor: 1-8D UINT64 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4823,6 +5531,9 @@ class ElementWiseRoundOperatorDesc(_message.Message):
     f(x) = round(x) per RoundingMode: HALVES_TO_NEAREST_EVEN -> nearest, ties to even; TOWARD_ZERO -> trunc(x);
     TOWARD_INFINITY -> nearest, ties away from zero.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4858,6 +5569,9 @@ class ElementWiseIsInfinityOperatorDesc(_message.Message):
     InfinityMode == NEGATIVE)) else 0.
     Rules: InputTensor and OutputTensor: same DimensionCount and Sizes (DataType differs). OutputTensor is UINT8
     while InputTensor is FLOAT32 or FLOAT16.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: InputTensor: 4D FLOAT32 FLOAT16; OutputTensor: 4D UINT8.
+    FL 3.0: InputTensor: 1-8D FLOAT32 FLOAT16; OutputTensor: 1-8D UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4890,6 +5604,10 @@ class ElementWiseModulusTruncateOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_MODULUS_TRUNCATE_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_MODULUS_TRUNCATE = 101, feature level 2.1).
     f(a, b) = a - b * trunc(a / b)  (C fmod/% semantics).
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: ATensor, BTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 6.0: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4925,6 +5643,10 @@ class ElementWiseModulusFloorOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_MODULUS_FLOOR_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_MODULUS_FLOOR = 102, feature level 2.1).
     f(a, b) = a - b * floor(a / b)  (Python % semantics).
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: ATensor, BTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 6.0: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -4957,7 +5679,14 @@ Global___ElementWiseModulusFloorOperatorDesc: _TypeAlias = ElementWiseModulusFlo
 
 @_typing.final
 class FillValueConstantOperatorDesc(_message.Message):
-    """DML_FILL_VALUE_CONSTANT_OPERATOR_DESC (DML_OPERATOR_FILL_VALUE_CONSTANT = 103, feature level 2.1)."""
+    """DML_FILL_VALUE_CONSTANT_OPERATOR_DESC (DML_OPERATOR_FILL_VALUE_CONSTANT = 103, feature level 2.1).
+    f() = Value for every output element.
+    Rules: ValueDataType equals OutputTensor's DataType; OutputTensor's sizes are free.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 4.0: OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 4.1: OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -4965,10 +5694,13 @@ class FillValueConstantOperatorDesc(_message.Message):
     VALUE_DATA_TYPE_FIELD_NUMBER: _builtins.int
     VALUE_FIELD_NUMBER: _builtins.int
     value_data_type: _tensor_pb2.TensorDataType.ValueType
+    """OutputTensor's data type."""
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def value(self) -> Global___ScalarUnion: ...
+    def value(self) -> Global___ScalarUnion:
+        """A DML_SCALAR_UNION of value_data_type."""
+
     def __init__(
         self,
         *,
@@ -4986,7 +5718,15 @@ Global___FillValueConstantOperatorDesc: _TypeAlias = FillValueConstantOperatorDe
 
 @_typing.final
 class FillValueSequenceOperatorDesc(_message.Message):
-    """DML_FILL_VALUE_SEQUENCE_OPERATOR_DESC (DML_OPERATOR_FILL_VALUE_SEQUENCE = 104, feature level 2.1)."""
+    """DML_FILL_VALUE_SEQUENCE_OPERATOR_DESC (DML_OPERATOR_FILL_VALUE_SEQUENCE = 104, feature level 2.1).
+    out[i] = ValueStart + i * ValueDelta, i the row-major element index (integers wrap modulo 2^n).
+    Rules: ValueDataType equals OutputTensor's DataType (it types both scalars); OutputTensor's sizes are free.
+    Example: ValueStart 10, ValueDelta -2, UINT8 {1,1,2,2} -> [[10,8],[6,4]].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 4.0: OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 5.0: OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -4995,6 +5735,7 @@ class FillValueSequenceOperatorDesc(_message.Message):
     VALUE_START_FIELD_NUMBER: _builtins.int
     VALUE_DELTA_FIELD_NUMBER: _builtins.int
     value_data_type: _tensor_pb2.TensorDataType.ValueType
+    """OutputTensor's data type."""
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -5019,7 +5760,16 @@ Global___FillValueSequenceOperatorDesc: _TypeAlias = FillValueSequenceOperatorDe
 
 @_typing.final
 class CumulativeSummationOperatorDesc(_message.Message):
-    """DML_CUMULATIVE_SUMMATION_OPERATOR_DESC (DML_OPERATOR_CUMULATIVE_SUMMATION = 105, feature level 2.1)."""
+    """DML_CUMULATIVE_SUMMATION_OPERATOR_DESC (DML_OPERATOR_CUMULATIVE_SUMMATION = 105, feature level 2.1).
+    Running sums along Axis: INCREASING y[i] = sum(x[0..i]), DECREASING y[i] = sum(x[i..n-1]); HasExclusiveSum leaves the
+    current element out (the first result is 0). Integers wrap.
+    Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Example: [2,1,3,5] along Axis 3, INCREASING -> [2,3,6,11]; exclusive -> [0,2,3,6].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 UINT32.
+    FL 4.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 UINT32.
+    FL 5.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 UINT64 UINT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -5029,6 +5779,7 @@ class CumulativeSummationOperatorDesc(_message.Message):
     AXIS_DIRECTION_FIELD_NUMBER: _builtins.int
     HAS_EXCLUSIVE_SUM_FIELD_NUMBER: _builtins.int
     axis: _builtins.int
+    """0 <= axis < dimension count."""
     axis_direction: _tensor_pb2.AxisDirection.ValueType
     has_exclusive_sum: _builtins.bool
     @_builtins.property
@@ -5054,7 +5805,22 @@ Global___CumulativeSummationOperatorDesc: _TypeAlias = CumulativeSummationOperat
 
 @_typing.final
 class ReverseSubsequencesOperatorDesc(_message.Message):
-    """DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC (DML_OPERATOR_REVERSE_SUBSEQUENCES = 106, feature level 2.1)."""
+    """DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC (DML_OPERATOR_REVERSE_SUBSEQUENCES = 106, feature level 2.1).
+    Reverses the first L elements of each sequence along Axis, L = SequenceLengths[..., 0, ...]; the rest is copied.
+    Rules: InputTensor, SequenceLengthsTensor and OutputTensor: same DimensionCount; InputTensor and OutputTensor: same
+    DataType and Sizes; SequenceLengthsTensor has the input's sizes with 1 along Axis. A length above the axis size is
+    INVALID_ARGUMENT.
+    Example: [[1,2,3,4],[5,6,7,8],[9,10,11,12]], lengths [2,4,3], Axis 3 -> [[2,1,3,4],[8,7,6,5],[11,10,9,12]].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; SequenceLengthsTensor: 4D
+      UINT32.
+    FL 3.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; SequenceLengthsTensor:
+      4-5D UINT32.
+    FL 4.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; SequenceLengthsTensor:
+      1-8D UINT32.
+    FL 5.0: InputTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8;
+      SequenceLengthsTensor: 1-8D UINT64 UINT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -5063,6 +5829,7 @@ class ReverseSubsequencesOperatorDesc(_message.Message):
     OUTPUT_TENSOR_FIELD_NUMBER: _builtins.int
     AXIS_FIELD_NUMBER: _builtins.int
     axis: _builtins.int
+    """0 <= axis < dimension count."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -5087,7 +5854,19 @@ Global___ReverseSubsequencesOperatorDesc: _TypeAlias = ReverseSubsequencesOperat
 
 @_typing.final
 class GatherElementsOperatorDesc(_message.Message):
-    """DML_GATHER_ELEMENTS_OPERATOR_DESC (DML_OPERATOR_GATHER_ELEMENTS = 107, feature level 2.1)."""
+    """DML_GATHER_ELEMENTS_OPERATOR_DESC (DML_OPERATOR_GATHER_ELEMENTS = 107, feature level 2.1).
+    output[i, j, k, ...] = input[..., indices[i, j, k, ...] (at Axis), ...] (ONNX GatherElements).
+    Rules: InputTensor, IndicesTensor and OutputTensor: same DimensionCount; InputTensor and OutputTensor: same DataType;
+    IndicesTensor: the input's sizes except along Axis; OutputTensor: the indices' sizes. Index values must lie in
+    [-size, size) (negatives count from the end, signed types, 3.0+) or [0, size).
+    Example: Axis 0, input [[1,2,3],[4,5,6],[7,8,9]], indices [[1,2,0],[2,0,0]] -> [[4,8,3],[7,2,3]].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; IndicesTensor: 4D UINT32.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; IndicesTensor: 1-8D
+      INT64 INT32 UINT64 UINT32.
+    FL 4.1: InputTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8;
+      IndicesTensor: 1-8D INT64 INT32 UINT64 UINT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -5096,6 +5875,7 @@ class GatherElementsOperatorDesc(_message.Message):
     OUTPUT_TENSOR_FIELD_NUMBER: _builtins.int
     AXIS_FIELD_NUMBER: _builtins.int
     axis: _builtins.int
+    """0 <= axis < dimension count."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -5120,7 +5900,21 @@ Global___GatherElementsOperatorDesc: _TypeAlias = GatherElementsOperatorDesc  # 
 
 @_typing.final
 class GatherNdOperatorDesc(_message.Message):
-    """DML_GATHER_ND_OPERATOR_DESC (DML_OPERATOR_GATHER_ND = 108, feature level 2.1)."""
+    """DML_GATHER_ND_OPERATOR_DESC (DML_OPERATOR_GATHER_ND = 108, feature level 2.1).
+    output = the input slices that the index tuples (the last indices dimension) address.
+    Sizes: Output = the meaningful indices sizes without the tuple dimension ++ the meaningful input sizes after the
+    first t (t = tuple size), right-aligned to the DimensionCount with leading 1s. Example: input {3,4,5,6,7} (count 5),
+    indices {1,1,1,2,3} (count 3) -> output {1,1,2,6,7}.
+    Rules: InputTensor, IndicesTensor and OutputTensor: same DimensionCount; InputTensor and OutputTensor: same DataType;
+    dimensions before the meaningful ones are 1; 1 <= t <= InputDimensionCount. Index values must lie in [-size, size)
+    (negatives count from the end, signed types, 3.0+) or [0, size).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; IndicesTensor: 4D UINT32.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; IndicesTensor: 1-8D
+      INT64 INT32 UINT64 UINT32.
+    FL 4.1: InputTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8;
+      IndicesTensor: 1-8D INT64 INT32 UINT64 UINT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -5130,7 +5924,9 @@ class GatherNdOperatorDesc(_message.Message):
     INPUT_DIMENSION_COUNT_FIELD_NUMBER: _builtins.int
     INDICES_DIMENSION_COUNT_FIELD_NUMBER: _builtins.int
     input_dimension_count: _builtins.int
+    """Meaningful (trailing) input dimensions: 1 <= count <= dimension count."""
     indices_dimension_count: _builtins.int
+    """Meaningful (trailing) indices dimensions, tuple included: 1 <= count <= dimension count."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -5166,6 +5962,14 @@ class ScatterNdOperatorDesc(_message.Message):
     Example (DirectML's page, in its valid form with D = 2): input {1,8} with input_dimension_count 1,
     indices {4,1} = [[4],[3],[1],[7]] with indices_dimension_count 2, updates {1,4} = [9,10,11,12]
     -> output {1,8} = [1,11,3,10,9,6,7,12].
+
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: InputTensor, UpdatesTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8;
+      IndicesTensor: 4D UINT32.
+    FL 3.0: InputTensor, UpdatesTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8;
+      IndicesTensor: 1-8D INT64 INT32 UINT64 UINT32.
+    FL 4.1: InputTensor, UpdatesTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32
+      UINT16 UINT8; IndicesTensor: 1-8D INT64 INT32 UINT64 UINT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -5224,7 +6028,23 @@ Global___ScatterNdOperatorDesc: _TypeAlias = ScatterNdOperatorDesc  # noqa: Y015
 
 @_typing.final
 class MaxPooling2OperatorDesc(_message.Message):
-    """DML_MAX_POOLING2_OPERATOR_DESC (DML_OPERATOR_MAX_POOLING2 = 110, feature level 2.1)."""
+    """DML_MAX_POOLING2_OPERATOR_DESC (DML_OPERATOR_MAX_POOLING2 = 110, feature level 2.1).
+    y = max(window) with dilated windows, plus optionally where each maximum was.
+    Sizes: Input and Output are {N, C, H, W} (4D, DimensionCount 2) or {N, C, D, H, W} (5D, DimensionCount 3):
+    DimensionCount is the number of spatial dimensions and each window array has that many entries, outermost spatial
+    first; batch and channel are never pooled. Output sizes: N and C of the input; per spatial dimension i, (in[i] +
+    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = (WindowSize[i] - 1) *
+    Dilations[i] + 1; the window fits in the padded input.
+    Rules: InputTensor, OutputTensor and OutputIndicesTensor: same DimensionCount; InputTensor and OutputTensor: same
+    DataType. OutputIndicesTensor (optional): Output's sizes; each element is the flat row-major index into the whole
+    InputTensor (batch and channel offsets included) of the window's maximum; ties go to the first element in row-major
+    window order. A window that covers only padding is INVALID_ARGUMENT (no maximum).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16; OutputIndicesTensor: 4-5D UINT32.
+    FL 3.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16 INT8 UINT8; OutputIndicesTensor: 4-5D UINT32.
+    FL 5.0: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8;
+      OutputIndicesTensor: 4-5D UINT64 UINT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -5238,6 +6058,7 @@ class MaxPooling2OperatorDesc(_message.Message):
     END_PADDING_FIELD_NUMBER: _builtins.int
     DILATIONS_FIELD_NUMBER: _builtins.int
     dimension_count: _builtins.int
+    """The number of spatial dimensions: 2 for 4D tensors, 3 for 5D ones."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -5245,15 +6066,25 @@ class MaxPooling2OperatorDesc(_message.Message):
     @_builtins.property
     def output_indices_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Window steps per spatial dimension, each >= 1 (dimension_count entries)."""
+
     @_builtins.property
-    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Window extent per spatial dimension, each >= 1; the (dilated) window must fit in the padded input."""
+
     @_builtins.property
-    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Padding before each spatial dimension (dimension_count entries)."""
+
     @_builtins.property
-    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Padding after each spatial dimension (dimension_count entries)."""
+
     @_builtins.property
-    def dilations(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def dilations(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Spacing of the window's taps per spatial dimension, each >= 1 (1 = a dense window)."""
+
     def __init__(
         self,
         *,
@@ -5277,7 +6108,19 @@ Global___MaxPooling2OperatorDesc: _TypeAlias = MaxPooling2OperatorDesc  # noqa: 
 
 @_typing.final
 class Slice1OperatorDesc(_message.Message):
-    """DML_SLICE1_OPERATOR_DESC (DML_OPERATOR_SLICE1 = 111, feature level 2.1)."""
+    """DML_SLICE1_OPERATOR_DESC (DML_OPERATOR_SLICE1 = 111, feature level 2.1).
+    Output[o] = Input[start + InputWindowStrides * o] per dimension; start is the window's first element, or its last
+    (offset + size - 1) where the stride is negative (which reverses the dimension).
+    Rules: InputTensor and OutputTensor: same DataType and DimensionCount; DimensionCount equals it and sizes the three
+    arrays; the window [offset, offset + size) lies inside the input; 1 <= output sizes[i] <= 1 + (InputWindowSizes[i] -
+    1) / |InputWindowStrides[i]|.
+    Example: input (1,1,4,4) [[1..4],[5..8],[9..12],[13..16]], offsets {0,0,0,1}, sizes {1,1,4,3}, strides {1,1,-2,2} ->
+    [[14,16],[6,8]].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 4.1: InputTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -5295,9 +6138,13 @@ class Slice1OperatorDesc(_message.Message):
     @_builtins.property
     def input_window_offsets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
-    def input_window_sizes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def input_window_sizes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Each >= 1."""
+
     @_builtins.property
-    def input_window_strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def input_window_strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Each non-zero; negative reads the window backwards."""
+
     def __init__(
         self,
         *,
@@ -5323,6 +6170,13 @@ class TopK1OperatorDesc(_message.Message):
     NaN inputs: the order of NaNs among the selected values is not defined by DirectML and not guaranteed here.
     On the real DirectML (the dml test lane) a NaN compares false both ways, so NaNs land anywhere and can leave
     the sequence's finite values out of order too: treat the order of any sequence holding a NaN as unspecified.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: InputTensor, OutputValueTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputIndexTensor:
+      4D UINT32.
+    FL 3.1: InputTensor, OutputValueTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputIndexTensor:
+      1-8D UINT32.
+    FL 5.0: InputTensor, OutputValueTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8;
+      OutputIndexTensor: 1-8D UINT64 UINT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -5371,7 +6225,15 @@ Global___TopK1OperatorDesc: _TypeAlias = TopK1OperatorDesc  # noqa: Y015
 
 @_typing.final
 class DepthToSpace1OperatorDesc(_message.Message):
-    """DML_DEPTH_TO_SPACE1_OPERATOR_DESC (DML_OPERATOR_DEPTH_TO_SPACE1 = 113, feature level 2.1)."""
+    """DML_DEPTH_TO_SPACE1_OPERATOR_DESC (DML_OPERATOR_DEPTH_TO_SPACE1 = 113, feature level 2.1).
+    DEPTH_TO_SPACE with a choice of channel order: DEPTH_COLUMN_ROW out[n, c, h * B + bh, w * B + bw] = in[n, (bh * B +
+    bw) * Cout + c, h, w]; COLUMN_ROW_DEPTH ... = in[n, c * B * B + bh * B + bw, h, w].
+    Rules: InputTensor and OutputTensor: same DataType, 4D; Output {N, C / (B * B), H * B, W * B} with C a multiple of B
+    * B.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 5.0: InputTensor, OutputTensor: 4D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -5380,6 +6242,7 @@ class DepthToSpace1OperatorDesc(_message.Message):
     BLOCK_SIZE_FIELD_NUMBER: _builtins.int
     ORDER_FIELD_NUMBER: _builtins.int
     block_size: _builtins.int
+    """>= 1; the block's width and height."""
     order: Global___DepthSpaceOrder.ValueType
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
@@ -5403,7 +6266,15 @@ Global___DepthToSpace1OperatorDesc: _TypeAlias = DepthToSpace1OperatorDesc  # no
 
 @_typing.final
 class SpaceToDepth1OperatorDesc(_message.Message):
-    """DML_SPACE_TO_DEPTH1_OPERATOR_DESC (DML_OPERATOR_SPACE_TO_DEPTH1 = 114, feature level 2.1)."""
+    """DML_SPACE_TO_DEPTH1_OPERATOR_DESC (DML_OPERATOR_SPACE_TO_DEPTH1 = 114, feature level 2.1).
+    SPACE_TO_DEPTH with a choice of channel order: DEPTH_COLUMN_ROW out[n, (bh * B + bw) * C + c, h, w] = in[n, c, h * B
+    + bh, w * B + bw]; COLUMN_ROW_DEPTH out[n, c * B * B + bh * B + bw, h, w] = the same.
+    Rules: InputTensor and OutputTensor: same DataType, 4D; Output {N, C * B * B, H / B, W / B} with H and W multiples of
+    B.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
+    FL 5.0: InputTensor, OutputTensor: 4D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -5412,6 +6283,7 @@ class SpaceToDepth1OperatorDesc(_message.Message):
     BLOCK_SIZE_FIELD_NUMBER: _builtins.int
     ORDER_FIELD_NUMBER: _builtins.int
     block_size: _builtins.int
+    """>= 1; the block's width and height."""
     order: Global___DepthSpaceOrder.ValueType
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
@@ -5435,7 +6307,15 @@ Global___SpaceToDepth1OperatorDesc: _TypeAlias = SpaceToDepth1OperatorDesc  # no
 
 @_typing.final
 class MeanVarianceNormalization1OperatorDesc(_message.Message):
-    """DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC (DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1 = 115, feature level 2.1)."""
+    """DML_MEAN_VARIANCE_NORMALIZATION1_OPERATOR_DESC (DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1 = 115, feature level 2.1).
+    Output = FusedActivation(Scale * (Input - Mean) / sqrt(Variance + Epsilon) + Bias), Mean and (population) Variance
+    over Axes; without NormalizeVariance the division is left out.
+    Rules: InputTensor, ScaleTensor, BiasTensor and OutputTensor: same DataType and DimensionCount; InputTensor and
+    OutputTensor: same Sizes; below feature level 4.0 Scale/Bias keep the input's channel size.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: InputTensor, ScaleTensor, BiasTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 3.1: InputTensor, ScaleTensor, BiasTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -5449,20 +6329,32 @@ class MeanVarianceNormalization1OperatorDesc(_message.Message):
     EPSILON_FIELD_NUMBER: _builtins.int
     FUSED_ACTIVATION_FIELD_NUMBER: _builtins.int
     axis_count: _builtins.int
+    """The length of `axes`, >= 1."""
     normalize_variance: _builtins.bool
     epsilon: _builtins.float
+    """Added to the variance inside the square root: finite and >= 0 (0.00001 is usual)."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def scale_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def scale_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Optional; each dimension 1 (broadcast) or the input's size; absent = 1. Below feature level 5.2 scale and bias are
+        set together.
+        """
+
     @_builtins.property
-    def bias_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def bias_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Optional; each dimension 1 (broadcast) or the input's size; absent = 0."""
+
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def axes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def axes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The reduced dimensions: unique, each < dimension count."""
+
     @_builtins.property
-    def fused_activation(self) -> Global___OperatorDesc: ...
+    def fused_activation(self) -> Global___OperatorDesc:
+        """Optional fusable ACTIVATION_* desc with its tensors unset, applied last."""
+
     def __init__(
         self,
         *,
@@ -5486,7 +6378,20 @@ Global___MeanVarianceNormalization1OperatorDesc: _TypeAlias = MeanVarianceNormal
 
 @_typing.final
 class Resample1OperatorDesc(_message.Message):
-    """DML_RESAMPLE1_OPERATOR_DESC (DML_OPERATOR_RESAMPLE1 = 116, feature level 2.1)."""
+    """DML_RESAMPLE1_OPERATOR_DESC (DML_OPERATOR_RESAMPLE1 = 116, feature level 2.1).
+    Resamples every dimension d: the input coordinate of output x is (x - OutputPixelOffsets[d]) / Scales[d] -
+    InputPixelOffsets[d]; NEAREST_NEIGHBOR takes the nearest element (halves round up), LINEAR interpolates the two
+    nearest per dimension. Offsets 0.5 / -0.5 give RESAMPLE.
+    Rules: InputTensor and OutputTensor: same DataType and DimensionCount; Scales, InputPixelOffsets and
+    OutputPixelOffsets each have DimensionCount (= the tensors' DimensionCount) entries, one per dimension (all
+    dimensions, batch and channel included). Scales are finite and > 0 (> 1 upsamples); offsets finite. Output sizes are
+    free: a scaled input larger than the output is cropped, a smaller one clamps to its edge. LINEAR's taps are clamped
+    to the edge.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16.
+    FL 5.1: InputTensor, OutputTensor: 1-4D FLOAT32 FLOAT16.
+    FL 6.2: InputTensor, OutputTensor: 1-4D FLOAT32 FLOAT16 INT8 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -5499,6 +6404,7 @@ class Resample1OperatorDesc(_message.Message):
     OUTPUT_PIXEL_OFFSETS_FIELD_NUMBER: _builtins.int
     interpolation_mode: Global___InterpolationMode.ValueType
     dimension_count: _builtins.int
+    """The tensors' dimension count."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -5530,7 +6436,20 @@ Global___Resample1OperatorDesc: _TypeAlias = Resample1OperatorDesc  # noqa: Y015
 
 @_typing.final
 class MatrixMultiplyIntegerOperatorDesc(_message.Message):
-    """DML_MATRIX_MULTIPLY_INTEGER_OPERATOR_DESC (DML_OPERATOR_MATRIX_MULTIPLY_INTEGER = 117, feature level 2.1)."""
+    """DML_MATRIX_MULTIPLY_INTEGER_OPERATOR_DESC (DML_OPERATOR_MATRIX_MULTIPLY_INTEGER = 117, feature level 2.1).
+    Output = (A - AZeroPoint) x (B - BZeroPoint) in INT32 (wrapping modulo 2^32).
+    Sizes: A {[Batch, Channel], M, K}, B {.., K, N}, Output {.., M, N} (4D below feature level 4.0, 2-4D from 4.0);
+    AZeroPoint {1,1,1,1} (per tensor) or {1,1,M,1} (per row); BZeroPoint {1,1,1,1} or {1,1,1,N} (per column); leading 1s
+    optional from 4.0.
+    Rules: ATensor, BTensor and OutputTensor: same DimensionCount; AZeroPoint has A's DataType, BZeroPoint B's (A and B
+    each INT8 or UINT8); OutputTensor INT32.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: ATensor, AZeroPointTensor, BTensor, BZeroPointTensor: 4D INT8 UINT8; OutputTensor: 4D INT32.
+    FL 4.0: ATensor, BTensor, BZeroPointTensor: 2-4D INT8 UINT8; AZeroPointTensor: 1-4D INT8 UINT8; OutputTensor: 2-4D
+      INT32.
+    FL 5.2: ATensor, BTensor: 2-4D INT8 UINT8; AZeroPointTensor, BZeroPointTensor: 1-4D INT8 UINT8; OutputTensor: 2-4D
+      INT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -5542,11 +6461,15 @@ class MatrixMultiplyIntegerOperatorDesc(_message.Message):
     @_builtins.property
     def a_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def a_zero_point_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def a_zero_point_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Optional (0)."""
+
     @_builtins.property
     def b_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def b_zero_point_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def b_zero_point_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Optional (0)."""
+
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     def __init__(
@@ -5576,6 +6499,11 @@ class QuantizedLinearMatrixMultiplyOperatorDesc(_message.Message):
     4.0), INT8/UINT8 each. AScale/AZeroPoint and OutputScale/OutputZeroPoint: {1,1,1,1} (per tensor) or {1,1,M,1}
     (per row); BScale/BZeroPoint: {1,1,1,1} or {1,1,1,N} (per column); leading 1s optional from 4.0; all six the
     same DimensionCount. Scales FLOAT32. A/AZeroPoint, B/BZeroPoint, Output/OutputZeroPoint: same DataType.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: ATensor, AZeroPointTensor, BTensor, BZeroPointTensor, OutputZeroPointTensor, OutputTensor: 4D INT8 UINT8;
+      AScaleTensor, BScaleTensor, OutputScaleTensor: 4D FLOAT32.
+    FL 4.0: ATensor, BTensor, OutputTensor: 2-4D INT8 UINT8; AScaleTensor, BScaleTensor, OutputScaleTensor: 1-4D FLOAT32;
+      AZeroPointTensor, BZeroPointTensor, OutputZeroPointTensor: 1-4D INT8 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -5630,7 +6558,19 @@ Global___QuantizedLinearMatrixMultiplyOperatorDesc: _TypeAlias = QuantizedLinear
 
 @_typing.final
 class ConvolutionIntegerOperatorDesc(_message.Message):
-    """DML_CONVOLUTION_INTEGER_OPERATOR_DESC (DML_OPERATOR_CONVOLUTION_INTEGER = 119, feature level 2.1)."""
+    """DML_CONVOLUTION_INTEGER_OPERATOR_DESC (DML_OPERATOR_CONVOLUTION_INTEGER = 119, feature level 2.1).
+    Output = conv(Input - InputZeroPoint, Filter - FilterZeroPoint), forward cross-correlation accumulated in INT32
+    (wrapping); padding adds nothing.
+    Sizes: Input {N, InC, [H], W}; Filter {OutC, InC / GroupCount, kernel...}; Output {N, OutC, ...} with the forward
+    size rule of CONVOLUTION; InputZeroPoint {1,1,1,1}; FilterZeroPoint {1,1,1,1} or {1, OutC, 1, 1}.
+    Rules: InputTensor, FilterTensor and OutputTensor: same DimensionCount; each zero point its tensor's DataType (INT8
+    or UINT8); OutputTensor INT32. DimensionCount 2 (4D), or 1 for 3D tensors from feature level 4.0.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: InputTensor, InputZeroPointTensor, FilterTensor, FilterZeroPointTensor: 4D INT8 UINT8; OutputTensor: 4D
+      INT32.
+    FL 4.0: InputTensor, FilterTensor: 3-4D INT8 UINT8; InputZeroPointTensor, FilterZeroPointTensor: 1-4D INT8 UINT8;
+      OutputTensor: 3-4D INT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -5647,20 +6587,29 @@ class ConvolutionIntegerOperatorDesc(_message.Message):
     GROUP_COUNT_FIELD_NUMBER: _builtins.int
     dimension_count: _builtins.int
     group_count: _builtins.int
+    """>= 1, dividing the input and output channel counts."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def input_zero_point_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def input_zero_point_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Optional (0)."""
+
     @_builtins.property
     def filter_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def filter_zero_point_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def filter_zero_point_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Optional (0)."""
+
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Each >= 1 (dimension_count entries; dilations, start_padding and end_padding too)."""
+
     @_builtins.property
-    def dilations(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def dilations(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Each >= 1."""
+
     @_builtins.property
     def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
@@ -5698,6 +6647,9 @@ class QuantizedLinearConvolutionOperatorDesc(_message.Message):
     Input/Filter/Output INT8 or UINT8, each zero point its tensor's DataType (optional, 0 when unset); scales
     FLOAT32. InputScale, InputZeroPoint, OutputScale, OutputZeroPoint: {1,1,1,1}. FilterScale/FilterZeroPoint:
     {1,1,1,1} or {1,OutputChannels,1,1}. Bias INT32 {1,OutputChannels,1,1}. Output sizes: CONVOLUTION's formula.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 2.1: InputTensor, InputZeroPointTensor, FilterTensor, FilterZeroPointTensor, OutputZeroPointTensor, OutputTensor:
+      4D INT8 UINT8; InputScaleTensor, FilterScaleTensor, OutputScaleTensor: 4D FLOAT32; BiasTensor: 4D INT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -5781,6 +6733,10 @@ class ElementWiseBitAndOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_BIT_AND_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_BIT_AND = 121, feature level 3.0).
     f(a, b) = a & b (bitwise, on the raw bits).
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D UINT32 UINT16 UINT8.
+    FL 4.1: ATensor, BTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16
+      UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -5814,6 +6770,10 @@ class ElementWiseBitOrOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_BIT_OR_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_BIT_OR = 122, feature level 3.0).
     f(a, b) = a | b (bitwise, on the raw bits).
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D UINT32 UINT16 UINT8.
+    FL 4.1: ATensor, BTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16
+      UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -5847,6 +6807,10 @@ class ElementWiseBitXorOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_BIT_XOR_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_BIT_XOR = 123, feature level 3.0).
     f(a, b) = a ^ b (bitwise, on the raw bits).
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: ATensor, BTensor, OutputTensor: 1-8D UINT32 UINT16 UINT8.
+    FL 4.1: ATensor, BTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16
+      UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -5880,6 +6844,9 @@ class ElementWiseBitNotOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_BIT_NOT_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_BIT_NOT = 124, feature level 3.0).
     f(x) = ~x (bitwise, on the raw bits).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: InputTensor, OutputTensor: 1-8D UINT32 UINT16 UINT8.
+    FL 4.1: InputTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -5910,6 +6877,10 @@ class ElementWiseBitCountOperatorDesc(_message.Message):
     f(x) = popcount(x) (number of 1 bits in the raw encoding).
     Rules: InputTensor and OutputTensor: same DimensionCount and Sizes (DataType may differ). OutputTensor is UINT32
     or UINT8 regardless of the input type.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: InputTensor: 1-8D UINT32 UINT16 UINT8; OutputTensor: 1-8D UINT32 UINT8.
+    FL 4.1: InputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8; OutputTensor:
+      1-8D UINT32 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -5940,6 +6911,10 @@ class ElementWiseLogicalGreaterThanOrEqualOperatorDesc(_message.Message):
     f(a, b) = 1 if a >= b else 0.
     Rules: ATensor, BTensor and OutputTensor: same DimensionCount and Sizes. ATensor and BTensor: same DataType
     (OutputTensor's may differ). OutputTensor is UINT32 or UINT8 (0/1 result).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: ATensor, BTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputTensor: 1-8D UINT32 UINT8.
+    FL 4.1: ATensor, BTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8; OutputTensor: 1-8D
+      UINT32 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -5974,6 +6949,10 @@ class ElementWiseLogicalLessThanOrEqualOperatorDesc(_message.Message):
     f(a, b) = 1 if a <= b else 0.
     Rules: ATensor, BTensor and OutputTensor: same DimensionCount and Sizes. ATensor and BTensor: same DataType
     (OutputTensor's may differ). OutputTensor is UINT32 or UINT8 (0/1 result).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: ATensor, BTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputTensor: 1-8D UINT32 UINT8.
+    FL 4.1: ATensor, BTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8; OutputTensor: 1-8D
+      UINT32 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -6007,6 +6986,8 @@ class ActivationCeluOperatorDesc(_message.Message):
     """DML_ACTIVATION_CELU_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_CELU = 128, feature level 3.0).
     f(x) = max(0, x) + min(0, Alpha * (exp(x / Alpha) - 1)).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -6039,6 +7020,10 @@ class ActivationReluGradOperatorDesc(_message.Message):
     """DML_ACTIVATION_RELU_GRAD_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_RELU_GRAD = 129, feature level 3.0).
     f(x, dy) = dy if x > 0 else 0 (x = InputTensor, dy = InputGradientTensor).
     Rules: InputTensor, InputGradientTensor and OutputGradientTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: InputTensor, InputGradientTensor, OutputGradientTensor: 1-8D FLOAT32 FLOAT16.
+    FL 4.0: InputTensor, InputGradientTensor, OutputGradientTensor: 1-8D FLOAT32 FLOAT16.
+    FL 5.1: InputTensor, InputGradientTensor, OutputGradientTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -6077,6 +7062,8 @@ class AveragePoolingGradOperatorDesc(_message.Message):
     [[0.25, 0.75, 0.5], [1, 2.5, 1.5], [0.75, 1.75, 1]].
     Rules: both tensors FLOAT32 or FLOAT16, the same data type, 4 or 5 dimensions ({N, C, H, W} or {N, C, D, H, W}),
     the same dimension count.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: InputGradientTensor, OutputGradientTensor: 4-5D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -6148,6 +7135,8 @@ class MaxPoolingGradOperatorDesc(_message.Message):
     Page example (2x2 window, stride 1): input [[1, 2, 3], [2, 4, 2], [5, 6, 7]], gradient [[1, 2], [4, 5]] ->
     [[0, 0, 0], [0, 3, 0], [0, 4, 5]].
     Rules: all three tensors FLOAT32 or FLOAT16 of one data type, 4 dimensions {N, C, H, W}.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: InputTensor, InputGradientTensor, OutputGradientTensor: 4D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -6230,6 +7219,8 @@ class RandomGeneratorOperatorDesc(_message.Message):
     word), elements 4-5 the 64-bit key (k0, k1). The optional output_state_tensor (UINT32 {1,1,1,6}, the same sizes
     as input_state_tensor) receives the state with the counter advanced by ceil(N / 4) (wrapping at 2^128) and
     the key unchanged. output_tensor: UINT32, 4 dimensions, any sizes. type: PHILOX_4X32_10 only.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: InputStateTensor, OutputTensor, OutputStateTensor: 4D UINT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -6263,7 +7254,19 @@ Global___RandomGeneratorOperatorDesc: _TypeAlias = RandomGeneratorOperatorDesc  
 
 @_typing.final
 class NonzeroCoordinatesOperatorDesc(_message.Message):
-    """DML_NONZERO_COORDINATES_OPERATOR_DESC (DML_OPERATOR_NONZERO_COORDINATES = 133, feature level 3.0)."""
+    """DML_NONZERO_COORDINATES_OPERATOR_DESC (DML_OPERATOR_NONZERO_COORDINATES = 133, feature level 3.0).
+    OutputCount = the number of non-zero input elements (NaN counts, +0 and -0 do not); OutputCoordinates row r = the
+    last N coordinates of the r-th non-zero element in row-major order; rows from OutputCount on are written 0.
+    Rules: OutputCountTensor has every size 1; OutputCoordinatesTensor is {1, ..., 1, M, N} with M = the input's element
+    count and the input's effective rank (without leading 1s) <= N <= its DimensionCount; both UINT32.
+    Example: {1,1,2,4} [[1,0,0,2],[-0,3.5,0,-5.2]] -> count 4, coordinates {1,1,8,3} [[0,0,0],[0,0,3],[0,1,1],[0,1,3],
+    then zeros].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: InputTensor: 4-5D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputCountTensor,
+      OutputCoordinatesTensor: 4-5D UINT32.
+    FL 4.0: InputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputCountTensor: 1-8D UINT32;
+      OutputCoordinatesTensor: 2-8D UINT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -6300,6 +7303,8 @@ class ResampleGradOperatorDesc(_message.Message):
     input_pixel_offsets[d] (FLOAT32), clamped to the edges; nearest rounds halves up.
     Page example (NEAREST_NEIGHBOR, forward [[1, 2], [3, 4]] -> [1, 1, 2]): gradient [4, 5, 6] -> [[9, 6], [0, 0]].
     Rules: both tensors FLOAT32 or FLOAT16, the same data type, 4 dimensions; the sizes are free (as RESAMPLE1's).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: InputGradientTensor, OutputGradientTensor: 4D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -6365,6 +7370,8 @@ class SliceGradOperatorDesc(_message.Message):
     [[a, 0, c, 0], [0, 0, 0, 0], [i, 0, k, 0], [0, 0, 0, 0]].
     Rules: both tensors of one data type (FLOAT32, FLOAT16, INT32, INT16, INT8, UINT32, UINT16, UINT8) and one
     dimension count, 1 to 8.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: InputGradientTensor, OutputGradientTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -6429,6 +7436,10 @@ class AdamOptimizerOperatorDesc(_message.Message):
     (FLOAT32 or FLOAT16) and Sizes. TrainingStepTensor: every size 1, UINT32 (the page's field description) or the
     parameters' data type (the page's table and constraints; the page contradicts itself, so both are taken).
     T is used as given: at T = 0 the bias correction is 0 / 0 and the parameters become NaN; start T at 1.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: InputParametersTensor, InputFirstMomentTensor, InputSecondMomentTensor, GradientTensor,
+      OutputParametersTensor, OutputFirstMomentTensor, OutputSecondMomentTensor: 4D FLOAT32 FLOAT16; TrainingStepTensor:
+      4D FLOAT32 FLOAT16 UINT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -6511,7 +7522,18 @@ Global___AdamOptimizerOperatorDesc: _TypeAlias = AdamOptimizerOperatorDesc  # no
 
 @_typing.final
 class ArgminOperatorDesc(_message.Message):
-    """DML_ARGMIN_OPERATOR_DESC (DML_OPERATOR_ARGMIN = 137, feature level 3.0)."""
+    """DML_ARGMIN_OPERATOR_DESC (DML_OPERATOR_ARGMIN = 137, feature level 3.0).
+    output[o] = the index of the minimum over the reduced Axes (row-major flattened when several); ties: the first
+    (INCREASING) or the last (DECREASING).
+    Rules: InputTensor and OutputTensor: same DimensionCount; output sizes are the input's with the reduced axes 1; the
+    output's integer type must hold the largest index.
+    Example: [[1,2,3],[3,0,4],[2,5,2]], Axes {0,1} -> [[4]].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: InputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputTensor: 1-8D INT64 INT32 UINT64
+      UINT32.
+    FL 4.1: InputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8; OutputTensor: 1-8D INT64
+      INT32 UINT64 UINT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -6521,13 +7543,16 @@ class ArgminOperatorDesc(_message.Message):
     AXES_FIELD_NUMBER: _builtins.int
     AXIS_DIRECTION_FIELD_NUMBER: _builtins.int
     axis_count: _builtins.int
+    """The length of `axes`, >= 1."""
     axis_direction: _tensor_pb2.AxisDirection.ValueType
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def axes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def axes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The reduced dimensions: unique, each in [0, DimensionCount)."""
+
     def __init__(
         self,
         *,
@@ -6547,7 +7572,18 @@ Global___ArgminOperatorDesc: _TypeAlias = ArgminOperatorDesc  # noqa: Y015
 
 @_typing.final
 class ArgmaxOperatorDesc(_message.Message):
-    """DML_ARGMAX_OPERATOR_DESC (DML_OPERATOR_ARGMAX = 138, feature level 3.0)."""
+    """DML_ARGMAX_OPERATOR_DESC (DML_OPERATOR_ARGMAX = 138, feature level 3.0).
+    output[o] = the index of the maximum over the reduced Axes (row-major flattened when several); ties: the first
+    (INCREASING) or the last (DECREASING).
+    Rules: InputTensor and OutputTensor: same DimensionCount; output sizes are the input's with the reduced axes 1; the
+    output's integer type must hold the largest index.
+    Example: [[1,2,3],[3,0,4],[2,5,2]], Axes {0,1} -> [[7]].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: InputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; OutputTensor: 1-8D INT64 INT32 UINT64
+      UINT32.
+    FL 4.1: InputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8; OutputTensor: 1-8D INT64
+      INT32 UINT64 UINT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -6557,13 +7593,16 @@ class ArgmaxOperatorDesc(_message.Message):
     AXES_FIELD_NUMBER: _builtins.int
     AXIS_DIRECTION_FIELD_NUMBER: _builtins.int
     axis_count: _builtins.int
+    """The length of `axes`, >= 1."""
     axis_direction: _tensor_pb2.AxisDirection.ValueType
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def axes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def axes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The reduced dimensions: unique, each in [0, DimensionCount)."""
+
     def __init__(
         self,
         *,
@@ -6595,6 +7634,9 @@ class RoiAlignOperatorDesc(_message.Message):
     a sample outside [-1, InputWidth] x [-1, InputHeight] reads out_of_bounds_input_value, others are clamped to the
     input's edge. Data types: input, roi, output FLOAT32 or FLOAT16; batch indices UINT32 (dimension counts: 4,
     2-4, 1-4, 4).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16; ROITensor: 2-4D FLOAT32 FLOAT16; BatchIndicesTensor: 1-4D
+      UINT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -6650,7 +7692,17 @@ Global___RoiAlignOperatorDesc: _TypeAlias = RoiAlignOperatorDesc  # noqa: Y015
 
 @_typing.final
 class GatherNd1OperatorDesc(_message.Message):
-    """DML_GATHER_ND1_OPERATOR_DESC (DML_OPERATOR_GATHER_ND1 = 140, feature level 3.0)."""
+    """DML_GATHER_ND1_OPERATOR_DESC (DML_OPERATOR_GATHER_ND1 = 140, feature level 3.0).
+    GATHER_ND per batch: the first BatchDimensionCount meaningful dimensions of every tensor are independent batches
+    (equal sizes); index tuples address the input dimensions after them.
+    Rules: as GatherNdOperatorDesc; BatchDimensionCount < IndicesDimensionCount and BatchDimensionCount + tuple size <=
+    InputDimensionCount.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16 UINT8; IndicesTensor: 1-8D
+      INT64 INT32 UINT64 UINT32.
+    FL 4.1: InputTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8;
+      IndicesTensor: 1-8D INT64 INT32 UINT64 UINT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -6661,8 +7713,11 @@ class GatherNd1OperatorDesc(_message.Message):
     INDICES_DIMENSION_COUNT_FIELD_NUMBER: _builtins.int
     BATCH_DIMENSION_COUNT_FIELD_NUMBER: _builtins.int
     input_dimension_count: _builtins.int
+    """1 <= count <= dimension count."""
     indices_dimension_count: _builtins.int
+    """1 <= count <= dimension count."""
     batch_dimension_count: _builtins.int
+    """0 <= count < dimension count (0 = GATHER_ND)."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -6692,6 +7747,8 @@ class ElementWiseAtanYxOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_ATAN_YX_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_ATAN_YX = 141, feature level 3.1).
     f(y, x) = atan2(y, x) with y = ATensor, x = BTensor.
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.1: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -6725,6 +7782,11 @@ class ElementWiseClipGradOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_CLIP_GRAD_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_CLIP_GRAD = 142, feature level 3.1).
     f(x, gradient) = 0 if x <= Min or x >= Max else gradient  (x = InputTensor, gradient = InputGradientTensor).
     Rules: InputGradientTensor, InputTensor and OutputGradientTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.1: InputTensor, InputGradientTensor, OutputGradientTensor: 1-8D FLOAT32 FLOAT16 INT32 INT16 INT8 UINT32 UINT16
+      UINT8.
+    FL 5.0: InputTensor, InputGradientTensor, OutputGradientTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64
+      UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -6764,6 +7826,8 @@ class ElementWiseDifferenceSquareOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_DIFFERENCE_SQUARE_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_DIFFERENCE_SQUARE = 143, feature level 3.1).
     f(a, b) = (a - b) * (a - b).
     Rules: ATensor, BTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.1: ATensor, BTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 UINT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -6801,6 +7865,8 @@ class LocalResponseNormalizationGradOperatorDesc(_message.Message):
     Windows as LocalResponseNormalizationOperatorDesc's: CrossChannel TRUE: LocalSize channels; FALSE: LocalSize x
     LocalSize of H and W; from i - floor((LocalSize - 1) / 2) to i + ceil((LocalSize - 1) / 2), clipped to the tensor.
     Rules: all three tensors 4-D {N, C, H, W}, FLOAT32 or FLOAT16, same DataType and Sizes. Feature level 3.1.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.1: InputTensor, InputGradientTensor, OutputGradientTensor: 4D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -6857,7 +7923,16 @@ Global___LocalResponseNormalizationGradOperatorDesc: _TypeAlias = LocalResponseN
 
 @_typing.final
 class CumulativeProductOperatorDesc(_message.Message):
-    """DML_CUMULATIVE_PRODUCT_OPERATOR_DESC (DML_OPERATOR_CUMULATIVE_PRODUCT = 145, feature level 3.1)."""
+    """DML_CUMULATIVE_PRODUCT_OPERATOR_DESC (DML_OPERATOR_CUMULATIVE_PRODUCT = 145, feature level 3.1).
+    Running products along Axis: INCREASING y[i] = prod(x[0..i]), DECREASING y[i] = prod(x[i..n-1]); HasExclusiveProduct
+    leaves the current element out (the first result is 1). Integers wrap.
+    Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Example: [2,1,3,5] along Axis 3, INCREASING -> [2,2,6,30]; exclusive -> [1,2,2,6].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.1: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16 INT32 UINT32.
+    FL 4.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT32 UINT32.
+    FL 5.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 UINT64 UINT32.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -6867,6 +7942,7 @@ class CumulativeProductOperatorDesc(_message.Message):
     AXIS_DIRECTION_FIELD_NUMBER: _builtins.int
     HAS_EXCLUSIVE_PRODUCT_FIELD_NUMBER: _builtins.int
     axis: _builtins.int
+    """0 <= axis < dimension count."""
     axis_direction: _tensor_pb2.AxisDirection.ValueType
     has_exclusive_product: _builtins.bool
     @_builtins.property
@@ -6900,6 +7976,9 @@ class BatchNormalizationGradOperatorDesc(_message.Message):
     Rules: every tensor FLOAT32 or FLOAT16 with one DataType and one DimensionCount (1 to 8). Input,
     InputGradient and OutputGradient: same Sizes. Mean, Variance, Scale, OutputScaleGradient and
     OutputBiasGradient: same Sizes, each dimension 1 (broadcast) or the input's size.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 3.1: InputTensor, InputGradientTensor, MeanTensor, VarianceTensor, ScaleTensor, OutputGradientTensor,
+      OutputScaleGradientTensor, OutputBiasGradientTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -6980,6 +8059,9 @@ class ElementWiseQuantizedLinearAddOperatorDesc(_message.Message):
     OutputTensor and OutputZeroPointTensor: same DataType. AScaleTensor, BScaleTensor, OutputScaleTensor: exactly 1
     element each, FLOAT32. AZeroPointTensor, BZeroPointTensor, OutputZeroPointTensor: optional, 1 element each,
     default 0.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 4.0: ATensor, AZeroPointTensor, BTensor, BZeroPointTensor, OutputZeroPointTensor, OutputTensor: 1-8D INT8 UINT8;
+      AScaleTensor, BScaleTensor, OutputScaleTensor: 1-8D FLOAT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -7040,6 +8122,9 @@ class DynamicQuantizeLinearOperatorDesc(_message.Message):
     OutputScale) + OutputZeroPoint, Min, Max), round half to even; an all-zero input gives scale 0 and outputs Min.
     Rules: Input FLOAT32/FLOAT16, 1-8 dims; Output INT8/UINT8 with the input's sizes; OutputScale FLOAT32 and
     OutputZeroPoint (Output's DataType) 1 element each; all four the same DimensionCount.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 4.0: InputTensor: 1-8D FLOAT32 FLOAT16; OutputTensor, OutputZeroPointTensor: 1-8D INT8 UINT8; OutputScaleTensor:
+      1-8D FLOAT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -7089,6 +8174,9 @@ class RoiAlign1OperatorDesc(_message.Message):
     a sample outside [-1, InputWidth] x [-1, InputHeight] reads out_of_bounds_input_value, others are clamped to the
     input's edge. Data types: input, roi, output FLOAT32 or FLOAT16; batch indices UINT32 (dimension counts: 4,
     2-4, 1-4, 4).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 4.0: InputTensor, OutputTensor: 4D FLOAT32 FLOAT16; ROITensor: 2-4D FLOAT32 FLOAT16; BatchIndicesTensor: 1-4D
+      UINT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -7167,6 +8255,9 @@ class RoiAlignGradOperatorDesc(_message.Message):
     output_gradient 4, output_roi_gradient 2-4); batch_indices_tensor UINT32, 1-4 dimensions. Attributes as
     ROI_ALIGN1's. This server answers UNIMPLEMENTED for output_roi_gradient_tensor (the page defines it only by
     incomplete pseudo-code).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 4.1: InputTensor, InputGradientTensor, OutputGradientTensor: 4D FLOAT32 FLOAT16; ROITensor,
+      OutputROIGradientTensor: 2-4D FLOAT32 FLOAT16; BatchIndicesTensor: 1-4D UINT32.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -7242,6 +8333,9 @@ class BatchNormalizationTrainingOperatorDesc(_message.Message):
     written to OutputMeanTensor and OutputVarianceTensor.
     Rules: every tensor FLOAT32 or FLOAT16 with one DataType and one DimensionCount (1 to 8). Input, FusedAdd and
     Output: same Sizes. Scale, Bias, OutputMean and OutputVariance: same Sizes, each dimension 1 or the input's.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 4.1: InputTensor, ScaleTensor, BiasTensor, FusedAddTensor, OutputTensor, OutputMeanTensor, OutputVarianceTensor:
+      1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -7322,6 +8416,9 @@ class BatchNormalizationTrainingGradOperatorDesc(_message.Message):
     OutputScaleGradient = sum(InputGradient * (Input - Mean) / sqrt(Variance + Epsilon));
     OutputBiasGradient = sum(InputGradient); sums over the same dimensions.
     Rules: as BatchNormalizationGradOperatorDesc's. Feature level 4.1.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 4.1: InputTensor, InputGradientTensor, MeanTensor, VarianceTensor, ScaleTensor, OutputGradientTensor,
+      OutputScaleGradientTensor, OutputBiasGradientTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -7398,6 +8495,8 @@ class ElementWiseClip1OperatorDesc(_message.Message):
     f(x) = max(Min, min(x, Max)); ScaleBias applied to the input first: x*Scale+Bias.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes. MinMaxDataType must equal
     OutputTensor.DataType; Min and Max are DML_SCALAR_UNION read as that type.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 5.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -7443,6 +8542,9 @@ class ElementWiseClipGrad1OperatorDesc(_message.Message):
     f(x, gradient) = 0 if x <= Min or x >= Max else gradient  (x = InputTensor, gradient = InputGradientTensor).
     Rules: InputGradientTensor, InputTensor and OutputGradientTensor: same DataType, DimensionCount and Sizes.
     MinMaxDataType must equal the output DataType; Min and Max are DML_SCALAR_UNION read as that type.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 5.0: InputTensor, InputGradientTensor, OutputGradientTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64
+      UINT32 UINT16 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -7484,7 +8586,14 @@ Global___ElementWiseClipGrad1OperatorDesc: _TypeAlias = ElementWiseClipGrad1Oper
 
 @_typing.final
 class Padding1OperatorDesc(_message.Message):
-    """DML_PADDING1_OPERATOR_DESC (DML_OPERATOR_PADDING1 = 155, feature level 5.0)."""
+    """DML_PADDING1_OPERATOR_DESC (DML_OPERATOR_PADDING1 = 155, feature level 5.0).
+    PADDING with a typed value: Output = Input placed at StartPadding, the border by PaddingMode (CONSTANT ->
+    PaddingValue, EDGE, REFLECTION, SYMMETRIC, WRAP from feature level 6.4).
+    Rules: InputTensor and OutputTensor: same DataType and DimensionCount; DimensionCount equals it; OutputTensor
+    sizes[i] = input sizes[i] + StartPadding[i] + EndPadding[i]; PaddingValueDataType equals OutputTensor's DataType.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 5.0: InputTensor, OutputTensor: 1-8D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -7499,12 +8608,15 @@ class Padding1OperatorDesc(_message.Message):
     padding_mode: Global___PaddingMode.ValueType
     padding_value_data_type: _tensor_pb2.TensorDataType.ValueType
     dimension_count: _builtins.int
+    """The tensors' dimension count; start_padding and end_padding have as many entries."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def padding_value(self) -> Global___ScalarUnion: ...
+    def padding_value(self) -> Global___ScalarUnion:
+        """A DML_SCALAR_UNION of padding_value_data_type; used by CONSTANT only."""
+
     @_builtins.property
     def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
@@ -7534,6 +8646,8 @@ class ElementWiseNegateOperatorDesc(_message.Message):
     """DML_ELEMENT_WISE_NEGATE_OPERATOR_DESC (DML_OPERATOR_ELEMENT_WISE_NEGATE = 156, feature level 5.0).
     f(x) = -x.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 5.0: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16 INT64 INT32 INT16 INT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -7563,6 +8677,8 @@ class ActivationGeluOperatorDesc(_message.Message):
     """DML_ACTIVATION_GELU_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_GELU = 157, feature level 5.1).
     f(x) = 0.5 * x * (1 + erf(x / sqrt(2))).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 5.1: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -7594,6 +8710,8 @@ class ActivationSoftmax1OperatorDesc(_message.Message):
     over Axes).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes. AxisCount/Axes: Axes values must
     lie in [0, InputTensor.DimensionCount - 1].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 5.1: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -7631,6 +8749,8 @@ class ActivationLogSoftmax1OperatorDesc(_message.Message):
     f(x)[i] = ln(exp(x[i]) / sum_j exp(x[j])), j over the elements sharing i's coordinates outside Axes.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes. AxisCount/Axes: Axes values must
     lie in [0, InputTensor.DimensionCount - 1].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 5.1: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -7669,6 +8789,8 @@ class ActivationHardmax1OperatorDesc(_message.Message):
     coordinates outside Axes, else 0.
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes. AxisCount/Axes: Axes values must
     lie in [0, InputTensor.DimensionCount - 1].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 5.1: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -7702,7 +8824,18 @@ Global___ActivationHardmax1OperatorDesc: _TypeAlias = ActivationHardmax1Operator
 
 @_typing.final
 class Resample2OperatorDesc(_message.Message):
-    """DML_RESAMPLE2_OPERATOR_DESC (DML_OPERATOR_RESAMPLE2 = 161, feature level 5.1)."""
+    """DML_RESAMPLE2_OPERATOR_DESC (DML_OPERATOR_RESAMPLE2 = 161, feature level 5.1).
+    RESAMPLE1 with a rounding choice: NEAREST_NEIGHBOR rounds the input coordinate (x - OutputPixelOffsets[d]) /
+    Scales[d] - InputPixelOffsets[d] up (INCREASING) or down (DECREASING); LINEAR ignores RoundingDirection.
+    Rules: InputTensor and OutputTensor: same DataType and DimensionCount; Scales, InputPixelOffsets and
+    OutputPixelOffsets each have DimensionCount (= the tensors' DimensionCount) entries, one per dimension (all
+    dimensions, batch and channel included). Scales are finite and > 0 (> 1 upsamples); offsets finite. Output sizes are
+    free: a scaled input larger than the output is cropped, a smaller one clamps to its edge. LINEAR's taps are clamped
+    to the edge.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 5.1: InputTensor, OutputTensor: 1-4D FLOAT32 FLOAT16.
+    FL 6.2: InputTensor, OutputTensor: 1-4D FLOAT32 FLOAT16 INT8 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -7717,6 +8850,7 @@ class Resample2OperatorDesc(_message.Message):
     interpolation_mode: Global___InterpolationMode.ValueType
     rounding_direction: _tensor_pb2.AxisDirection.ValueType
     dimension_count: _builtins.int
+    """The tensors' dimension count."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
@@ -7753,6 +8887,8 @@ class ResampleGrad1OperatorDesc(_message.Message):
     RESAMPLE2, as ResampleGradOperatorDesc with NEAREST_NEIGHBOR rounding the input coordinate by
     rounding_direction (INCREASING = ceil, DECREASING = floor). Page example as RESAMPLE_GRAD's.
     Rules: both tensors FLOAT32 or FLOAT16, the same data type, the same dimension count, 1 to 4.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 5.1: InputGradientTensor, OutputGradientTensor: 1-4D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -7813,7 +8949,15 @@ Global___ResampleGrad1OperatorDesc: _TypeAlias = ResampleGrad1OperatorDesc  # no
 
 @_typing.final
 class DiagonalMatrix1OperatorDesc(_message.Message):
-    """DML_DIAGONAL_MATRIX1_OPERATOR_DESC (DML_OPERATOR_DIAGONAL_MATRIX1 = 163, feature level 5.1)."""
+    """DML_DIAGONAL_MATRIX1_OPERATOR_DESC (DML_OPERATOR_DIAGONAL_MATRIX1 = 163, feature level 5.1).
+    For each matrix of the last two dimensions, with k = x - y: out[..., y, x] = Value where k is in [DiagonalFillBegin,
+    DiagonalFillEnd) (outside [End, Begin) when Begin > End), else InputTensor's element, or 0 without InputTensor.
+    Rules: InputTensor (optional) and OutputTensor: same DataType, DimensionCount and Sizes; ValueDataType equals
+    OutputTensor's DataType.
+    Example: no input, Value 7, Begin 0, End 3, {4,5} -> [[7,7,7,0,0],[0,7,7,7,0],[0,0,7,7,7],[0,0,0,7,7]].
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 5.1: InputTensor, OutputTensor: 2-4D FLOAT64 FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -7831,7 +8975,9 @@ class DiagonalMatrix1OperatorDesc(_message.Message):
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def value(self) -> Global___ScalarUnion: ...
+    def value(self) -> Global___ScalarUnion:
+        """A DML_SCALAR_UNION of value_data_type."""
+
     def __init__(
         self,
         *,
@@ -7872,6 +9018,11 @@ class MultiheadAttentionOperatorDesc(_message.Message):
     KEY_QUERY_SEQUENCE_LENGTH_START_END [batch * 3 + 2] (packed sequences: UNIMPLEMENTED by this server).
     mask_filter_value (finite, usually -10000) is added to masked scores, so an all-masked row is the softmax of its
     unmasked scores. scale (finite) is usually 1 / sqrt(headSize).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 6.1: QueryTensor, KeyTensor, ValueTensor, OutputTensor: 3-5D FLOAT32 FLOAT16; StackedQueryKeyTensor,
+      StackedKeyValueTensor, StackedQueryKeyValueTensor: 5D FLOAT32 FLOAT16; BiasTensor: 1-5D FLOAT32 FLOAT16;
+      MaskTensor: 1-5D INT32; RelativePositionBiasTensor, PastKeyTensor, PastValueTensor, OutputPresentKeyTensor,
+      OutputPresentValueTensor: 4-5D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -7958,7 +9109,17 @@ Global___MultiheadAttentionOperatorDesc: _TypeAlias = MultiheadAttentionOperator
 
 @_typing.final
 class LpPooling1OperatorDesc(_message.Message):
-    """DML_LP_POOLING1_OPERATOR_DESC (DML_OPERATOR_LP_POOLING1 = 165, feature level 6.2)."""
+    """DML_LP_POOLING1_OPERATOR_DESC (DML_OPERATOR_LP_POOLING1 = 165, feature level 6.2).
+    y = (sum(|x|^P over the dilated window))^(1/P); padding contributes 0.
+    Sizes: Input and Output are {N, C, H, W} (4D, DimensionCount 2) or {N, C, D, H, W} (5D, DimensionCount 3):
+    DimensionCount is the number of spatial dimensions and each window array has that many entries, outermost spatial
+    first; batch and channel are never pooled. Output sizes: N and C of the input; per spatial dimension i, (in[i] +
+    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = (WindowSize[i] - 1) *
+    Dilations[i] + 1; the window fits in the padded input.
+    Rules: InputTensor and OutputTensor: same DataType and DimensionCount.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 6.2: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -7972,21 +9133,33 @@ class LpPooling1OperatorDesc(_message.Message):
     DILATIONS_FIELD_NUMBER: _builtins.int
     P_FIELD_NUMBER: _builtins.int
     dimension_count: _builtins.int
+    """The number of spatial dimensions: 2 for 4D tensors, 3 for 5D ones."""
     p: _builtins.int
+    """The norm's exponent, >= 1."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Window steps per spatial dimension, each >= 1 (dimension_count entries)."""
+
     @_builtins.property
-    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Window extent per spatial dimension, each >= 1; the (dilated) window must fit in the padded input."""
+
     @_builtins.property
-    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Padding before each spatial dimension (dimension_count entries)."""
+
     @_builtins.property
-    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Padding after each spatial dimension (dimension_count entries)."""
+
     @_builtins.property
-    def dilations(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def dilations(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Spacing of the window's taps per spatial dimension, each >= 1 (1 = a dense window)."""
+
     def __init__(
         self,
         *,
@@ -8010,7 +9183,18 @@ Global___LpPooling1OperatorDesc: _TypeAlias = LpPooling1OperatorDesc  # noqa: Y0
 
 @_typing.final
 class AveragePooling1OperatorDesc(_message.Message):
-    """DML_AVERAGE_POOLING1_OPERATOR_DESC (DML_OPERATOR_AVERAGE_POOLING1 = 166, feature level 6.2)."""
+    """DML_AVERAGE_POOLING1_OPERATOR_DESC (DML_OPERATOR_AVERAGE_POOLING1 = 166, feature level 6.2).
+    y = sum(dilated window) / count; padding contributes 0, count = prod(WindowSize) with IncludePadding, else the number
+    of non-padding elements (a window of padding only is INVALID_ARGUMENT).
+    Sizes: Input and Output are {N, C, H, W} (4D, DimensionCount 2) or {N, C, D, H, W} (5D, DimensionCount 3):
+    DimensionCount is the number of spatial dimensions and each window array has that many entries, outermost spatial
+    first; batch and channel are never pooled. Output sizes: N and C of the input; per spatial dimension i, (in[i] +
+    StartPadding[i] + EndPadding[i] - extent[i]) / Strides[i] + 1 (floor), where extent[i] = (WindowSize[i] - 1) *
+    Dilations[i] + 1; the window fits in the padded input.
+    Rules: InputTensor and OutputTensor: same DataType and DimensionCount.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 6.2: InputTensor, OutputTensor: 4-5D FLOAT32 FLOAT16.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -8024,21 +9208,33 @@ class AveragePooling1OperatorDesc(_message.Message):
     DILATIONS_FIELD_NUMBER: _builtins.int
     INCLUDE_PADDING_FIELD_NUMBER: _builtins.int
     dimension_count: _builtins.int
+    """The number of spatial dimensions: 2 for 4D tensors, 3 for 5D ones."""
     include_padding: _builtins.bool
+    """Whether padding elements count in the divisor."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def strides(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Window steps per spatial dimension, each >= 1 (dimension_count entries)."""
+
     @_builtins.property
-    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def window_size(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Window extent per spatial dimension, each >= 1; the (dilated) window must fit in the padded input."""
+
     @_builtins.property
-    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def start_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Padding before each spatial dimension (dimension_count entries)."""
+
     @_builtins.property
-    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def end_padding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Padding after each spatial dimension (dimension_count entries)."""
+
     @_builtins.property
-    def dilations(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def dilations(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Spacing of the window's taps per spatial dimension, each >= 1 (1 = a dense window)."""
+
     def __init__(
         self,
         *,
@@ -8065,6 +9261,8 @@ class ActivationSwishOperatorDesc(_message.Message):
     """DML_ACTIVATION_SWISH_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_SWISH = 167, feature level 6.2).
     f(x) = x * sigmoid(SigmoidInputScale * x).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 6.2: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -8097,6 +9295,8 @@ class ActivationHardSwishOperatorDesc(_message.Message):
     """DML_ACTIVATION_HARD_SWISH_OPERATOR_DESC (DML_OPERATOR_ACTIVATION_HARD_SWISH = 168, feature level 6.2).
     f(x) = x * max(0, min(Alpha * x + Beta, 1)) (x * HardSigmoid(x, Alpha, Beta)).
     Rules: InputTensor and OutputTensor: same DataType, DimensionCount and Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 6.2: InputTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -8136,6 +9336,9 @@ class QuantizedLinearAveragePoolingOperatorDesc(_message.Message):
     Scale and zero-point tensors: {1,1,1,1} (per tensor) or {1,Channels,1,1[,1]} (per channel). DimensionCount,
     Strides, WindowSize, Start/EndPadding, Dilations (>= 1) and Output sizes as AVERAGE_POOLING1; a window
     wholly in the padding is refused unless IncludePadding.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 6.2: InputTensor, OutputTensor: 4-5D INT8 UINT8; InputScaleTensor, OutputScaleTensor: 1-5D FLOAT32;
+      InputZeroPointTensor, OutputZeroPointTensor: 1-5D INT8 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -8212,6 +9415,10 @@ class MatrixMultiplyIntegerToFloatOperatorDesc(_message.Message):
     AScale, BScale, Bias, Output: one DataType, FLOAT32 or FLOAT16. AScale/AZeroPoint: {1,1,1,1} or {1,1,M,1}
     (per row); BScale/BZeroPoint: {1,1,1,1} or {1,1,1,N} (per column); leading 1s optional; all four the same
     DimensionCount.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 6.2: ATensor, BTensor: 2-4D INT32 INT16 INT8 UINT32 UINT16 UINT8; AScaleTensor, BScaleTensor: 1-4D FLOAT32
+      FLOAT16; AZeroPointTensor, BZeroPointTensor: 1-4D INT32 INT16 INT8 UINT32 UINT16 UINT8; BiasTensor, OutputTensor:
+      2-4D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -8262,7 +9469,15 @@ Global___MatrixMultiplyIntegerToFloatOperatorDesc: _TypeAlias = MatrixMultiplyIn
 
 @_typing.final
 class MeanVarianceNormalization2OperatorDesc(_message.Message):
-    """DML_MEAN_VARIANCE_NORMALIZATION2_OPERATOR_DESC (DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION2 = 171, feature level 6.3)."""
+    """DML_MEAN_VARIANCE_NORMALIZATION2_OPERATOR_DESC (DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION2 = 171, feature level 6.3).
+    Output = FusedActivation(Scale * (Input - Mean) / sqrt(Variance + Epsilon) + Bias) over Axes; without UseMean the
+    mean is 0 (RMS normalisation), without UseVariance the divisor is 1 (the page leaves both 'TBD'; this is how DirectML
+    uses them).
+    Rules: InputTensor, ScaleTensor, BiasTensor and OutputTensor: same DataType and DimensionCount; InputTensor and
+    OutputTensor: same Sizes.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 6.3: InputTensor, ScaleTensor, BiasTensor, OutputTensor: 1-8D FLOAT32 FLOAT16.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -8277,21 +9492,33 @@ class MeanVarianceNormalization2OperatorDesc(_message.Message):
     EPSILON_FIELD_NUMBER: _builtins.int
     FUSED_ACTIVATION_FIELD_NUMBER: _builtins.int
     axis_count: _builtins.int
+    """The length of `axes`, >= 1."""
     use_mean: _builtins.bool
     use_variance: _builtins.bool
     epsilon: _builtins.float
+    """Added to the variance inside the square root: finite and >= 0 (0.00001 is usual)."""
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def scale_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def scale_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Optional; each dimension 1 (broadcast) or the input's size; absent = 1. Below feature level 5.2 scale and bias are
+        set together.
+        """
+
     @_builtins.property
-    def bias_tensor(self) -> _tensor_pb2.TensorDesc: ...
+    def bias_tensor(self) -> _tensor_pb2.TensorDesc:
+        """Optional; each dimension 1 (broadcast) or the input's size; absent = 0."""
+
     @_builtins.property
     def output_tensor(self) -> _tensor_pb2.TensorDesc: ...
     @_builtins.property
-    def axes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def axes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The reduced dimensions: unique, each < dimension count."""
+
     @_builtins.property
-    def fused_activation(self) -> Global___OperatorDesc: ...
+    def fused_activation(self) -> Global___OperatorDesc:
+        """Optional fusable ACTIVATION_* desc with its tensors unset, applied last."""
+
     def __init__(
         self,
         *,
@@ -8338,6 +9565,11 @@ class MultiheadAttention1OperatorDesc(_message.Message):
     KEY_QUERY_SEQUENCE_LENGTH_START_END [batch * 3 + 2] (packed sequences: UNIMPLEMENTED by this server).
     mask_filter_value (finite, usually -10000) is added to masked scores, so an all-masked row is the softmax of its
     unmasked scores. scale (finite) is usually 1 / sqrt(headSize).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 6.3: QueryTensor, KeyTensor, ValueTensor, OutputTensor: 3-5D FLOAT32 FLOAT16; StackedQueryKeyTensor,
+      StackedKeyValueTensor, StackedQueryKeyValueTensor: 5D FLOAT32 FLOAT16; BiasTensor, PastSequenceLengthsTensor: 1-5D
+      FLOAT32 FLOAT16; MaskTensor: 1-5D INT32; RelativePositionBiasTensor, PastKeyTensor, PastValueTensor,
+      OutputPresentKeyTensor, OutputPresentValueTensor: 4-5D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -8438,6 +9670,9 @@ class QuantizeOperatorDesc(_message.Message):
     QuantizationTensorCount = their number. Input FLOAT32/FLOAT16; Output INT8/UINT8 (the page's INT4/UINT4 are not
     carried). Scale FLOAT32/FLOAT16, ZeroPoint Output's DataType. Every tensor has Input's sizes (1-8 dims); a
     per-tensor, per-axis or blocked parameter is broadcast through zero strides.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 6.3: InputTensor: 1-8D FLOAT32 FLOAT16; QuantizationTensors: 1-8D FLOAT32 FLOAT16 INT8 UINT8; OutputTensor: 1-8D
+      INT8 UINT8.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -8480,6 +9715,9 @@ class DequantizeOperatorDesc(_message.Message):
     QuantizationTensorCount = their number. Input INT8/UINT8 (the page's INT4/UINT4 are not carried); Output
     FLOAT32/FLOAT16. Scale FLOAT32/FLOAT16, ZeroPoint Input's DataType. Every tensor has Input's sizes (1-8 dims);
     a per-tensor, per-axis or blocked parameter is broadcast through zero strides.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 6.3: InputTensor: 1-8D INT8 UINT8; QuantizationTensors: 1-8D FLOAT32 FLOAT16 INT8 UINT8; OutputTensor: 1-8D
+      FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -8516,7 +9754,17 @@ Global___DequantizeOperatorDesc: _TypeAlias = DequantizeOperatorDesc  # noqa: Y0
 
 @_typing.final
 class Resample3OperatorDesc(_message.Message):
-    """DML_RESAMPLE3_OPERATOR_DESC (DML_OPERATOR_RESAMPLE3 = 175, feature level 6.4)."""
+    """DML_RESAMPLE3_OPERATOR_DESC (DML_OPERATOR_RESAMPLE3 = 175, feature level 6.4).
+    RESAMPLE2 with antialiasing: with Antialiased, LINEAR and 1 / Scales[d] > 2 the linear filter is stretched by 1 /
+    Scales[d], so more input elements contribute.
+    Rules: InputTensor and OutputTensor: same DataType and DimensionCount; Scales, InputPixelOffsets and
+    OutputPixelOffsets each have DimensionCount (= the tensors' DimensionCount) entries, one per dimension (all
+    dimensions, batch and channel included). Scales are finite and > 0 (> 1 upsamples); offsets finite. Output sizes are
+    free: a scaled input larger than the output is cropped, a smaller one clamps to its edge. LINEAR's taps are clamped
+    to the edge.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 6.4: InputTensor, OutputTensor: 1-4D FLOAT32 FLOAT16 INT8 UINT8.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -8532,6 +9780,7 @@ class Resample3OperatorDesc(_message.Message):
     interpolation_mode: Global___InterpolationMode.ValueType
     rounding_direction: _tensor_pb2.AxisDirection.ValueType
     dimension_count: _builtins.int
+    """The tensors' dimension count."""
     antialiased: _builtins.bool
     @_builtins.property
     def input_tensor(self) -> _tensor_pb2.TensorDesc: ...
@@ -8577,6 +9826,8 @@ class FoldOperatorDesc(_message.Message):
     prod(BlocksPerDimension)} (the page's "same DimensionCount" contradicts its own examples). Same data type.
     Data types (6.4): FLOAT32, FLOAT16 (the page leaves them blank; ONNX Runtime's DirectML provider folds these);
     sums are computed in FLOAT32.
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 6.4: InputTensor, OutputTensor: 3-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -8634,6 +9885,8 @@ class UnfoldOperatorDesc(_message.Message):
     (SpatialSize[d] + start_padding[d] + end_padding[d] - dilations[d] * (window_sizes[d] - 1) - 1) / strides[d] + 1
     must be >= 1; output_tensor is 3-D {N, C * prod(window_sizes), prod(BlocksPerDimension)}. Same data type.
     Data types (6.4): FLOAT32, FLOAT16 (the page leaves them blank).
+    Tensor support (each table applies from its feature level on; dimension counts, data types):
+    FL 6.4: InputTensor, OutputTensor: 3-8D FLOAT32 FLOAT16.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
