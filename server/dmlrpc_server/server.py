@@ -430,7 +430,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
     server.add_generic_rpc_handlers((handlers(DirectMLServicer(service, caps, authenticated=bool(tokens))),))
     inference = InferenceServicer(
         service,
-        _repository(settings, provider, scheduler),
+        _repository(settings, provider, scheduler, executor),
         version=version,
         shared_memory=SharedMemory() if settings.allow_client_shm else None,
     )
@@ -463,7 +463,9 @@ def build_server(settings: ServerSettings) -> BuiltServer:
     )
 
 
-def _repository(settings: ServerSettings, provider: Provider, scheduler: Scheduler) -> Repository | None:
+def _repository(
+    settings: ServerSettings, provider: Provider, scheduler: Scheduler, executor: Executor
+) -> Repository | None:
     """The model repository of --model-repository, with the models to serve from the start loaded (a model that
     fails is reported by RepositoryIndex and logged; it never stops the server)."""
     if settings.model_repository is None:
@@ -474,6 +476,8 @@ def _repository(settings: ServerSettings, provider: Provider, scheduler: Schedul
         scheduler,
         default_max_batch_size=settings.default_max_batch_size,
         explicit=settings.model_control_mode == "explicit",
+        executor=executor,
+        max_graph_nodes=settings.max_graph_nodes,
     )
     everything = not repository.explicit or "*" in settings.load_model
     for name in repository.names() if everything else settings.load_model:

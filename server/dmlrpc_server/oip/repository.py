@@ -15,6 +15,8 @@ import onnx
 import onnxruntime as ort
 
 from dmlrpc_server.errors import InvalidArgument, NotFound, Unavailable
+from dmlrpc_server.executor import Executor
+from dmlrpc_server.oip import graphs
 from dmlrpc_server.oip.config import (
     ModelConfig,
     ModelError,
@@ -90,8 +92,13 @@ class Repository:
         *,
         default_max_batch_size: int,
         explicit: bool,
+        executor: Executor | None = None,
+        max_graph_nodes: int = 0,
     ) -> None:
         self.root = root
+        #: Compiles ``model.dmlgraph`` entries (as CompileGraph does, within ``max_graph_nodes``).
+        self.executor = executor
+        self.max_graph_nodes = max_graph_nodes
         self.provider = provider
         self.scheduler = scheduler
         self.default_max_batch_size = default_max_batch_size
@@ -139,6 +146,8 @@ class Repository:
         chosen = chosen_versions(config, available)
         if not chosen:
             raise ModelError(f"the version policy selects none of the versions {available}")
+        if graphs.is_graph(config, directory / str(chosen[-1])):
+            return self._prepare_graph(directory, config, chosen)
         # Completed once, from the newest version, as Triton does; every version is then checked against it.
         newest = onnx.load(str(model_file(directory / str(chosen[-1]), config)), load_external_data=False)
         complete(config, *onnx_io(newest), self.default_max_batch_size)
@@ -151,6 +160,34 @@ class Repository:
                 reason = str(error).splitlines()[0][:500] if str(error) else type(error).__name__
                 _log.warning("model %s version %d is not served: %s", directory.name, version, reason)
                 model.failed[version] = reason
+        if not model.versions:
+            model.reason = "no version of the model could be loaded"
+        return model
+
+    def _prepare_graph(self, directory: Path, config: Any, chosen: list[int]) -> Model:
+        """A DirectML graph: each version's ``model.dmlgraph`` compiled as CompileGraph compiles it; the config
+        completed from the newest version's descs, every version checked against it."""
+        if self.executor is None:  # pragma: no cover - build_server always passes one
+            raise ModelError("this repository cannot compile DirectML graphs")
+        executor = self.executor
+
+        def load(version: int) -> graphs.CompiledModel:
+            return graphs.load_graph(
+                graphs.graph_file(directory / str(version), config), executor, self.max_graph_nodes
+            )
+
+        newest = load(chosen[-1])
+        graphs.complete(config, newest, self.default_max_batch_size)
+        fill_instance_group(config)
+        model = Model(directory.name, config)
+        for version in chosen:
+            try:
+                compiled = newest if version == chosen[-1] else load(version)
+                graphs.check(config, compiled)
+                model.versions[version] = graph_version(directory.name, version, config, compiled, self.scheduler)
+            except ModelError as error:
+                _log.warning("model %s version %d is not served: %s", directory.name, version, error)
+                model.failed[version] = str(error)
         if not model.versions:
             model.reason = "no version of the model could be loaded"
         return model
@@ -240,6 +277,22 @@ class Repository:
             if not model.versions:
                 entries.append(index(name=name, state=UNAVAILABLE, reason=model.reason))
         return entries
+
+
+def graph_version(
+    name: str, version: int, config: Any, model: graphs.CompiledModel, scheduler: Scheduler
+) -> ModelVersion:
+    """A compiled operator or graph as a served version: requests are prepared per item on the loop (the plan's
+    data-dependent checks), batches run on the scheduler's worker threads."""
+    batching = config.max_batch_size > 0
+
+    def run(feeds: Feeds, options: ort.RunOptions) -> dict[str, np.ndarray]:
+        return model.run(feeds, options, batching)
+
+    def prepare(feeds: Feeds) -> Feeds:
+        return model.prepare(feeds, batching)
+
+    return ModelVersion(name, version, config, run, scheduler, label=model.platform, prepare=prepare)
 
 
 def session_runner(session: ort.InferenceSession, provider: Provider) -> Runner:
