@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +15,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from dmlrpc_server.errors import InvalidArgument, NotFound, Unavailable
+from dmlrpc_server.errors import AlreadyExists, InvalidArgument, NotFound, Unavailable
 from dmlrpc_server.executor import Executor
 from dmlrpc_server.oip import graphs
 from dmlrpc_server.oip.config import (
@@ -28,6 +29,7 @@ from dmlrpc_server.oip.config import (
 )
 from dmlrpc_server.oip.models import Feeds, ModelVersion, Runner
 from dmlrpc_server.oip.protocol import service_pb2
+from dmlrpc_server.runtime.handles import HandleStore
 from dmlrpc_server.runtime.providers import Provider
 from dmlrpc_server.scheduler import Scheduler
 
@@ -35,6 +37,11 @@ _log = logging.getLogger(__name__)
 
 READY = "READY"
 UNAVAILABLE = "UNAVAILABLE"
+#: RepositoryIndex's reason beside READY for a model published from a compiled handle (it has no directory).
+PUBLISHED = "published from a compiled handle"
+#: The largest max_batch_size PublishModel accepts.
+MAX_PUBLISHED_BATCH = 1024
+_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 
 
 @dataclass
@@ -48,6 +55,15 @@ class Model:
     failed: dict[int, str] = field(default_factory=dict)
     #: Why the model as a whole is not served ("" when it loaded), or "unloaded".
     reason: str = ""
+
+
+@dataclass
+class Published:
+    """A model published from a compiled handle (``PublishModel``): served while the handle is held."""
+
+    owner: str
+    handle: str
+    model: Model
 
 
 def versions_of(directory: Path) -> list[int]:
@@ -86,7 +102,7 @@ class Repository:
 
     def __init__(
         self,
-        root: Path,
+        root: Path | None,
         provider: Provider,
         scheduler: Scheduler,
         *,
@@ -94,6 +110,7 @@ class Repository:
         explicit: bool,
         executor: Executor | None = None,
         max_graph_nodes: int = 0,
+        handles: HandleStore | None = None,
     ) -> None:
         self.root = root
         #: Compiles ``model.dmlgraph`` entries (as CompileGraph does, within ``max_graph_nodes``).
@@ -104,11 +121,14 @@ class Repository:
         self.default_max_batch_size = default_max_batch_size
         self.explicit = explicit
         self.models: dict[str, Model] = {}
+        #: Compiled handles published as models, by model name (``PublishModel``).
+        self.published: dict[str, Published] = {}
+        self.handles = handles
         self._loading = threading.Lock()
 
     def names(self) -> list[str]:
         """The model directories of the repository (read now: models added since start are listed)."""
-        if not self.root.is_dir():
+        if self.root is None or not self.root.is_dir():
             return []
         return sorted(child.name for child in self.root.iterdir() if child.is_dir() and not child.name.startswith("."))
 
@@ -118,6 +138,8 @@ class Repository:
         """Read, complete and check one model's config and create its versions' sessions (blocking: run it on a
         worker thread). Never raises for a bad model: the returned Model says why it is not served."""
         with self._loading:
+            if self.root is None:
+                return Model(name, None, reason="this server has no model repository (--model-repository DIR)")
             directory = self.root / name
             try:
                 return self._prepare(directory, override)
@@ -223,8 +245,9 @@ class Repository:
             NotFound: a known model with no ready version.
             Unavailable: the version named is not ready.
         """
-        model = self.models.get(name)
+        model = self.model(name)
         if model is None:
+            self._no_repository(name)
             raise InvalidArgument("model_name", f"Request for unknown model: '{name}' is not found")
         if version:
             if not version.isdigit():
@@ -237,8 +260,15 @@ class Repository:
             raise NotFound(f"Request for unknown model: '{name}' has no available versions ({model.reason})")
         return model.versions[max(model.versions)]
 
+    def _no_repository(self, name: str) -> None:
+        if self.root is None:
+            raise Unavailable(
+                f"no model '{name}': this server has no model repository (start it with --model-repository DIR) and "
+                "serves only models published from compiled handles"
+            )
+
     def is_ready(self, name: str, version: str) -> bool:
-        model = self.models.get(name)
+        model = self.model(name, use=False)  # a readiness probe is no use of a published handle
         if model is None or not model.versions:
             return False
         if not version:
@@ -251,8 +281,9 @@ class Repository:
         Raises:
             InvalidArgument / NotFound: as ``get``.
         """
-        model = self.models.get(name)
+        model = self.model(name)
         if model is None:
+            self._no_repository(name)
             raise InvalidArgument("name", f"Request for unknown model: '{name}' is not found")
         if model.config is None or not model.versions:
             raise NotFound(f"Request for unknown model: '{name}' has no available versions ({model.reason})")
@@ -276,7 +307,75 @@ class Repository:
                 entries.append(index(name=name, version=str(version), state=UNAVAILABLE, reason=reason))
             if not model.versions:
                 entries.append(index(name=name, state=UNAVAILABLE, reason=model.reason))
+        for name in sorted(self.published):
+            if name not in self.models and self.model(name, use=False) is not None:
+                entries.append(index(name=name, version="1", state=READY, reason=PUBLISHED))
         return entries
+
+    def model(self, name: str, *, use: bool = True) -> Model | None:
+        """The model a name serves: loaded from the repository, else published from a handle still held (one whose
+        handle was released or expired is forgotten here; with ``use`` the handle's idle time restarts)."""
+        model = self.models.get(name)
+        if model is not None:
+            return model
+        published = self.published.get(name)
+        if published is None:
+            return None
+        if self.handles is None or not self.handles.touch(published.handle, use=use):
+            del self.published[name]
+            _log.info("model %s unpublished: its compiled handle was released or expired", name)
+            return None
+        return published.model
+
+    def served(self) -> list[Model]:
+        """Every model with a name (loaded or published), in name order."""
+        names = sorted(set(self.models) | set(self.published))
+        return [model for name in names if (model := self.model(name, use=False)) is not None]
+
+    def sweep_published(self) -> int:
+        """Forget the published models whose handles are gone (released or expired); how many."""
+        handles = self.handles
+        gone = [n for n, p in self.published.items() if handles is None or not handles.touch(p.handle, use=False)]
+        for name in gone:
+            del self.published[name]
+            _log.info("model %s unpublished: its compiled handle was released or expired", name)
+        return len(gone)
+
+    # -- published handles --------------------------------------------------------------------------------------
+
+    def publish(self, owner: str, handle: str, name: str, max_batch_size: int) -> int:
+        """Serve the caller's compiled handle as model ``name`` (version 1) while the handle is held; the version.
+
+        Raises:
+            NotFound: the handle is unknown, released, expired or another caller's.
+            InvalidArgument: a model name that cannot be one, or a max_batch_size over the server's.
+            AlreadyExists: the name is the repository's or published already.
+            Unavailable: the server cannot publish (no executor).
+        """
+        if self.handles is None or self.executor is None:
+            raise Unavailable("this server cannot publish compiled handles as models")
+        entry = self.handles.get(owner, handle)
+        if not _NAME.fullmatch(name) or name in {".", ".."}:
+            raise InvalidArgument(
+                "model_name", f"{name!r} is not a model name (letters, digits, '_', '-', '.'; 1 to 128 characters)"
+            )
+        if max_batch_size > MAX_PUBLISHED_BATCH:
+            raise InvalidArgument("max_batch_size", f"{max_batch_size} is over {MAX_PUBLISHED_BATCH}")
+        if name in self.models or name in self.names():
+            raise AlreadyExists(f"model_name: '{name}' is a model of the repository")
+        if self.model(name) is not None:
+            raise AlreadyExists(f"model_name: '{name}' is published already")
+        compiled = graphs.compiled_model(self.executor, entry.compiled, entry.owned, graph=entry.label == "graph")
+        config = ModelConfig(name=name, max_batch_size=max_batch_size)
+        if max_batch_size > 1:
+            config.dynamic_batching.SetInParent()
+        graphs.complete(config, compiled, 0)
+        fill_instance_group(config)
+        model = Model(name, config)
+        model.versions[1] = graph_version(name, 1, config, compiled, self.scheduler)
+        self.published[name] = Published(owner, handle, model)
+        _log.info("model %s published from a compiled %s", name, entry.label)
+        return 1
 
 
 def graph_version(
@@ -310,4 +409,15 @@ def session_runner(session: ort.InferenceSession, provider: Provider) -> Runner:
     return run
 
 
-__all__ = ["READY", "UNAVAILABLE", "Model", "Repository", "chosen_versions", "session_runner", "versions_of"]
+__all__ = [
+    "PUBLISHED",
+    "READY",
+    "UNAVAILABLE",
+    "Model",
+    "Published",
+    "Repository",
+    "chosen_versions",
+    "graph_version",
+    "session_runner",
+    "versions_of",
+]
