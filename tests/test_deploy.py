@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
@@ -305,6 +306,61 @@ def test_tls_probe_rule_fails_on_a_plaintext_probe(rendered: dict[str, list[dict
     broken = copy.deepcopy(docs)
     breaks(_pod(broken), broken)
     assert any("must exec a TLS health check" in e for e in check.check_manifests(broken, "cpu"))
+
+
+MODEL_VALUES = check.MODEL_REPOSITORY_VALUES
+
+
+@pytest.mark.parametrize("values_file", ["values.yaml", "values-windows-directml.yaml"])
+def test_helm_mounts_a_model_repository(values_file: str) -> None:
+    """Given a volume, the chart mounts it read-only and points the server's Open Inference Protocol at it."""
+    docs = needs(check.helm_render, {**check.helm_values(values_file), **MODEL_VALUES})
+    assert needs(check.validate, docs) == []
+    assert check.check_manifests(docs, check.PROVIDER_OF_VALUES[values_file]) == []
+    pod = _pod(docs)
+    container = pod["containers"][0]
+    assert check._setting(container, "--model-repository") == "/models"
+    assert check._setting(container, "--model-control-mode") == "explicit"
+    assert json.loads(check._env(container, "DMLRPC_LOAD_MODEL") or "") == ["simple", "relu_add"]
+    (mount,) = [m for m in container["volumeMounts"] if m["name"] == "models"]
+    assert mount == {"name": "models", "mountPath": "/models", "readOnly": True}
+    (volume,) = [v for v in pod["volumes"] if v["name"] == "models"]
+    assert volume["persistentVolumeClaim"]["claimName"] == "models"
+    # Without a volume there is no repository.
+    plain = _pod(needs(check.helm_render, check.helm_values(values_file)))["containers"][0]
+    assert check._setting(plain, "--model-repository") is None
+
+
+def _writable_models(pod: dict[str, Any], _: Any) -> None:
+    for mount in pod["containers"][0]["volumeMounts"]:
+        if mount["name"] == "models":
+            mount["readOnly"] = False
+
+
+def _unmounted_models(pod: dict[str, Any], _: Any) -> None:
+    pod["containers"][0]["volumeMounts"] = [m for m in pod["containers"][0]["volumeMounts"] if m["name"] != "models"]
+
+
+@pytest.mark.parametrize(
+    ("breaks", "finding"),
+    [
+        (_writable_models, "must be mounted readOnly"),
+        (_unmounted_models, "is not a volume mount"),
+        (_set_env("DMLRPC_LOAD_MODEL", "simple"), "JSON list"),
+        (_set_env("DMLRPC_MODEL_CONTROL_MODE", "poll"), "not none or explicit"),
+    ],
+)
+def test_model_repository_rule_fails(breaks: Any, finding: str) -> None:
+    docs = needs(check.helm_render, MODEL_VALUES)
+    broken = copy.deepcopy(docs)
+    breaks(_pod(broken), broken)
+    assert any(finding in e for e in check.check_manifests(broken, "cpu"))
+
+
+def test_helm_model_repository_values_are_checked() -> None:
+    helm = needs(check._helm)
+    with pytest.raises(helm.HelmError, match=r"controlMode"):
+        helm.Chart.load(check.CHART).render({"modelRepository": {"controlMode": "poll"}}, name="x", namespace="x")
 
 
 def test_helm_tls_needs_a_server_name() -> None:

@@ -36,6 +36,14 @@ KUSTOMIZE_TARGETS = {
 }
 CHART = DEPLOY / "helm/dmlrpc"
 HELM_VALUES = ["values.yaml", "values-linux-cuda.yaml", "values-windows-directml.yaml", "values-aks-windows.yaml"]
+# The chart's model repository values rendered too (off by default): a claim mounted read-only, explicit control.
+MODEL_REPOSITORY_VALUES: dict[str, Any] = {
+    "modelRepository": {
+        "volume": {"persistentVolumeClaim": {"claimName": "models", "readOnly": True}},
+        "controlMode": "explicit",
+        "loadModels": ["simple", "relu_add"],
+    }
+}
 # Oldest supported (native gRPC probes are GA in 1.27) and newest.
 K8S_VERSIONS = ["1.27.0", "1.33.0"]
 
@@ -369,6 +377,38 @@ def rule_image_reference(pod: dict[str, Any], where: str) -> list[str]:
     return errors
 
 
+def rule_model_repository(pod: dict[str, Any], where: str) -> list[str]:
+    """A container serving a model repository (--model-repository) has it mounted read-only from a pod volume at
+    that path; its control mode is one the server knows and its models to load are a JSON list."""
+    errors: list[str] = []
+    volumes = {volume.get("name") for volume in pod.get("volumes") or []}
+    for container in _containers(pod):
+        path = _setting(container, "--model-repository")
+        if path is None:
+            continue
+        name = f"{where} container {container.get('name')}"
+        mounts = [m for m in container.get("volumeMounts") or [] if m.get("mountPath") == path]
+        if not mounts:
+            errors.append(f"{name}: --model-repository {path} is not a volume mount of the container")
+        for mount in mounts:
+            if mount.get("name") not in volumes:
+                errors.append(f"{name}: the model repository's volume {mount.get('name')!r} is not a pod volume")
+            if not mount.get("readOnly"):
+                errors.append(f"{name}: the model repository must be mounted readOnly (the server only reads it)")
+        mode = _setting(container, "--model-control-mode")
+        if mode is not None and mode not in {"none", "explicit"}:
+            errors.append(f"{name}: --model-control-mode {mode!r} is not none or explicit")
+        load = _env(container, "DMLRPC_LOAD_MODEL")
+        if load is not None:
+            try:
+                models = json.loads(load)
+            except json.JSONDecodeError:
+                models = None
+            if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+                errors.append(f"{name}: DMLRPC_LOAD_MODEL must be a JSON list of model names, not {load!r}")
+    return errors
+
+
 def check_manifests(docs: list[dict[str, Any]], expect_provider: str | None = None) -> list[str]:
     """Every project rule over one rendered set of manifests."""
     errors: list[str] = []
@@ -389,6 +429,7 @@ def check_manifests(docs: list[dict[str, Any]], expect_provider: str | None = No
     errors += rule_grpc_probes(pod, where)
     errors += rule_memory_budget(template["spec"], where)
     errors += rule_image_reference(template["spec"], where)
+    errors += rule_model_repository(template["spec"], where)
     grpc_port = int(_setting(template["spec"]["containers"][0], "--port") or GRPC_PORT)
 
     def selects(selector: dict[str, str]) -> bool:
@@ -507,6 +548,9 @@ def check_all() -> dict[str, list[str]]:
         docs = helm_render(helm_values(values_file))
         results[f"helm {values_file}: schema"] = validate(docs)
         results[f"helm {values_file}: rules"] = check_manifests(docs, PROVIDER_OF_VALUES[values_file])
+    docs = helm_render(MODEL_REPOSITORY_VALUES)
+    results["helm modelRepository: schema"] = validate(docs)
+    results["helm modelRepository: rules"] = check_manifests(docs, "cpu")
     return results
 
 

@@ -54,6 +54,7 @@ COMPILE_GRAPH: str = _METHODS["CompileGraph"].name
 DISPATCH: str = _METHODS["Dispatch"].name
 RELEASE_COMPILED_OPERATOR: str = _METHODS["ReleaseCompiledOperator"].name
 GET_CAPABILITIES: str = _METHODS["GetCapabilities"].name
+PUBLISH_MODEL: str = _METHODS["PublishModel"].name
 
 #: Items an ExecuteMany stream keeps unanswered when the server does not say (``Limits.max_stream_items_in_flight``).
 DEFAULT_WINDOW = 256
@@ -269,6 +270,16 @@ def release_compiled(handle: str, timeout: float | None) -> Call[None]:
     """Free a compiled operator or graph on the server."""
     request = service_pb2.ReleaseCompiledOperatorRequest(handle=handle)
     return Call(RELEASE_COMPILED_OPERATOR, request, _nothing, timeout)
+
+
+def publish_model(handle: str, model_name: str, max_batch_size: int, timeout: float | None) -> Call[str]:
+    """Serve a compiled operator or graph as an Open Inference Protocol model; the version it is served as."""
+    request = service_pb2.PublishModelRequest(handle=handle, model_name=model_name, max_batch_size=max_batch_size)
+    return Call(PUBLISH_MODEL, request, _model_version, timeout)
+
+
+def _model_version(answer: service_pb2.PublishModelResponse, handles: Handles) -> str:
+    return answer.model_version
 
 
 def get_capabilities(*, timeout: float | None = None) -> Call[service_pb2.GetCapabilitiesResponse]:

@@ -185,6 +185,11 @@ class CompiledOperator(_Compiled):
     def release(self, *, timeout: float | None = None) -> None:
         self._transport.invoke(_calls.release_compiled(self.handle, timeout))
 
+    def publish(self, model_name: str, *, max_batch_size: int = 0, timeout: float | None = None) -> str:
+        """Serve it as the Open Inference Protocol model ``model_name`` on the same server (any OIP client, e.g.
+        ``tritonclient``, can then run it) until it is released or expires; the model version ("1")."""
+        return self._transport.invoke(_calls.publish_model(self.handle, model_name, max_batch_size, timeout))
+
     def __enter__(self) -> CompiledOperator:
         return self
 
@@ -207,6 +212,10 @@ class AsyncCompiledOperator(_Compiled):
 
     async def release(self, *, timeout: float | None = None) -> None:
         await self._transport.invoke(_calls.release_compiled(self.handle, timeout))
+
+    async def publish(self, model_name: str, *, max_batch_size: int = 0, timeout: float | None = None) -> str:
+        """``CompiledOperator.publish``."""
+        return await self._transport.invoke(_calls.publish_model(self.handle, model_name, max_batch_size, timeout))
 
     async def __aenter__(self) -> AsyncCompiledOperator:
         return self

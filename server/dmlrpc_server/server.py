@@ -127,6 +127,8 @@ class BuiltServer:
                 _log.info("released %d idle resident tensor(s)", expired)
             if expired := handles.sweep():
                 _log.info("released %d idle compiled operator(s)", expired)
+            if self.inference is not None and (gone := self.inference.repository.sweep_published()):
+                _log.info("unpublished %d model(s) whose compiled handles are gone", gone)
 
     async def _trim_heap(self, heap: Heap) -> None:
         """Give free heap memory beyond --heap-retain-bytes back to the kernel once no call runs.
@@ -427,10 +429,13 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         compile_cache_bytes=budgets.compile_cache,
     )
     caps = capabilities(executor, server_version=version, limits=service_limits)
-    server.add_generic_rpc_handlers((handlers(DirectMLServicer(service, caps, authenticated=bool(tokens))),))
+    repository = _repository(settings, provider, scheduler, executor, service.handles)
+    server.add_generic_rpc_handlers(
+        (handlers(DirectMLServicer(service, caps, authenticated=bool(tokens), publish=repository.publish)),)
+    )
     inference = InferenceServicer(
         service,
-        _repository(settings, provider, scheduler),
+        repository,
         version=version,
         shared_memory=SharedMemory() if settings.allow_client_shm else None,
     )
@@ -463,18 +468,24 @@ def build_server(settings: ServerSettings) -> BuiltServer:
     )
 
 
-def _repository(settings: ServerSettings, provider: Provider, scheduler: Scheduler) -> Repository | None:
+def _repository(
+    settings: ServerSettings, provider: Provider, scheduler: Scheduler, executor: Executor, handles: HandleStore
+) -> Repository:
     """The model repository of --model-repository, with the models to serve from the start loaded (a model that
-    fails is reported by RepositoryIndex and logged; it never stops the server)."""
-    if settings.model_repository is None:
-        return None
+    fails is reported by RepositoryIndex and logged; it never stops the server). Without one it holds only the
+    models published from compiled handles."""
     repository = Repository(
         settings.model_repository,
         provider,
         scheduler,
         default_max_batch_size=settings.default_max_batch_size,
         explicit=settings.model_control_mode == "explicit",
+        executor=executor,
+        max_graph_nodes=settings.max_graph_nodes,
+        handles=handles,
     )
+    if settings.model_repository is None:
+        return repository
     everything = not repository.explicit or "*" in settings.load_model
     for name in repository.names() if everything else settings.load_model:
         repository.install(repository.prepare(name))

@@ -11,7 +11,7 @@ from google.protobuf.message import DecodeError, Message
 
 from dmlrpc.v1 import service_pb2, tensor_pb2
 from dmlrpc_server.calls import OPERATOR, parse, read_execute
-from dmlrpc_server.errors import InvalidArgument
+from dmlrpc_server.errors import InvalidArgument, Unimplemented
 from dmlrpc_server.runtime.handles import Handle
 from dmlrpc_server.runtime.resident import Resident, caller_identity
 from dmlrpc_server.service import RESPONSE_HELD, Service
@@ -19,6 +19,9 @@ from dmlrpc_server.service import RESPONSE_HELD, Service
 M = TypeVar("M", bound=Message)
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"].full_name
+#: Publishes a caller's compiled handle as an Open Inference Protocol model: (owner, handle, model name,
+#: max_batch_size) -> the version it is served as (``oip.repository.Repository.publish``).
+Publish = Callable[[str, str, str, int], int]
 
 
 class DirectMLServicer:
@@ -30,10 +33,12 @@ class DirectMLServicer:
         capabilities: service_pb2.GetCapabilitiesResponse,
         *,
         authenticated: bool = False,
+        publish: Publish | None = None,
     ) -> None:
         self._service = service
         self._capabilities = capabilities
         self._authenticated = authenticated
+        self._publish = publish
 
     def _owner(self, context: grpc.aio.ServicerContext[Any, Any]) -> str:
         return caller_identity(context.invocation_metadata(), context.peer(), authenticated=self._authenticated)
@@ -120,6 +125,16 @@ class DirectMLServicer:
     ) -> service_pb2.ReleaseCompiledOperatorResponse:
         self._service.release_compiled(_decoded(request).handle, self._owner(context))
         return service_pb2.ReleaseCompiledOperatorResponse()
+
+    async def PublishModel(  # noqa: N802
+        self, request: service_pb2.PublishModelRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> service_pb2.PublishModelResponse:
+        decoded = _decoded(request)
+        self._service.scheduler.gate()
+        if self._publish is None:
+            raise Unimplemented("this server does not serve the Open Inference Protocol, so it cannot publish models")
+        version = self._publish(self._owner(context), decoded.handle, decoded.model_name, decoded.max_batch_size)
+        return service_pb2.PublishModelResponse(model_name=decoded.model_name, model_version=str(version))
 
     async def GetCapabilities(  # noqa: N802
         self, request: service_pb2.GetCapabilitiesRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
@@ -209,6 +224,11 @@ def handlers(servicer: DirectMLServicer) -> grpc.GenericRpcHandler:
                 servicer.ReleaseCompiledOperator,
                 request_deserializer=_tolerant(service_pb2.ReleaseCompiledOperatorRequest),
                 response_serializer=service_pb2.ReleaseCompiledOperatorResponse.SerializeToString,
+            ),
+            "PublishModel": grpc.unary_unary_rpc_method_handler(
+                servicer.PublishModel,
+                request_deserializer=_tolerant(service_pb2.PublishModelRequest),
+                response_serializer=service_pb2.PublishModelResponse.SerializeToString,
             ),
             "ReleaseTensor": grpc.unary_unary_rpc_method_handler(
                 servicer.ReleaseTensor,

@@ -1042,6 +1042,59 @@ class ReleaseCompiledOperatorResponse(_message.Message):
 Global___ReleaseCompiledOperatorResponse: _TypeAlias = ReleaseCompiledOperatorResponse  # noqa: Y015
 
 @_typing.final
+class PublishModelRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HANDLE_FIELD_NUMBER: _builtins.int
+    MODEL_NAME_FIELD_NUMBER: _builtins.int
+    MAX_BATCH_SIZE_FIELD_NUMBER: _builtins.int
+    handle: _builtins.str
+    """A CompiledOperator's handle."""
+    model_name: _builtins.str
+    """The model name OIP clients use: letters, digits, '_', '-' and '.', at most 128 characters."""
+    max_batch_size: _builtins.int
+    """The batch items one request may carry (the model's max_batch_size, with a dynamic batcher): inputs then have a
+    leading batch dimension. 0: requests carry exactly the handle's tensors.
+    """
+    def __init__(
+        self,
+        *,
+        handle: _builtins.str = ...,
+        model_name: _builtins.str = ...,
+        max_batch_size: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["handle", b"handle", "max_batch_size", b"max_batch_size", "model_name", b"model_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PublishModelRequest: _TypeAlias = PublishModelRequest  # noqa: Y015
+
+@_typing.final
+class PublishModelResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MODEL_NAME_FIELD_NUMBER: _builtins.int
+    MODEL_VERSION_FIELD_NUMBER: _builtins.int
+    model_name: _builtins.str
+    model_version: _builtins.str
+    """The version the model is served as ("1")."""
+    def __init__(
+        self,
+        *,
+        model_name: _builtins.str = ...,
+        model_version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["model_name", b"model_name", "model_version", b"model_version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PublishModelResponse: _TypeAlias = PublishModelResponse  # noqa: Y015
+
+@_typing.final
 class ExecuteItem(_message.Message):
     """One call of an ExecuteMany stream."""
 

@@ -89,6 +89,11 @@ class DirectMLServiceStub:
                 request_serializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteManyRequest.SerializeToString,
                 response_deserializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteManyResponse.FromString,
                 _registered_method=True)
+        self.PublishModel = channel.unary_unary(
+                '/dmlrpc.v1.DirectMLService/PublishModel',
+                request_serializer=dmlrpc_dot_v1_dot_service__pb2.PublishModelRequest.SerializeToString,
+                response_deserializer=dmlrpc_dot_v1_dot_service__pb2.PublishModelResponse.FromString,
+                _registered_method=True)
 
 
 class DirectMLServiceServicer:
@@ -191,6 +196,17 @@ class DirectMLServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PublishModel(self, request, context):
+        """Serves a compiled operator or graph of the caller's (a CompileOperator or CompileGraph handle) as a model of the
+        Open Inference Protocol (`inference.GRPCInferenceService`, same port) named `model_name`, version "1", so that
+        any OIP client runs it. Only the handle's owner may publish it (another caller's handle is NOT_FOUND); a name
+        the model repository or another publication holds is ALREADY_EXISTS. The model is unpublished when the handle is
+        released or expires; its inferences count as the handle's use.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DirectMLServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -248,6 +264,11 @@ def add_DirectMLServiceServicer_to_server(servicer, server):
                     servicer.ExecuteMany,
                     request_deserializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteManyRequest.FromString,
                     response_serializer=dmlrpc_dot_v1_dot_service__pb2.ExecuteManyResponse.SerializeToString,
+            ),
+            'PublishModel': grpc.unary_unary_rpc_method_handler(
+                    servicer.PublishModel,
+                    request_deserializer=dmlrpc_dot_v1_dot_service__pb2.PublishModelRequest.FromString,
+                    response_serializer=dmlrpc_dot_v1_dot_service__pb2.PublishModelResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -547,6 +568,33 @@ class DirectMLService:
             '/dmlrpc.v1.DirectMLService/ExecuteMany',
             dmlrpc_dot_v1_dot_service__pb2.ExecuteManyRequest.SerializeToString,
             dmlrpc_dot_v1_dot_service__pb2.ExecuteManyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PublishModel(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/dmlrpc.v1.DirectMLService/PublishModel',
+            dmlrpc_dot_v1_dot_service__pb2.PublishModelRequest.SerializeToString,
+            dmlrpc_dot_v1_dot_service__pb2.PublishModelResponse.FromString,
             options,
             channel_credentials,
             insecure,

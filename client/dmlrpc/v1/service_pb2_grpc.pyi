@@ -87,6 +87,13 @@ class DirectMLServiceStub:
     does not read its results holds the server's writes, never its memory. The call's deadline applies to every
     item; the stream ends after the client half-closes and every admitted item is answered.
     """
+    PublishModel: _grpc.UnaryUnaryMultiCallable[_service_pb2.PublishModelRequest, _service_pb2.PublishModelResponse]
+    """Serves a compiled operator or graph of the caller's (a CompileOperator or CompileGraph handle) as a model of the
+    Open Inference Protocol (`inference.GRPCInferenceService`, same port) named `model_name`, version "1", so that
+    any OIP client runs it. Only the handle's owner may publish it (another caller's handle is NOT_FOUND); a name
+    the model repository or another publication holds is ALREADY_EXISTS. The model is unpublished when the handle is
+    released or expires; its inferences count as the handle's use.
+    """
 
 @_typing.type_check_only
 class DirectMLServiceAsyncStub(DirectMLServiceStub):
@@ -138,6 +145,13 @@ class DirectMLServiceAsyncStub(DirectMLServiceStub):
     stream are admitted at once (the server reads no further messages until one finishes), and a client that
     does not read its results holds the server's writes, never its memory. The call's deadline applies to every
     item; the stream ends after the client half-closes and every admitted item is answered.
+    """
+    PublishModel: _aio.UnaryUnaryMultiCallable[_service_pb2.PublishModelRequest, _service_pb2.PublishModelResponse]  # type: ignore[assignment]
+    """Serves a compiled operator or graph of the caller's (a CompileOperator or CompileGraph handle) as a model of the
+    Open Inference Protocol (`inference.GRPCInferenceService`, same port) named `model_name`, version "1", so that
+    any OIP client runs it. Only the handle's owner may publish it (another caller's handle is NOT_FOUND); a name
+    the model repository or another publication holds is ALREADY_EXISTS. The model is unpublished when the handle is
+    released or expires; its inferences count as the handle's use.
     """
 
 class DirectMLServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -253,6 +267,19 @@ class DirectMLServiceServicer(metaclass=_abc_1.ABCMeta):
         stream are admitted at once (the server reads no further messages until one finishes), and a client that
         does not read its results holds the server's writes, never its memory. The call's deadline applies to every
         item; the stream ends after the client half-closes and every admitted item is answered.
+        """
+
+    @_abc_1.abstractmethod
+    def PublishModel(
+        self,
+        request: _service_pb2.PublishModelRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_service_pb2.PublishModelResponse, _abc.Awaitable[_service_pb2.PublishModelResponse]]:
+        """Serves a compiled operator or graph of the caller's (a CompileOperator or CompileGraph handle) as a model of the
+        Open Inference Protocol (`inference.GRPCInferenceService`, same port) named `model_name`, version "1", so that
+        any OIP client runs it. Only the handle's owner may publish it (another caller's handle is NOT_FOUND); a name
+        the model repository or another publication holds is ALREADY_EXISTS. The model is unpublished when the handle is
+        released or expires; its inferences count as the handle's use.
         """
 
 def add_DirectMLServiceServicer_to_server(servicer: DirectMLServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -16,8 +16,11 @@ from dmlrpc_server.oip.tensors import BY_ONNX, datatype_of
 ModelConfig: Any = model_config_pb2.ModelConfig
 PLATFORM = "onnxruntime_onnx"
 BACKEND = "onnxruntime"
+#: The platform and backend of a DirectML graph (``model.dmlgraph``; ``oip/graphs.py``).
+GRAPH_PLATFORM = "directml_graph"
+GRAPH_BACKEND = "dmlrpc"
 #: The platforms and backends a repository entry may name to be served here.
-ACCEPTED = {"", PLATFORM, BACKEND}
+ACCEPTED = {"", PLATFORM, BACKEND, GRAPH_PLATFORM, GRAPH_BACKEND}
 
 
 class ModelError(Exception):
@@ -52,7 +55,7 @@ def read_config(directory: Path) -> Any:
     if config.platform not in ACCEPTED or config.backend not in ACCEPTED:
         raise ModelError(
             f"platform '{config.platform}' / backend '{config.backend}' is not served here "
-            f"(only {PLATFORM} / {BACKEND}, or a DirectML graph)"
+            f"(only {PLATFORM} / {BACKEND}, or {GRAPH_PLATFORM} / {GRAPH_BACKEND} for a DirectML graph)"
         )
     if config.WhichOneof("scheduling_choice") in {"sequence_batching", "ensemble_scheduling"}:
         raise ModelError(f"{config.WhichOneof('scheduling_choice')} is not supported; use dynamic_batching or none")

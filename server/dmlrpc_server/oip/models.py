@@ -26,6 +26,9 @@ _log = logging.getLogger(__name__)
 Feeds = dict[str, np.ndarray]
 #: Runs a batch's feeds on a worker thread (``Scheduler.offload``): the session's outputs by name.
 Runner = Callable[[Feeds, ort.RunOptions], dict[str, np.ndarray]]
+#: Turns one request's feeds into what the runner takes, on the loop before the request queues (its checks fail
+#: that request alone, not the batch it would join).
+Prepare = Callable[[Feeds], Feeds]
 
 
 @dataclass
@@ -138,7 +141,15 @@ class ModelVersion:
     """
 
     def __init__(
-        self, name: str, version: int, config: Any, run: Runner, scheduler: Scheduler, *, label: str = ""
+        self,
+        name: str,
+        version: int,
+        config: Any,
+        run: Runner,
+        scheduler: Scheduler,
+        *,
+        label: str = "",
+        prepare: Prepare | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -151,6 +162,7 @@ class ModelVersion:
         self.max_batch = config.max_batch_size
         self.stats = Statistics()
         self._run = run
+        self._prepare = prepare
         self._scheduler = scheduler
         batching = config.dynamic_batching if config.WhichOneof("scheduling_choice") == "dynamic_batching" else None
         self.batching = batching is not None and self.max_batch > 0
@@ -204,11 +216,14 @@ class ModelVersion:
         """Queue one request's feeds; its outputs (by name) once its batch ran.
 
         Raises:
+            InvalidArgument: the model's ``prepare`` refused a value.
             Unavailable: the queue is full (``max_queue_size``).
             DeadlineExceeded: the deadline passed while it waited.
         """
         if self.max_queue and len(self._queue) >= self.max_queue:
             raise Unavailable(f"Exceeds maximum queue size ({self.max_queue}) of model '{self.name}'")
+        if self._prepare is not None:
+            feeds = self._prepare(feeds)
         loop = asyncio.get_running_loop()
         key = tuple(tuple(array.shape[1:] if self.max_batch > 0 else array.shape) for array in feeds.values())
         pending = _Pending(feeds, batch, key, loop.create_future(), time.perf_counter_ns(), deadline)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +15,9 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from dmlrpc_server.errors import InvalidArgument, NotFound, Unavailable
+from dmlrpc_server.errors import AlreadyExists, InvalidArgument, NotFound, Unavailable
+from dmlrpc_server.executor import Executor
+from dmlrpc_server.oip import graphs
 from dmlrpc_server.oip.config import (
     ModelConfig,
     ModelError,
@@ -26,6 +29,7 @@ from dmlrpc_server.oip.config import (
 )
 from dmlrpc_server.oip.models import Feeds, ModelVersion, Runner
 from dmlrpc_server.oip.protocol import service_pb2
+from dmlrpc_server.runtime.handles import HandleStore
 from dmlrpc_server.runtime.providers import Provider
 from dmlrpc_server.scheduler import Scheduler
 
@@ -33,6 +37,11 @@ _log = logging.getLogger(__name__)
 
 READY = "READY"
 UNAVAILABLE = "UNAVAILABLE"
+#: RepositoryIndex's reason beside READY for a model published from a compiled handle (it has no directory).
+PUBLISHED = "published from a compiled handle"
+#: The largest max_batch_size PublishModel accepts.
+MAX_PUBLISHED_BATCH = 1024
+_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 
 
 @dataclass
@@ -46,6 +55,15 @@ class Model:
     failed: dict[int, str] = field(default_factory=dict)
     #: Why the model as a whole is not served ("" when it loaded), or "unloaded".
     reason: str = ""
+
+
+@dataclass
+class Published:
+    """A model published from a compiled handle (``PublishModel``): served while the handle is held."""
+
+    owner: str
+    handle: str
+    model: Model
 
 
 def versions_of(directory: Path) -> list[int]:
@@ -84,24 +102,33 @@ class Repository:
 
     def __init__(
         self,
-        root: Path,
+        root: Path | None,
         provider: Provider,
         scheduler: Scheduler,
         *,
         default_max_batch_size: int,
         explicit: bool,
+        executor: Executor | None = None,
+        max_graph_nodes: int = 0,
+        handles: HandleStore | None = None,
     ) -> None:
         self.root = root
+        #: Compiles ``model.dmlgraph`` entries (as CompileGraph does, within ``max_graph_nodes``).
+        self.executor = executor
+        self.max_graph_nodes = max_graph_nodes
         self.provider = provider
         self.scheduler = scheduler
         self.default_max_batch_size = default_max_batch_size
         self.explicit = explicit
         self.models: dict[str, Model] = {}
+        #: Compiled handles published as models, by model name (``PublishModel``).
+        self.published: dict[str, Published] = {}
+        self.handles = handles
         self._loading = threading.Lock()
 
     def names(self) -> list[str]:
         """The model directories of the repository (read now: models added since start are listed)."""
-        if not self.root.is_dir():
+        if self.root is None or not self.root.is_dir():
             return []
         return sorted(child.name for child in self.root.iterdir() if child.is_dir() and not child.name.startswith("."))
 
@@ -111,6 +138,8 @@ class Repository:
         """Read, complete and check one model's config and create its versions' sessions (blocking: run it on a
         worker thread). Never raises for a bad model: the returned Model says why it is not served."""
         with self._loading:
+            if self.root is None:
+                return Model(name, None, reason="this server has no model repository (--model-repository DIR)")
             directory = self.root / name
             try:
                 return self._prepare(directory, override)
@@ -139,6 +168,8 @@ class Repository:
         chosen = chosen_versions(config, available)
         if not chosen:
             raise ModelError(f"the version policy selects none of the versions {available}")
+        if graphs.is_graph(config, directory / str(chosen[-1])):
+            return self._prepare_graph(directory, config, chosen)
         # Completed once, from the newest version, as Triton does; every version is then checked against it.
         newest = onnx.load(str(model_file(directory / str(chosen[-1]), config)), load_external_data=False)
         complete(config, *onnx_io(newest), self.default_max_batch_size)
@@ -151,6 +182,34 @@ class Repository:
                 reason = str(error).splitlines()[0][:500] if str(error) else type(error).__name__
                 _log.warning("model %s version %d is not served: %s", directory.name, version, reason)
                 model.failed[version] = reason
+        if not model.versions:
+            model.reason = "no version of the model could be loaded"
+        return model
+
+    def _prepare_graph(self, directory: Path, config: Any, chosen: list[int]) -> Model:
+        """A DirectML graph: each version's ``model.dmlgraph`` compiled as CompileGraph compiles it; the config
+        completed from the newest version's descs, every version checked against it."""
+        if self.executor is None:  # pragma: no cover - build_server always passes one
+            raise ModelError("this repository cannot compile DirectML graphs")
+        executor = self.executor
+
+        def load(version: int) -> graphs.CompiledModel:
+            return graphs.load_graph(
+                graphs.graph_file(directory / str(version), config), executor, self.max_graph_nodes
+            )
+
+        newest = load(chosen[-1])
+        graphs.complete(config, newest, self.default_max_batch_size)
+        fill_instance_group(config)
+        model = Model(directory.name, config)
+        for version in chosen:
+            try:
+                compiled = newest if version == chosen[-1] else load(version)
+                graphs.check(config, compiled)
+                model.versions[version] = graph_version(directory.name, version, config, compiled, self.scheduler)
+            except ModelError as error:
+                _log.warning("model %s version %d is not served: %s", directory.name, version, error)
+                model.failed[version] = str(error)
         if not model.versions:
             model.reason = "no version of the model could be loaded"
         return model
@@ -186,8 +245,9 @@ class Repository:
             NotFound: a known model with no ready version.
             Unavailable: the version named is not ready.
         """
-        model = self.models.get(name)
+        model = self.model(name)
         if model is None:
+            self._no_repository(name)
             raise InvalidArgument("model_name", f"Request for unknown model: '{name}' is not found")
         if version:
             if not version.isdigit():
@@ -200,8 +260,15 @@ class Repository:
             raise NotFound(f"Request for unknown model: '{name}' has no available versions ({model.reason})")
         return model.versions[max(model.versions)]
 
+    def _no_repository(self, name: str) -> None:
+        if self.root is None:
+            raise Unavailable(
+                f"no model '{name}': this server has no model repository (start it with --model-repository DIR) and "
+                "serves only models published from compiled handles"
+            )
+
     def is_ready(self, name: str, version: str) -> bool:
-        model = self.models.get(name)
+        model = self.model(name, use=False)  # a readiness probe is no use of a published handle
         if model is None or not model.versions:
             return False
         if not version:
@@ -214,8 +281,9 @@ class Repository:
         Raises:
             InvalidArgument / NotFound: as ``get``.
         """
-        model = self.models.get(name)
+        model = self.model(name)
         if model is None:
+            self._no_repository(name)
             raise InvalidArgument("name", f"Request for unknown model: '{name}' is not found")
         if model.config is None or not model.versions:
             raise NotFound(f"Request for unknown model: '{name}' has no available versions ({model.reason})")
@@ -239,7 +307,91 @@ class Repository:
                 entries.append(index(name=name, version=str(version), state=UNAVAILABLE, reason=reason))
             if not model.versions:
                 entries.append(index(name=name, state=UNAVAILABLE, reason=model.reason))
+        for name in sorted(self.published):
+            if name not in self.models and self.model(name, use=False) is not None:
+                entries.append(index(name=name, version="1", state=READY, reason=PUBLISHED))
         return entries
+
+    def model(self, name: str, *, use: bool = True) -> Model | None:
+        """The model a name serves: loaded from the repository, else published from a handle still held (one whose
+        handle was released or expired is forgotten here; with ``use`` the handle's idle time restarts)."""
+        model = self.models.get(name)
+        if model is not None:
+            return model
+        published = self.published.get(name)
+        if published is None:
+            return None
+        if self.handles is None or not self.handles.touch(published.handle, use=use):
+            del self.published[name]
+            _log.info("model %s unpublished: its compiled handle was released or expired", name)
+            return None
+        return published.model
+
+    def served(self) -> list[Model]:
+        """Every model with a name (loaded or published), in name order."""
+        names = sorted(set(self.models) | set(self.published))
+        return [model for name in names if (model := self.model(name, use=False)) is not None]
+
+    def sweep_published(self) -> int:
+        """Forget the published models whose handles are gone (released or expired); how many."""
+        handles = self.handles
+        gone = [n for n, p in self.published.items() if handles is None or not handles.touch(p.handle, use=False)]
+        for name in gone:
+            del self.published[name]
+            _log.info("model %s unpublished: its compiled handle was released or expired", name)
+        return len(gone)
+
+    # -- published handles --------------------------------------------------------------------------------------
+
+    def publish(self, owner: str, handle: str, name: str, max_batch_size: int) -> int:
+        """Serve the caller's compiled handle as model ``name`` (version 1) while the handle is held; the version.
+
+        Raises:
+            NotFound: the handle is unknown, released, expired or another caller's.
+            InvalidArgument: a model name that cannot be one, or a max_batch_size over the server's.
+            AlreadyExists: the name is the repository's or published already.
+            Unavailable: the server cannot publish (no executor).
+        """
+        if self.handles is None or self.executor is None:
+            raise Unavailable("this server cannot publish compiled handles as models")
+        entry = self.handles.get(owner, handle)
+        if not _NAME.fullmatch(name) or name in {".", ".."}:
+            raise InvalidArgument(
+                "model_name", f"{name!r} is not a model name (letters, digits, '_', '-', '.'; 1 to 128 characters)"
+            )
+        if max_batch_size > MAX_PUBLISHED_BATCH:
+            raise InvalidArgument("max_batch_size", f"{max_batch_size} is over {MAX_PUBLISHED_BATCH}")
+        if name in self.models or name in self.names():
+            raise AlreadyExists(f"model_name: '{name}' is a model of the repository")
+        if self.model(name) is not None:
+            raise AlreadyExists(f"model_name: '{name}' is published already")
+        compiled = graphs.compiled_model(self.executor, entry.compiled, entry.owned, graph=entry.label == "graph")
+        config = ModelConfig(name=name, max_batch_size=max_batch_size)
+        if max_batch_size > 1:
+            config.dynamic_batching.SetInParent()
+        graphs.complete(config, compiled, 0)
+        fill_instance_group(config)
+        model = Model(name, config)
+        model.versions[1] = graph_version(name, 1, config, compiled, self.scheduler)
+        self.published[name] = Published(owner, handle, model)
+        _log.info("model %s published from a compiled %s", name, entry.label)
+        return 1
+
+
+def graph_version(
+    name: str, version: int, config: Any, model: graphs.CompiledModel, scheduler: Scheduler
+) -> ModelVersion:
+    """A compiled operator or graph as a served version: requests are prepared per item on the loop (the plan's
+    data-dependent checks), batches run on the scheduler's worker threads."""
+    batching = config.max_batch_size > 0
+
+    def run(feeds: Feeds, options: ort.RunOptions) -> dict[str, np.ndarray]:
+        return model.run(feeds, options, batching)
+
+    def prepare(feeds: Feeds) -> Feeds:
+        return model.prepare(feeds, batching)
+
+    return ModelVersion(name, version, config, run, scheduler, label=model.platform, prepare=prepare)
 
 
 def session_runner(session: ort.InferenceSession, provider: Provider) -> Runner:
@@ -257,4 +409,15 @@ def session_runner(session: ort.InferenceSession, provider: Provider) -> Runner:
     return run
 
 
-__all__ = ["READY", "UNAVAILABLE", "Model", "Repository", "chosen_versions", "session_runner", "versions_of"]
+__all__ = [
+    "PUBLISHED",
+    "READY",
+    "UNAVAILABLE",
+    "Model",
+    "Published",
+    "Repository",
+    "chosen_versions",
+    "graph_version",
+    "session_runner",
+    "versions_of",
+]

@@ -78,7 +78,8 @@ class InferenceServicer:
     ) -> Any:
         model = self.repository.get(request.name, request.version)
         config = model.config
-        versions = sorted(self.repository.models[request.name].versions)
+        served = self.repository.model(request.name)
+        versions = sorted(served.versions) if served is not None else [model.version]
         batch = [-1] if model.max_batch > 0 else []
         return pb.ModelMetadataResponse(
             name=model.name,
@@ -108,12 +109,10 @@ class InferenceServicer:
                 versions = [repository.get(request.name, request.version)]
             else:
                 repository.get(request.name, "")
-                versions = [
-                    repository.models[request.name].versions[v]
-                    for v in sorted(repository.models[request.name].versions)
-                ]
+                served = repository.model(request.name)
+                versions = [served.versions[v] for v in sorted(served.versions)] if served is not None else []
         else:
-            versions = [m.versions[v] for m in repository.models.values() for v in sorted(m.versions)]
+            versions = [m.versions[v] for m in repository.served() for v in sorted(m.versions)]
         return pb.ModelStatisticsResponse(
             model_stats=[model.stats.message(model.name, str(model.version)) for model in versions]
         )
@@ -165,12 +164,15 @@ class InferenceServicer:
         return pb.RepositoryModelUnloadResponse()
 
     def _check_repository_name(self, name: str) -> None:
-        if name and name != self.repository.root.name:
+        root = self.repository.root
+        if name and (root is None or name != root.name):
             raise InvalidArgument("repository_name", f"unknown repository '{name}'")
 
     def _explicit(self, repository_name: str) -> Repository:
         self._check_repository_name(repository_name)
         repository = self.repository
+        if repository.root is None:
+            raise Unavailable("this server has no model repository (start it with --model-repository DIR)")
         if not repository.explicit:
             raise Unavailable(
                 "explicit model load / unload is not allowed unless the server runs with --model-control-mode explicit"

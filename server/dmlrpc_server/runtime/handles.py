@@ -136,6 +136,19 @@ class HandleStore:
             entry.last_used = now
             return entry
 
+    def touch(self, handle: str, *, use: bool = True) -> bool:
+        """Whether a handle is still held (not released, not expired); with ``use`` its idle time restarts: a model
+        published from it (``PublishModel``) is in use while clients call it."""
+        now = time.monotonic()
+        with self._lock:
+            self._sweep_locked(now)
+            entry = self._handles.get(handle)
+            if entry is None:
+                return False
+            if use:
+                entry.last_used = now
+            return True
+
     def release(self, owner: str, handle: str) -> None:
         with self._lock:
             entry = self._handles.get(handle)
