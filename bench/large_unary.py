@@ -58,7 +58,7 @@ def main() -> None:
                         started = time.perf_counter()
                         (y,) = client.execute(desc, [x], stream=stream)
                         times[stream].append(time.perf_counter() - started)
-                        assert y.shape == x.shape
+                        assert isinstance(y, np.ndarray) and y.shape == x.shape
                 streamed, unary = statistics.median(times[True]), statistics.median(times[False])
                 print(f"{mib:>6} {streamed:>11.2f} {unary:>9.2f} {unary / streamed:>14.2f}x", flush=True)
     finally:

@@ -58,9 +58,10 @@ def blocks(doc: str) -> list[Block]:
 
 def block(doc: str, language: str, tag: str = "") -> Block:
     """The one block of ``doc`` whose fence info is ``language tag``: the test that runs it runs what the doc says."""
-    (found,) = [b for b in blocks(doc) if (b.language, b.tag) == (language, tag)] or [None]
-    assert found is not None, f"{doc} has no ```{language} {tag} block (a test runs it: keep the fence info)"
-    return found
+    found = [b for b in blocks(doc) if (b.language, b.tag) == (language, tag)]
+    assert found, f"{doc} has no ```{language} {tag} block (a test runs it: keep the fence info)"
+    assert len(found) == 1, f"{doc} has {len(found)} ```{language} {tag} blocks: give each its own tag"
+    return found[0]
 
 
 def tagged(doc: str, language: str, tag: str = "") -> list[Block]:
