@@ -19,6 +19,7 @@ import onnxruntime as ort
 import pytest
 
 import dmlrpc
+from tests.doc_blocks import block
 
 ROOT = Path(__file__).resolve().parents[1]
 LISTENING = re.compile(r"dmlrpc server listening on 127\.0\.0\.1:(\d+)$")
@@ -222,9 +223,8 @@ def test_metrics_port_in_use_exits_2_naming_the_flag(workers: str) -> None:
 
 
 def _readme_worker_commands() -> list[list[str]]:
-    text = (ROOT / "README.md").read_text()
-    (block,) = [b for b in re.findall(r"```sh\n(.*?)```", text, re.S) if "--workers 4" in b]
-    return [shlex.split(line.split("#")[0]) for line in block.strip().splitlines()]
+    text = block("README.md", "sh", "workers").text
+    return [shlex.split(line.split("#")[0]) for line in text.strip().splitlines()]
 
 
 @pytest.mark.parametrize("command", _readme_worker_commands(), ids=lambda words: " ".join(words[2:]))

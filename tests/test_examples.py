@@ -22,12 +22,12 @@ from google.protobuf import json_format
 
 from dmlrpc.v1 import service_pb2, service_pb2_grpc
 from tests.conftest import ServerThread
+from tests.doc_blocks import GRPCURL_MISSING, block, grpcurl
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 PROTOCOL = ROOT / "docs" / "protocol.md"
 INSTALL = "tools/install-example-toolchains.sh"
-
 #: What the C++ and Node clients print after their "server <provider> <feature level>" line.
 EXPECTED_CLIENT_LINES = [
     "PASS capabilities: top_k1 scatter_nd executable",
@@ -153,6 +153,31 @@ def test_node_client_exits_nonzero_when_checks_fail(node_client: Path) -> None:
     assert_client_failed(run(["node", node_client, closed_port_address()], timeout=120))
 
 
+def test_readme_other_languages_run_as_written(cpp_client: Path, node_client: Path, server: ServerThread) -> None:
+    """The README's "Other languages" block as written, run from the repository root: its build directory is the
+    one the C++ fixture built (so CMake rebuilds nothing), its address the test server's."""
+    tool = grpcurl()
+    if tool is None:
+        pytest.skip(GRPCURL_MISSING)
+    script = block("README.md", "sh", "other-languages").text
+    assert "/tmp/dmlrpc-cpp" in script and "localhost:50051" in script
+    script = script.replace("/tmp/dmlrpc-cpp", str(cpp_client.parent)).replace("localhost:50051", server.address)
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=ROOT,
+        env={**os.environ, "PATH": f"{Path(tool).parent}{os.pathsep}{os.environ['PATH']}"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    output = f"{script}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}"
+    assert done.returncode == 0, output
+    # The C++ and the Node client print what the comment says, and grpcurl the capabilities.
+    assert done.stdout.count("RESULT passed=11 failed=0") == 2, output
+    assert re.search(r'"feature_?[lL]evel": "FEATURE_LEVEL_6_4"', done.stdout), output
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Python
 
@@ -188,10 +213,8 @@ def protocol_execute_example() -> tuple[str, dict[str, Any]]:
 
 
 def protocol_codegen_recipe() -> str:
-    """The shell block under docs/protocol.md's "Generating code"."""
-    match = re.search(r"\*\*Generating code\.\*\*.*?```sh\n(.*?)```", PROTOCOL.read_text(), re.S)
-    assert match, "docs/protocol.md lost its code-generation recipe"
-    return match.group(1)
+    """The ```sh codegen block under docs/protocol.md's "Generating code"."""
+    return block("docs/protocol.md", "sh", "codegen").text
 
 
 def test_protocol_codegen_recipe_compiles(tmp_path: Path) -> None:
@@ -285,12 +308,13 @@ def test_reflection_alone_is_enough_to_call_execute(channel: grpc.Channel) -> No
 
 @pytest.mark.parametrize("source", ["reflection", "proto files"])
 def test_grpcurl_runs_the_documented_calls(source: str, server: ServerThread) -> None:
-    if shutil.which("grpcurl") is None:
-        pytest.skip("grpcurl is not installed (it has no Debian package; the docs' JSON is checked without it)")
+    tool = grpcurl()
+    if tool is None:
+        pytest.skip(GRPCURL_MISSING)
     schema = [] if source == "reflection" else ["-import-path", "protos", "-proto", "dmlrpc/v1/service.proto"]
     body, printed = protocol_execute_example()
     execute = subprocess.run(
-        ["grpcurl", "-plaintext", *schema, "-d", "@", server.address, "dmlrpc.v1.DirectMLService/Execute"],
+        [tool, "-plaintext", *schema, "-d", "@", server.address, "dmlrpc.v1.DirectMLService/Execute"],
         cwd=ROOT,
         input=body,
         capture_output=True,
@@ -301,12 +325,13 @@ def test_grpcurl_runs_the_documented_calls(source: str, server: ServerThread) ->
     assert execute.returncode == 0, execute.stderr
     assert json.loads(execute.stdout) == printed
     capabilities = run(
-        ["grpcurl", "-plaintext", *schema, "-d", "{}", server.address, "dmlrpc.v1.DirectMLService/GetCapabilities"],
+        [tool, "-plaintext", *schema, "-d", "{}", server.address, "dmlrpc.v1.DirectMLService/GetCapabilities"],
         timeout=60,
     )
     assert capabilities.returncode == 0, capabilities.stderr
-    assert json.loads(capabilities.stdout)["featureLevel"] == "FEATURE_LEVEL_6_4"
+    answer = json.loads(capabilities.stdout)  # field names as in the proto or in JSON's lowerCamelCase by source
+    assert answer.get("feature_level", answer.get("featureLevel")) == "FEATURE_LEVEL_6_4"
     if source == "reflection":
-        listed = run(["grpcurl", "-plaintext", server.address, "list"], timeout=60)
+        listed = run([tool, "-plaintext", server.address, "list"], timeout=60)
         assert listed.returncode == 0, listed.stderr
         assert {"dmlrpc.v1.DirectMLService", "grpc.health.v1.Health"} <= set(listed.stdout.split())

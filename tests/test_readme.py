@@ -8,17 +8,18 @@ import pathlib
 import re
 
 from tests.conftest import ServerThread
+from tests.doc_blocks import block, tagged
 
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 
 
 def test_readme_python_examples_run(server: ServerThread) -> None:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-    assert len(blocks) >= 2
-    for block in blocks:
+    examples = tagged("README.md", "python")
+    assert len(examples) >= 2
+    for example in examples:
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            exec(block.replace("localhost:50051", server.address), {})  # our own README
+            exec(example.text.replace("localhost:50051", server.address), {})  # our own README
         assert printed.getvalue().strip()
     assert "[11. 10.  9.  8.  7.  6.]" in printed.getvalue()
 
@@ -33,7 +34,8 @@ def test_readme_grpcurl_execute_json_is_what_the_server_answers(server: ServerTh
 
     from dmlrpc.v1 import service_pb2, service_pb2_grpc
 
-    (body,) = re.findall(r"grpcurl -plaintext -d '(\{\"operator_desc\".*?)' \\", README.read_text(), re.S)
+    text = block("README.md", "sh", "grpcurl").text
+    (body,) = re.findall(r"grpcurl -plaintext -d '(\{\"operator_desc\".*?)' \\", text, re.S)
     request = json_format.Parse(body, service_pb2.ExecuteRequest())
     with grpc.insecure_channel(server.address) as channel:
         response = service_pb2_grpc.DirectMLServiceStub(channel).Execute(request, timeout=30)
@@ -60,9 +62,8 @@ def test_configuration_sample_runs_as_written(tmp_path: pathlib.Path) -> None:
     from tests.service.certificates import Authority
     from tests.test_cli import START_TIMEOUT, _free_port
 
-    text = README.read_text()
-    (command,) = re.findall(r"```sh\n(DMLRPC_\S+ .*?dmlrpc-server --config dmlrpc\.toml.*?)\n```", text)
-    (toml,) = re.findall(r"```toml\n# dmlrpc\.toml\n(.*?)```", text, re.S)
+    command = block("README.md", "sh", "configuration").text.strip()
+    (toml,) = re.findall(r"^# dmlrpc\.toml\n(.*)", block("README.md", "toml").text, re.S)
     authority = Authority(tmp_path, "readme")
     server = authority.issue("localhost", server=True)
     (tmp_path / "tokens").write_text("readme-token\n")

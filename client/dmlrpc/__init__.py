@@ -3,6 +3,7 @@
 from importlib import metadata as _metadata
 
 from dmlrpc import codec, ops
+from dmlrpc._calls import UNARY_LIMIT_BYTES
 from dmlrpc._channel import TLS, KeepAlive, RetryPolicy
 from dmlrpc.aio import AsyncClient
 from dmlrpc.client import Client
@@ -34,6 +35,7 @@ except _metadata.PackageNotFoundError:  # pragma: no cover - imported from a sou
 
 __all__ = [
     "TLS",
+    "UNARY_LIMIT_BYTES",
     "ArgumentError",
     "ArgumentTypeError",
     "ArgumentValueError",

@@ -33,7 +33,13 @@ from dmlrpc.graph import Graph
 from dmlrpc.schema import desc_case, tensor_fields
 from dmlrpc.v1 import graph_pb2, operators_pb2, service_pb2, tensor_pb2
 
-__all__ = ["SERVICE", "SERVICE_NAME", "Call", "Handles", "Sink"]
+__all__ = ["SERVICE", "SERVICE_NAME", "UNARY_LIMIT_BYTES", "Call", "Handles", "Sink"]
+
+#: The largest buffer a unary Execute carries: a larger one goes over ExecuteStream, and ``stream=False`` is refused.
+#: Measured through the SDK against a local CPU server on a busy 2-core machine (docs/benchmarks.md), an identity call
+#: took 0.82 s unary against 0.29 s streamed at 64 MiB and 5.3 s against 1.2 s at 256 MiB: unary time grows faster
+#: than the size, a stream's does not.
+UNARY_LIMIT_BYTES = 256 << 20
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -146,8 +152,9 @@ def execute(
             ``bytes``, a resident tensor, or ``None`` for an unset optional tensor; a list of arrays for a
             tensor-array field (JOIN's ``input_tensors``).
         timeout: deadline in seconds for this call (defaults to the client's).
-        stream: send over ExecuteStream (``True``), unary Execute (``False``), or decide by size (``None``:
-            streamed when an input or output buffer exceeds the client's ``stream_threshold_bytes``).
+        stream: send over ExecuteStream (``True``), unary Execute (``False``; refused with ``ArgumentValueError``
+            when a buffer exceeds ``dmlrpc.UNARY_LIMIT_BYTES``, 256 MiB), or decide by size (``None``: streamed when
+            an input or output buffer exceeds the client's ``stream_threshold_bytes`` or that limit).
         keep: keep outputs on the server as resident tensors instead of sending them back: ``True`` for all, or
             output indices. Inputs may be resident tensors too (those calls use unary Execute).
         execution_flags: DML_EXECUTION_FLAGS bits (``dmlrpc.v1.service_pb2.ExecutionFlags``), e.g.
@@ -166,6 +173,13 @@ def execute(
         return _unary(prepared, timeout)
     if stream is None:
         return Call(EXECUTE, None, _unchosen, timeout, choose=functools.partial(_by_size, prepared, timeout))
+    if not stream and prepared.largest_buffer > UNARY_LIMIT_BYTES:
+        raise ArgumentValueError(
+            "stream",
+            f"stream=False: a buffer of {prepared.largest_buffer} bytes exceeds {UNARY_LIMIT_BYTES} bytes "
+            f"({UNARY_LIMIT_BYTES >> 20} MiB), the largest this SDK sends or receives in one unary Execute message "
+            "(past it a unary call takes several times as long as a stream): leave stream unset or pass stream=True",
+        )
     return _streamed(prepared, timeout) if stream else _unary(prepared, timeout)
 
 
@@ -175,7 +189,7 @@ def _unchosen(answer: Any, handles: Handles) -> Any:
 
 def _by_size(prepared: PreparedCall, timeout: float | None, threshold: int) -> Call[list[Any]]:
     """Execute, or ExecuteStream when a buffer is over the threshold (chunks beat one large message)."""
-    if prepared.largest_buffer > threshold:
+    if prepared.largest_buffer > min(threshold, UNARY_LIMIT_BYTES):
         return _streamed(prepared, timeout)
     return _unary(prepared, timeout)
 

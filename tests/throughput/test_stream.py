@@ -147,3 +147,25 @@ def test_wire_chunks_are_protobuf_chunks() -> None:
     assert decode_chunk(start.SerializeToString()) is None
     with pytest.raises(ValueError, match="runs past"):
         decode_chunk(b"\x12\x05\x12\x09abc")
+
+
+def test_unary_is_refused_past_the_unary_limit(client: dmlrpc.Client) -> None:
+    # A FILL_VALUE_CONSTANT whose output is one element past dmlrpc.UNARY_LIMIT_BYTES: nothing is allocated, and the
+    # refusal comes before any RPC (unary is several times slower than a stream there: docs/benchmarks.md).
+    call = ops.fill_value_constant((dmlrpc.UNARY_LIMIT_BYTES >> 2) + 1, 1.0)
+    with pytest.raises(dmlrpc.ArgumentValueError) as raised:
+        client.execute(call.operator_desc, call.inputs, stream=False)
+    assert raised.value.argument == "stream"
+    assert f"exceeds {dmlrpc.UNARY_LIMIT_BYTES} bytes (256 MiB)" in str(raised.value), raised.value
+    assert "leave stream unset or pass stream=True" in str(raised.value)
+
+
+def test_by_size_streams_past_the_unary_limit_whatever_the_threshold() -> None:
+    from dmlrpc._calls import EXECUTE, EXECUTE_STREAM, _by_size
+
+    over = ops.fill_value_constant((dmlrpc.UNARY_LIMIT_BYTES >> 2) + 1, 1.0)
+    at = ops.fill_value_constant(dmlrpc.UNARY_LIMIT_BYTES >> 2, 1.0)
+    prepared = [prepare_execute(call.operator_desc, list(call.inputs), None, 0) for call in (over, at)]
+    huge_threshold = 1 << 40  # stream_threshold_bytes set above the limit: the limit still decides
+    assert _by_size(prepared[0], None, huge_threshold).method == EXECUTE_STREAM
+    assert _by_size(prepared[1], None, huge_threshold).method == EXECUTE
