@@ -42,6 +42,11 @@ RUN_BY = {
     ("README.md", "py", "client-options"): "tests/test_doc_commands.py::test_readme_client_options_run",
     ("README.md", "sh", "other-languages"): "tests/test_examples.py::test_readme_other_languages_run_as_written",
     ("README.md", "sh", "dml-lane"): "tests/test_doc_commands.py::test_dml_lane_commands",
+    (
+        "docs/protocol.md",
+        "python",
+        "dmlgraph",
+    ): "tests/oip/test_graph_models.py::test_the_documented_graph_file_is_served",
     ("docs/protocol.md", "sh", "codegen"): "tests/test_examples.py::test_protocol_codegen_recipe_compiles",
     ("docs/protocol.md", "sh", "grpcurl-reflection"): "tests/test_doc_commands.py::test_grpcurl_blocks_run_as_written",
     ("docs/protocol.md", "sh", "grpcurl-execute"): "tests/test_doc_commands.py::test_grpcurl_blocks_run_as_written",

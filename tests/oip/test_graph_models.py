@@ -19,6 +19,7 @@ import dmlrpc
 from dmlrpc.codec import tensor_desc
 from dmlrpc.v1 import service_pb2
 from tests.conftest import ServerThread, start_server
+from tests.doc_blocks import block
 
 
 def relu_add_graph() -> dmlrpc.Graph:
@@ -245,5 +246,22 @@ def test_owned_inputs_stay_bound(tmp_path: Path) -> None:
             x_array = np.array([[1, 1, 1, 1], [2, 2, 2, 2]], np.float32)
             out = _infer(client, "scaled", {"INPUT0": x_array}, {"INPUT0": "FP32"})
             np.testing.assert_array_equal(out.as_numpy("OUTPUT0"), x_array * weights)
+    finally:
+        running.stop()
+
+
+def test_the_documented_graph_file_is_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # docs/protocol.md's snippet, run as written in a scratch directory, writes a model the server then serves.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models" / "relu_add" / "1").mkdir(parents=True)
+    exec(compile(block("docs/protocol.md", "python", "dmlgraph").text, "docs/protocol.md", "exec"), {})
+    running = start_server(model_repository=tmp_path / "models")
+    try:
+        client = grpcclient.InferenceServerClient(running.address)
+        a = np.arange(32, dtype=np.float32).reshape(2, 2, 8) - 16
+        b = np.ones((2, 2, 8), np.float32)
+        result = _infer(client, "relu_add", {"INPUT0": a, "INPUT1": b}, {"INPUT0": "FP32", "INPUT1": "FP32"})
+        np.testing.assert_array_equal(result.as_numpy("OUTPUT0"), np.maximum(a + b, 0))
+        client.close()
     finally:
         running.stop()
