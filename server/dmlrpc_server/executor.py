@@ -20,9 +20,8 @@ from dmlrpc_server.feature_levels import introduced_feature_level
 from dmlrpc_server.graph_models import Stage, composed_plan, graph_batching, staged_run
 from dmlrpc_server.graphs import GraphLowering, lower_graph
 from dmlrpc_server.operators import REGISTRY, Operator
-from dmlrpc_server.operators._batching import BatchRule
-from dmlrpc_server.operators.base import Limits, Plan, make_model
-from dmlrpc_server.runtime.buffers import BufferPool
+from dmlrpc_server.operators.base import BatchRule, Limits, Plan, make_model
+from dmlrpc_server.runtime.buffers import Buffer, BufferPool
 from dmlrpc_server.runtime.compiler import (
     NODES_FALLBACK,
     SESSION_FALLBACK,
@@ -458,8 +457,6 @@ class Executor:
         return staging.data
 
 
-#: A bound buffer's bytes, from a unary binding or reassembled from a stream.
-Buffer = bytes | bytearray | memoryview | np.ndarray
 #: One output field's encoded bytes: a buffer, the buffers of a tensor array, or ``None`` when unset.
 Encoded = bytes | list[bytes | None] | None
 

@@ -38,9 +38,10 @@ from dmlrpc_server.runtime.providers import Provider, choose_provider
 from dmlrpc_server.runtime.resident import ResidentStore
 from dmlrpc_server.scheduler import Scheduler
 from dmlrpc_server.security import TokenAuthInterceptor, server_credentials
-from dmlrpc_server.service import Service, StreamLimits
+from dmlrpc_server.service import Service
 from dmlrpc_server.servicer import DirectMLServicer, handlers
 from dmlrpc_server.settings import ServerSettings
+from dmlrpc_server.stages import StreamLimits
 
 _log = logging.getLogger(__name__)
 
@@ -343,7 +344,9 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         if settings.metrics
         else None
     )
-    workers = ThreadPoolExecutor(max_workers=settings.worker_count, thread_name_prefix=OPERATOR_THREAD_PREFIX)
+    workers = ThreadPoolExecutor(
+        max_workers=settings.operator_threads(worker_count()), thread_name_prefix=OPERATOR_THREAD_PREFIX
+    )
     scheduler = Scheduler(
         admission,
         workers,

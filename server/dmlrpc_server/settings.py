@@ -27,7 +27,6 @@ from pydantic_settings import (
 
 from dmlrpc.codec import MAX_ELEMENT_COUNT
 from dmlrpc_server.feature_levels import LATEST, parse_feature_level
-from dmlrpc_server.runtime.process import worker_count
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -468,10 +467,10 @@ class ServerSettings(BaseSettings):
 
         return bool({"DmlExecutionProvider", "CUDAExecutionProvider"} & set(ort.get_available_providers()))
 
-    @property
-    def worker_count(self) -> int:
-        """Operator threads of one server process: --worker-threads, or the CPUs shared among the processes."""
-        return self.worker_threads or max(1, (os.cpu_count() or 2) // worker_count())
+    def operator_threads(self, processes: int) -> int:
+        """Operator threads of one of ``processes`` server processes: --worker-threads, or the CPUs shared among
+        the processes."""
+        return self.worker_threads or max(1, (os.cpu_count() or 2) // processes)
 
     def auth_tokens(self) -> tuple[bytes, ...]:
         """The accepted bearer tokens (read from the token file now, so a rotated file applies on restart)."""

@@ -15,8 +15,7 @@ import onnx
 import onnxruntime as ort
 
 from dmlrpc_server.errors import OperatorUnavailable, ServiceError
-from dmlrpc_server.operators._batching import BatchRule
-from dmlrpc_server.operators.base import Plan
+from dmlrpc_server.operators.base import BatchRule, Plan
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.cost import ModelCost, model_cost
 from dmlrpc_server.runtime.providers import PROVIDERS, Provider

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import service_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument, NotFound, ResourceExhausted
-from dmlrpc_server.executor import Buffer
+from dmlrpc_server.runtime.buffers import Buffer
 from dmlrpc_server.runtime.compiler import Compiled
 from dmlrpc_server.runtime.process import check_worker, new_handle
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import onnxruntime as ort
@@ -15,10 +13,6 @@ import onnxruntime as ort
 from dmlrpc.codec import TensorLayout
 from dmlrpc_server.errors import NotFound, ResourceExhausted
 from dmlrpc_server.runtime.process import check_worker, new_handle
-from dmlrpc_server.security import bearer_token
-
-#: Metadata key of the client's self-chosen id, which scopes its resident tensors when the server has no auth.
-CLIENT_ID_KEY = "dmlrpc-client-id"
 
 
 @dataclass(frozen=True)
@@ -228,24 +222,3 @@ class Reservation:
         if self.count or self.nbytes:
             self.store._unreserve(self.owner, self.count, self.nbytes)
             self.count = self.nbytes = 0
-
-
-def caller_identity(metadata: Any, peer: str, *, authenticated: bool) -> str:
-    """Who owns the resident tensors a call creates and may bind.
-
-    With bearer-token auth on: the verified token (hashed; the interceptor let the call in only with exactly one,
-    read by the same ``bearer_token``), so every connection presenting it shares the tensors whatever the scheme's
-    case or spacing. Without auth: the peer's host plus the client's ``dmlrpc-client-id`` metadata (the SDK sends a
-    random one per client object); a caller sending none is scoped to its connection (the peer's host and port).
-    Without auth a caller picks its own id, so per-caller quotas only keep honest clients apart; the server-wide
-    totals bound everyone together.
-    """
-    if authenticated:
-        token = bearer_token(metadata) or b""
-        return "token:" + hashlib.sha256(token).hexdigest()
-    values = {key.lower(): value for key, value in (metadata or ())}
-    host = peer.rsplit(":", 1)[0] if ":" in peer else peer
-    client_id = values.get(CLIENT_ID_KEY)
-    if client_id:
-        return f"client:{host}|{client_id}"
-    return f"peer:{peer}"
