@@ -33,6 +33,7 @@ from dmlrpc_server.runtime.compiler import (
 from dmlrpc_server.runtime.cost import ModelCost, check_cost, model_cost
 from dmlrpc_server.runtime.providers import Provider
 from dmlrpc_server.runtime.resident import Device, Resident, ResidentStore
+from dmlrpc_server.settings import DEFAULTS
 
 _log = logging.getLogger(__name__)
 
@@ -77,21 +78,27 @@ class Executor:
         feature_level: int,
         limits: Limits,
         cache_capacity: int,
-        cache_bytes: int = 1 << 62,
+        cache_bytes: int | None = None,
         pool: BufferPool | None = None,
         resident: ResidentStore | None = None,
     ) -> None:
+        """The server passes every part built from its settings; what is left out (an Executor in a test or a
+        benchmark) takes the settings' defaults: the compile cache's bytes and resident quotas as a lone server's,
+        no pooled buffers kept, resident bytes bounded by one request's."""
         self.provider = provider
         self._half_precision = provider.allowing_half_precision()
         self.feature_level = feature_level
         self.limits = limits
         self.pool = pool or BufferPool(0)
+        if cache_bytes is None:
+            cache_bytes = DEFAULTS.budgets(1).compile_cache
         self.cache = CompileCache(cache_capacity, cache_bytes)
         self.resident = resident or ResidentStore(
-            tensors_per_owner=1024,
+            tensors_per_owner=DEFAULTS.resident_tensors_per_caller,
             bytes_per_owner=limits.max_request_bytes,
             bytes_total=limits.max_request_bytes,
-            idle_seconds=600,
+            tensors_total=DEFAULTS.resident_tensors_total,
+            idle_seconds=DEFAULTS.resident_idle_seconds,
             device=device_of(provider),
         )
 

@@ -71,7 +71,7 @@ class Scheduler:
         *,
         inline_work: int,
         batch_work: int,
-        device_inline_work: int = 0,
+        device_inline_work: int,
         max_batch_size: int,
         max_delay: float,
         sizes_by_case: Mapping[str, int] | None = None,

@@ -517,6 +517,11 @@ class _ConfigFileSource(PydanticBaseSettingsSource):
         return dict(self.data)
 
 
+#: Every setting at its default (no flags, variables or file read): what a part built without settings of its own
+#: (an Executor in a test or a benchmark, a provider chosen by name) takes, so that each default is written once.
+DEFAULTS = ServerSettings.model_construct()
+
+
 class SettingsError(ValueError):
     """The settings could not be built; the message says which setting is wrong and why."""
 

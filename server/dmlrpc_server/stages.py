@@ -54,7 +54,7 @@ class Stages:
         stream_limits: StreamLimits,
         max_graph_nodes: int,
         memory: ByteBudget,
-        stream_idle_seconds: float | None = None,
+        stream_idle_seconds: float | None,
     ) -> None:
         self.executor = executor
         self.scheduler = scheduler

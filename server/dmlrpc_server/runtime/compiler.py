@@ -315,7 +315,7 @@ class CompileCache:
     entry's session is released as soon as no call still runs it (nothing else refers to it).
     """
 
-    def __init__(self, capacity: int, max_bytes: int = 1 << 62) -> None:
+    def __init__(self, capacity: int, max_bytes: int) -> None:
         self._capacity = capacity
         self.max_bytes = max_bytes
         self._entries: OrderedDict[bytes, Compiled] = OrderedDict()
