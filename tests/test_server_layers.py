@@ -18,7 +18,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundation", frozenset({"errors", "feature_levels", "tensors", "logs", "settings"})),
     ("operators", frozenset({"operators", "graphs", "graph_models"})),
     ("runtime", frozenset({"runtime"})),
-    ("executor", frozenset({"executor", "capabilities"})),
+    ("executor", frozenset({"bindings", "executor", "capabilities"})),
     ("service", frozenset({"calls", "streams", "responses", "metrics", "scheduler", "stages", "many", "service"})),
     ("front doors", frozenset({"interceptors", "security", "servicer", "oip"})),
     ("process", frozenset({"", "server", "supervisor", "__main__"})),

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dmlrpc.v1 import service_pb2
+from dmlrpc_server.bindings import unary_buffers
 from dmlrpc_server.errors import Cancelled, Internal, InvalidArgument, ServiceError
-from dmlrpc_server.executor import unary_buffers
 from dmlrpc_server.responses import execute_response, item_error, item_result, resident_response
 from dmlrpc_server.runtime.buffers import Buffer
 from dmlrpc_server.runtime.compiler import Compiled

@@ -14,9 +14,10 @@ import onnxruntime as ort
 from dmlrpc.codec import encode_into
 from dmlrpc.schema import tensor_descs
 from dmlrpc.v1 import service_pb2, tensor_pb2
+from dmlrpc_server.bindings import unary_buffers
 from dmlrpc_server.calls import OPERATOR, ExecuteCall, parse
 from dmlrpc_server.errors import InvalidArgument
-from dmlrpc_server.executor import compile_flags, unary_buffers
+from dmlrpc_server.executor import compile_flags
 from dmlrpc_server.graphs import strip_owned
 from dmlrpc_server.many import ManyStream, binds_resident
 from dmlrpc_server.responses import execute_response, resident_response

@@ -11,6 +11,7 @@ import onnxruntime as ort
 from dmlrpc.codec import TensorLayout
 from dmlrpc_server.runtime import store
 from dmlrpc_server.runtime.process import new_handle
+from dmlrpc_server.runtime.providers import Provider
 from dmlrpc_server.runtime.store import OwnedStore, Quota, Words
 
 
@@ -98,3 +99,15 @@ class Reservation(store.Reservation[Resident]):
 
     def add(self, layout: TensorLayout, desc_bytes: bytes, value: np.ndarray | ort.OrtValue) -> Resident:
         return self.keep(Resident(new_handle(), self.owner, layout, desc_bytes, value))
+
+
+def device_of(provider: Provider) -> Device:
+    """Where resident tensors live for a provider: CUDA device memory, else host memory.
+
+    DirectML keeps them on the host for now: OrtValues that ONNX Runtime's Python API allocates on the "dml" device
+    broke the DirectML device of the test lane (sessions created afterwards failed to build, then runs failed with
+    DXGI_ERROR_DEVICE_REMOVED), so device residency there waits for a real adapter to validate it on.
+    """
+    kinds = {"CUDAExecutionProvider": "cuda"}
+    device_id = int(provider.options.get("device_id", 0))
+    return Device(kinds.get(provider.name, "cpu"), device_id)
