@@ -15,7 +15,7 @@ NAME = PACKAGE.name
 #: The layers, lowest first (docs/architecture.md, "Layers"): a module may import its own layer and those below it.
 #: Each is a set of module names relative to the package; a package name covers its submodules.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("foundation", frozenset({"errors", "feature_levels", "tensors", "logs", "settings"})),
+    ("foundation", frozenset({"errors", "feature_levels", "tensors", "logs", "host", "settings_cli", "settings"})),
     ("operators", frozenset({"operators", "graphs", "graph_models"})),
     ("runtime", frozenset({"runtime"})),
     ("executor", frozenset({"bindings", "executor", "capabilities"})),
