@@ -8,21 +8,19 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import numpy as np
-import onnxruntime as ort
 from google.protobuf import unknown_fields
 from google.protobuf.message import DecodeError
 
 from dmlrpc.codec import TensorLayout, data_type_name, decode, encode_into
 from dmlrpc.schema import tensor_descs
-from dmlrpc.v1 import graph_pb2, operators_pb2, service_pb2, tensor_pb2
+from dmlrpc.v1 import graph_pb2, operators_pb2, service_pb2
+from dmlrpc_server.bindings import unary_buffers
 from dmlrpc_server.errors import InvalidArgument, OperatorUnavailable, ResourceExhausted
-from dmlrpc_server.feature_levels import introduced_feature_level
 from dmlrpc_server.graph_models import Stage, composed_plan, graph_batching, staged_run
 from dmlrpc_server.graphs import GraphLowering, lower_graph
 from dmlrpc_server.operators import REGISTRY, Operator
-from dmlrpc_server.operators._batching import BatchRule
-from dmlrpc_server.operators.base import Limits, Plan, make_model
-from dmlrpc_server.runtime.buffers import BufferPool
+from dmlrpc_server.operators.base import BatchRule, Limits, Plan, make_model
+from dmlrpc_server.runtime.buffers import Buffer, BufferPool
 from dmlrpc_server.runtime.compiler import (
     NODES_FALLBACK,
     SESSION_FALLBACK,
@@ -33,7 +31,8 @@ from dmlrpc_server.runtime.compiler import (
 )
 from dmlrpc_server.runtime.cost import ModelCost, check_cost, model_cost
 from dmlrpc_server.runtime.providers import Provider
-from dmlrpc_server.runtime.resident import Device, Resident, ResidentStore
+from dmlrpc_server.runtime.resident import Resident, ResidentStore, device_of
+from dmlrpc_server.settings import DEFAULTS
 
 _log = logging.getLogger(__name__)
 
@@ -78,21 +77,27 @@ class Executor:
         feature_level: int,
         limits: Limits,
         cache_capacity: int,
-        cache_bytes: int = 1 << 62,
+        cache_bytes: int | None = None,
         pool: BufferPool | None = None,
         resident: ResidentStore | None = None,
     ) -> None:
+        """The server passes every part built from its settings; what is left out (an Executor in a test or a
+        benchmark) takes the settings' defaults: the compile cache's bytes and resident quotas as a lone server's,
+        no pooled buffers kept, resident bytes bounded by one request's."""
         self.provider = provider
         self._half_precision = provider.allowing_half_precision()
         self.feature_level = feature_level
         self.limits = limits
         self.pool = pool or BufferPool(0)
+        if cache_bytes is None:
+            cache_bytes = DEFAULTS.budgets(1).compile_cache
         self.cache = CompileCache(cache_capacity, cache_bytes)
         self.resident = resident or ResidentStore(
-            tensors_per_owner=1024,
+            tensors_per_owner=DEFAULTS.resident_tensors_per_caller,
             bytes_per_owner=limits.max_request_bytes,
             bytes_total=limits.max_request_bytes,
-            idle_seconds=600,
+            tensors_total=DEFAULTS.resident_tensors_total,
+            idle_seconds=DEFAULTS.resident_idle_seconds,
             device=device_of(provider),
         )
 
@@ -458,119 +463,5 @@ class Executor:
         return staging.data
 
 
-#: A bound buffer's bytes, from a unary binding or reassembled from a stream.
-Buffer = bytes | bytearray | memoryview | np.ndarray
 #: One output field's encoded bytes: a buffer, the buffers of a tensor array, or ``None`` when unset.
 Encoded = bytes | list[bytes | None] | None
-
-
-def device_of(provider: Provider) -> Device:
-    """Where resident tensors live for a provider: CUDA device memory, else host memory.
-
-    DirectML keeps them on the host for now: OrtValues that ONNX Runtime's Python API allocates on the "dml" device
-    broke the DirectML device of the test lane (sessions created afterwards failed to build, then runs failed with
-    DXGI_ERROR_DEVICE_REMOVED), so device residency there waits for a real adapter to validate it on.
-    """
-    kinds = {"CUDAExecutionProvider": "cuda"}
-    device_id = int(provider.options.get("device_id", 0))
-    return Device(kinds.get(provider.name, "cpu"), device_id)
-
-
-def unary_buffers(bindings: Sequence[service_pb2.BindingDesc], plan: Plan) -> list[Buffer | None]:
-    """The bytes of each unary binding (``None`` for an unset one), tensor arrays expanded in place (``plan.inputs``
-    order); checks each is a buffer binding, or a buffer-array binding of the array's length for an array field."""
-    buffers: list[Buffer | None] = []
-    if not plan.input_arrays:
-        for index, binding in enumerate(bindings):
-            kind = binding.WhichOneof("binding")
-            if kind is None:
-                buffers.append(None)
-            elif kind != "buffer":
-                raise InvalidArgument(f"inputs[{index}]", "a buffer binding is required for this tensor")
-            else:
-                buffers.append(binding.buffer.data)  # NOTE: upb copies a bytes field on every access: read it once
-        return buffers
-    if len(bindings) != len(plan.input_arrays):
-        raise InvalidArgument(
-            "inputs",
-            f"{len(bindings)} bindings for {len(plan.input_arrays)} input tensor fields; bind each in order (a "
-            "tensor-array field takes one buffer_array)",
-        )
-    for index, (binding, count) in enumerate(zip(bindings, plan.input_arrays, strict=True)):
-        kind = binding.WhichOneof("binding")
-        if count is None:
-            if kind not in (None, "buffer"):
-                raise InvalidArgument(f"inputs[{index}]", "a buffer binding is required for this tensor")
-            buffers.append(None if kind is None else binding.buffer.data)
-            continue
-        if kind != "buffer_array":
-            raise InvalidArgument(
-                f"inputs[{index}]", f"a tensor-array field takes a buffer_array binding of {count} buffers"
-            )
-        array = binding.buffer_array
-        parts = list(array.bindings)
-        if array.binding_count != len(parts):
-            raise InvalidArgument(
-                f"inputs[{index}].buffer_array.binding_count",
-                f"{array.binding_count} differs from the {len(parts)} bindings given",
-            )
-        if len(parts) != count:
-            raise InvalidArgument(
-                f"inputs[{index}].buffer_array.bindings", f"{len(parts)} buffers for the array's {count} tensor descs"
-            )
-        for position, part in enumerate(parts):
-            data = part.data
-            layout = plan.inputs[len(buffers)]
-            if layout is not None and len(data) < layout.total_bytes:
-                raise InvalidArgument(
-                    f"inputs[{index}].buffer_array.bindings[{position}].data",
-                    f"{len(data)} bytes is shorter than the tensor's total_tensor_size_in_bytes ({layout.total_bytes})",
-                )
-            buffers.append(data)
-    return buffers
-
-
-def capabilities(
-    executor: Executor, *, server_version: str, limits: service_pb2.Limits
-) -> service_pb2.GetCapabilitiesResponse:
-    """Describe the provider, feature level, limits and the support of every DML operator type."""
-    cases = {field.number: field.name for field in operators_pb2.OperatorDesc.DESCRIPTOR.oneofs_by_name["desc"].fields}
-    response = service_pb2.GetCapabilitiesResponse(
-        execution_provider=executor.provider.name,
-        device=executor.provider.device,
-        feature_level=executor.feature_level,  # type: ignore[arg-type]
-        limits=limits,
-        server_version=server_version,
-        onnxruntime_version=ort.__version__,
-        cpu_fallback_refused=not executor.provider.cpu_fallback,
-    )
-    seen: set[int] = set()
-    for value in _OPERATOR_TYPES.values():
-        if value == 0 or value in seen:
-            continue
-        seen.add(value)
-        entry = response.operators.add(
-            operator_type=value,
-            name=cases.get(value, ""),
-            introduced=introduced_feature_level(value),
-        )
-        operator = REGISTRY.get(cases.get(value, ""))
-        if operator is None:
-            continue
-        table = operator.support_at(executor.feature_level)
-        if table is None:
-            continue
-        entry.executable = True
-        for tensor in (*operator.inputs, *operator.outputs):
-            rule = table[tensor.name]
-            entry.tensors.add(
-                field=tensor.name,
-                kind=tensor_pb2.SCHEMA_FIELD_KIND_OUTPUT_TENSOR
-                if tensor.output
-                else tensor_pb2.SCHEMA_FIELD_KIND_INPUT_TENSOR,
-                min_dimension_count=rule.min_dimension_count,
-                max_dimension_count=rule.max_dimension_count,
-                data_types=sorted(rule.data_types),
-                optional=tensor.optional,
-            )
-    return response

@@ -13,14 +13,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dmlrpc.v1 import service_pb2
+from dmlrpc_server.bindings import unary_buffers
 from dmlrpc_server.errors import Cancelled, Internal, InvalidArgument, ServiceError
-from dmlrpc_server.executor import Buffer, unary_buffers
 from dmlrpc_server.responses import execute_response, item_error, item_result, resident_response
+from dmlrpc_server.runtime.buffers import Buffer
 from dmlrpc_server.runtime.compiler import Compiled
 from dmlrpc_server.streams import idle_error, next_part
 
 if TYPE_CHECKING:
-    from dmlrpc_server.service import Service
+    from dmlrpc_server.stages import Stages
 
 _log = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ _log = logging.getLogger(__name__)
 class ManyStream:
     """The state of one ExecuteMany call: admitted items, the results waiting to be written, and the window."""
 
-    def __init__(self, service: Service, owner: str, deadline: float | None) -> None:
+    def __init__(self, service: Stages, owner: str, deadline: float | None) -> None:
         self.service = service
         self.owner = owner
         self.deadline = deadline

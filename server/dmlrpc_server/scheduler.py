@@ -71,7 +71,7 @@ class Scheduler:
         *,
         inline_work: int,
         batch_work: int,
-        device_inline_work: int = 0,
+        device_inline_work: int,
         max_batch_size: int,
         max_delay: float,
         sizes_by_case: Mapping[str, int] | None = None,
@@ -90,7 +90,6 @@ class Scheduler:
         #: The most work a batch run on the event loop may have: a few tiny runs' worth.
         self._inline_batch = 4 * inline_work
         self._lanes: dict[int, _Lane] = {}
-        self._terminate_next = False
         self.closing = False
         #: Set once this worker process has made its --max-sessions-per-worker sessions (it is being recycled).
         self.sessions_spent = False
@@ -273,9 +272,6 @@ class Scheduler:
             self._observe(len(batch))
             compiled = lane.compiled
             options = ort.RunOptions()
-            if self._terminate_next and len(batch) > 1:
-                self._terminate_next = False
-                options.terminate = True
             if self.inline(compiled) and compiled.work * len(batch) <= self._inline_batch:
                 try:
                     _settle(batch, self._run_batch(compiled, batch, options), None)
@@ -324,11 +320,6 @@ class Scheduler:
     def _observe(self, size: int) -> None:
         if self._observe_batch is not None:
             self._observe_batch(size)
-
-    def fail_next_batch(self) -> None:
-        """Make ONNX Runtime itself fail the next batch of two or more requests (``RunOptions.terminate``): the
-        reliability suite's fault point for "the runtime raised inside a batch". Call from the event loop thread."""
-        self._terminate_next = True
 
 
 class _Turn:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
@@ -12,6 +13,8 @@ from dmlrpc_server.settings import ServerSettings
 
 #: Metadata key of the bearer token (gRPC lower-cases metadata keys).
 AUTHORIZATION_KEY = "authorization"
+#: Metadata key of the client's self-chosen id, which scopes its resident tensors when the server has no auth.
+CLIENT_ID_KEY = "dmlrpc-client-id"
 
 
 def bearer_token(metadata: Sequence[tuple[str, str | bytes]] | None) -> bytes | None:
@@ -110,3 +113,24 @@ def _refusing(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
     if handler.request_streaming:
         return grpc.stream_unary_rpc_method_handler(_refuse, **kwargs)
     return grpc.unary_unary_rpc_method_handler(_refuse, **kwargs)
+
+
+def caller_identity(metadata: Any, peer: str, *, authenticated: bool) -> str:
+    """Who owns the resident tensors a call creates and may bind.
+
+    With bearer-token auth on: the verified token (hashed; the interceptor let the call in only with exactly one,
+    read by the same ``bearer_token``), so every connection presenting it shares the tensors whatever the scheme's
+    case or spacing. Without auth: the peer's host plus the client's ``dmlrpc-client-id`` metadata (the SDK sends a
+    random one per client object); a caller sending none is scoped to its connection (the peer's host and port).
+    Without auth a caller picks its own id, so per-caller quotas only keep honest clients apart; the server-wide
+    totals bound everyone together.
+    """
+    if authenticated:
+        token = bearer_token(metadata) or b""
+        return "token:" + hashlib.sha256(token).hexdigest()
+    values = {key.lower(): value for key, value in (metadata or ())}
+    host = peer.rsplit(":", 1)[0] if ":" in peer else peer
+    client_id = values.get(CLIENT_ID_KEY)
+    if client_id:
+        return f"client:{host}|{client_id}"
+    return f"peer:{peer}"

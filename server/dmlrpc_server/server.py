@@ -18,7 +18,8 @@ from prometheus_client import Gauge
 
 from dmlrpc.v1 import service_pb2
 from dmlrpc.wire import CHUNK_BYTES
-from dmlrpc_server.executor import Executor, capabilities, device_of
+from dmlrpc_server.capabilities import capabilities
+from dmlrpc_server.executor import Executor
 from dmlrpc_server.feature_levels import feature_level_name
 from dmlrpc_server.interceptors import ErrorInterceptor
 from dmlrpc_server.metrics import Metrics
@@ -35,12 +36,13 @@ from dmlrpc_server.runtime.handles import HandleStore
 from dmlrpc_server.runtime.memory import Heap
 from dmlrpc_server.runtime.process import worker_count, worker_index
 from dmlrpc_server.runtime.providers import Provider, choose_provider
-from dmlrpc_server.runtime.resident import ResidentStore
+from dmlrpc_server.runtime.resident import ResidentStore, device_of
 from dmlrpc_server.scheduler import Scheduler
 from dmlrpc_server.security import TokenAuthInterceptor, server_credentials
-from dmlrpc_server.service import Service, StreamLimits
+from dmlrpc_server.service import Service
 from dmlrpc_server.servicer import DirectMLServicer, handlers
 from dmlrpc_server.settings import ServerSettings
+from dmlrpc_server.stages import StreamLimits
 
 _log = logging.getLogger(__name__)
 
@@ -345,7 +347,9 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         if settings.metrics
         else None
     )
-    workers = ThreadPoolExecutor(max_workers=settings.worker_count, thread_name_prefix=OPERATOR_THREAD_PREFIX)
+    workers = ThreadPoolExecutor(
+        max_workers=settings.operator_threads(worker_count()), thread_name_prefix=OPERATOR_THREAD_PREFIX
+    )
     scheduler = Scheduler(
         admission,
         workers,

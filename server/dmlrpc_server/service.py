@@ -7,27 +7,24 @@ import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
-from contextvars import ContextVar
-from dataclasses import dataclass
 
 import numpy as np
 import onnxruntime as ort
 
 from dmlrpc.codec import encode_into
 from dmlrpc.schema import tensor_descs
-from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
-from dmlrpc_server.calls import EXECUTED_ON, OPERATOR, ExecuteCall, parse
+from dmlrpc.v1 import service_pb2, tensor_pb2
+from dmlrpc_server.bindings import unary_buffers
+from dmlrpc_server.calls import OPERATOR, ExecuteCall, parse
 from dmlrpc_server.errors import InvalidArgument
-from dmlrpc_server.executor import Buffer, Executor, compile_flags, unary_buffers
+from dmlrpc_server.executor import compile_flags
 from dmlrpc_server.graphs import strip_owned
 from dmlrpc_server.many import ManyStream, binds_resident
-from dmlrpc_server.metrics import Metrics
-from dmlrpc_server.responses import Encoded, execute_response, resident_response
-from dmlrpc_server.runtime.admission import ByteBudget
+from dmlrpc_server.responses import execute_response, resident_response
 from dmlrpc_server.runtime.compiler import INITIALIZER_COPIES, Compiled, StagedCompiled, data_bytes
-from dmlrpc_server.runtime.handles import Handle, HandleStore, owned_buffers
+from dmlrpc_server.runtime.handles import Handle, owned_buffers
 from dmlrpc_server.runtime.resident import Resident
-from dmlrpc_server.scheduler import Scheduler
+from dmlrpc_server.stages import Stages, placed, received_bytes
 from dmlrpc_server.streams import (
     declared_lengths,
     next_part,
@@ -40,22 +37,8 @@ from dmlrpc_server.tensors import ANY_TENSOR, validate_tensor
 
 _log = logging.getLogger(__name__)
 
-#: Bytes of a unary call's response still reserved in ``Service.memory`` when the service returns it: the servicer
-#: releases them once the RPC is done, as gRPC holds the response until the caller has read it.
-RESPONSE_HELD: ContextVar[int] = ContextVar("dmlrpc_response_held", default=0)
-#: Smaller responses are released on return: the calls that can run or wait at once hold few of them.
-HOLD_RESPONSES_FROM = 1 << 16
 
-
-@dataclass(frozen=True)
-class StreamLimits:
-    """Bounds of one ExecuteMany stream: items admitted at once, and their request bytes."""
-
-    items: int
-    bytes: int
-
-
-class Service:
+class Service(Stages):
     """Every RPC as a short recipe over the stages of the request path:
 
     1. **decode** (the servicer parsed the message; streams parse their parts here),
@@ -64,33 +47,9 @@ class Service:
     4. **schedule** (``Scheduler``: admission, deadline, inline / worker / batch by the work the desc causes),
     5. **encode** (``Executor.encode_outputs`` and ``responses``: the outputs as wire bytes).
 
-    Stages 3-5 of work that is not tiny run on a worker thread together, so the event loop only moves bytes.
+    Stages 3-5 of work that is not tiny run on a worker thread together, so the event loop only moves bytes; the
+    stages themselves are ``Stages``'.
     """
-
-    def __init__(
-        self,
-        executor: Executor,
-        scheduler: Scheduler,
-        handles: HandleStore,
-        *,
-        metrics: Metrics | None = None,
-        stream_chunk_bytes: int,
-        stream_limits: StreamLimits,
-        max_graph_nodes: int,
-        memory: ByteBudget,
-        stream_idle_seconds: float | None = None,
-    ) -> None:
-        self.executor = executor
-        self.scheduler = scheduler
-        self.handles = handles
-        self._metrics = metrics
-        self._chunk = stream_chunk_bytes
-        self.stream_limits = stream_limits
-        self.max_graph_nodes = max_graph_nodes
-        #: The memory calls in progress add (their runs' tensors, their responses until read): reserved per call.
-        self.memory = memory
-        #: The longest wait for a client's next message on a stream (None: no limit).
-        self.stream_idle = stream_idle_seconds
 
     # -- Execute and Dispatch -----------------------------------------------------------------------------------
 
@@ -112,7 +71,7 @@ class Service:
         if compiled.plan.input_arrays:
             return await self.execute(parse(service_pb2.ExecuteRequest, raw), "", time_remaining)
         executor.check_response_fits(compiled)
-        outputs = await self._run(compiled, list(call.buffers), deadline, arrived, call.size)
+        outputs = await self.run(compiled, list(call.buffers), deadline, arrived, call.size)
         return execute_response(outputs)
 
     async def execute(self, request: service_pb2.ExecuteRequest, owner: str, time_remaining: float | None) -> bytes:
@@ -130,7 +89,7 @@ class Service:
             return resident_response(items)
         self.executor.check_response_fits(compiled)
         buffers = unary_buffers(request.inputs, compiled.plan)
-        outputs = await self._run(compiled, buffers, deadline, arrived, _received(buffers))
+        outputs = await self.run(compiled, buffers, deadline, arrived, received_bytes(buffers))
         return execute_response(outputs)
 
     async def dispatch(self, request: service_pb2.DispatchRequest, owner: str, time_remaining: float | None) -> bytes:
@@ -146,150 +105,8 @@ class Service:
             return resident_response(items)
         self.executor.check_response_fits(compiled)
         buffers = entry.bind(unary_buffers(request.inputs, compiled.plan))
-        outputs = await self._run(compiled, buffers, deadline, arrived, _received(buffers))
+        outputs = await self.run(compiled, buffers, deadline, arrived, received_bytes(buffers))
         return execute_response(outputs)
-
-    async def compiled(
-        self, operator_desc: operators_pb2.OperatorDesc, deadline: float | None = None, execution_flags: int = 0
-    ) -> Compiled:
-        """Stage 2: the cached compiled desc, or compile it on a worker (validation and lowering take milliseconds)
-        within an admission turn of its own, so that compiling counts as work the server admits. ``execution_flags``
-        is the request's DML_EXECUTION_FLAGS (INVALID_ARGUMENT at `execution_flags` for an unknown bit)."""
-        flags = compile_flags(execution_flags)
-        compiled = self.executor.cached(operator_desc, flags)
-        if compiled is None:
-            await self.scheduler.room_for_session(deadline)
-            async with self.scheduler.turn(deadline):
-                compiled = await self.scheduler.offload(lambda _: self.executor.compiled(operator_desc, flags))
-        placed(compiled)
-        return compiled
-
-    def on_loop(self, compiled: Compiled) -> bool:
-        """Whether binding and encoding stay on the event loop: tiny work, or small requests that may batch."""
-        scheduler = self.scheduler
-        return scheduler.inline(compiled) or scheduler.batch_size(compiled) > 1
-
-    async def _run(
-        self,
-        compiled: Compiled,
-        buffers: list[Buffer | None],
-        deadline: float | None,
-        arrived: float,
-        received: int,
-    ) -> list[Encoded]:
-        """Stages 3-5 of one unary call within its admission slot and its reserved memory."""
-        executor = self.executor
-        memory = self.memory
-        size = compiled.memory
-        if not memory.try_acquire(size):
-            await memory.acquire(size, deadline)
-        try:
-            async with self.scheduler.turn(deadline) as started:
-                if self.on_loop(compiled):
-                    results = await self.scheduler.run(compiled, executor.feeds(compiled, buffers), deadline)
-                    outputs = executor.encode_outputs(compiled, results)
-                else:
-                    outputs = await self.scheduler.offload(functools.partial(self.whole, compiled, buffers), deadline)
-                    self.scheduler.observe_alone()
-                self._observe(compiled.label, arrived, started, received, outputs)
-        except BaseException:
-            memory.release(size)
-            raise
-        self._hold_response(size, compiled.plan.response_bytes)
-        return outputs
-
-    def _hold_response(self, reserved: int, response: int) -> None:
-        """Release a unary call's reserved memory but for a large response, which stays reserved until the RPC is
-        done (``RESPONSE_HELD``: gRPC holds it until the caller reads it)."""
-        if response < HOLD_RESPONSES_FROM:
-            self.memory.release(reserved)
-            return
-        self.memory.release(reserved - response)
-        RESPONSE_HELD.set(RESPONSE_HELD.get() + response)
-
-    def whole(self, compiled: Compiled, buffers: Sequence[Buffer | None], options: ort.RunOptions) -> list[Encoded]:
-        """Stages 3-5 on a worker thread: bind, run, encode."""
-        executor = self.executor
-        return executor.encode_outputs(compiled, compiled.run(executor.feeds(compiled, buffers), options))
-
-    async def resident(
-        self,
-        request: service_pb2.ExecuteRequest | service_pb2.DispatchRequest,
-        owner: str,
-        deadline: float | None,
-        compiled: Compiled,
-        entry: Handle | None,
-        label: str,
-        *,
-        hold_response: bool = True,
-    ) -> list[bytes | Resident | None]:
-        """A call with resident bindings or kept outputs (never batched): inline when tiny, else on a worker.
-
-        With ``hold_response`` (a unary call) a large response stays reserved until the RPC is done (see
-        ``RESPONSE_HELD``); else the call's memory is released when this returns.
-        """
-        arrived = time.monotonic()
-        size = compiled.memory
-        await self.memory.acquire(size, deadline)
-        try:
-            outputs = await self._resident(request, owner, deadline, compiled, entry, label, arrived)
-        except BaseException:
-            self.memory.release(size)
-            raise
-        if hold_response:
-            self._hold_response(size, compiled.plan.response_bytes)
-        else:
-            self.memory.release(size)
-        return outputs
-
-    async def _resident(
-        self,
-        request: service_pb2.ExecuteRequest | service_pb2.DispatchRequest,
-        owner: str,
-        deadline: float | None,
-        compiled: Compiled,
-        entry: Handle | None,
-        label: str,
-        arrived: float,
-    ) -> list[bytes | Resident | None]:
-        """Stages 3-5 of a resident call within its admission slot."""
-        run = functools.partial(
-            self.executor.execute_resident,
-            owner,
-            compiled,
-            request,
-            output_descs=None if entry is None else entry.output_desc_bytes,
-            bind=None if entry is None else entry.bind,
-        )
-        async with self.scheduler.turn(deadline) as started:
-            if self.scheduler.inline_on_device(compiled, self._host_bytes(compiled, request)):
-                outputs = run()
-            else:
-                outputs = await self.scheduler.offload(lambda _: run(), deadline)
-            self.scheduler.observe_alone()
-            sent = [item for item in outputs if not isinstance(item, Resident)]
-            self._observe(label, arrived, started, request.ByteSize(), sent)
-        return outputs
-
-    def _host_bytes(self, compiled: Compiled, request: service_pb2.ExecuteRequest | service_pb2.DispatchRequest) -> int:
-        """The bytes a resident call moves through host memory: its buffer inputs and the outputs it sends back
-        (on a host provider every tensor is in host memory)."""
-        on_host = self.executor.resident.device.on_host
-        plan = compiled.plan
-        bindings = request.inputs
-        read = sum(
-            layout.total_bytes
-            for index, layout in enumerate(plan.inputs)
-            if layout is not None
-            and (on_host or index >= len(bindings) or bindings[index].WhichOneof("binding") != "resident")
-        )
-        kept = set(request.keep_outputs)
-        sent = sum(
-            layout.total_bytes
-            for index, layout in enumerate(plan.outputs)
-            if layout is not None and (on_host or index not in kept)
-        )
-        return read + sent
 
     # -- ExecuteMany --------------------------------------------------------------------------------------------
 
@@ -503,33 +320,3 @@ class Service:
     ) -> tuple[list[memoryview | None], list[np.ndarray]]:
         feeds = self.executor.feeds(compiled, buffers)
         return self.executor.output_views(compiled, compiled.run(feeds, options))
-
-    # -- metrics ------------------------------------------------------------------------------------------------
-
-    def _observe(
-        self,
-        label: str,
-        arrived: float,
-        started: float,
-        received: int,
-        outputs: Sequence[bytes | memoryview | list[bytes | None] | None],
-    ) -> None:
-        metrics = self._metrics
-        if metrics is None:
-            return
-        metrics.queue_duration.observe(started - arrived)
-        metrics.compute_duration.labels(label).observe(time.monotonic() - started)
-        metrics.received_bytes.inc(received)
-        flat = (item for data in outputs for item in (data if isinstance(data, list) else [data]))
-        metrics.sent_bytes.inc(sum(len(data) for data in flat if data is not None))
-
-
-def _received(buffers: Sequence[Buffer | None]) -> int:
-    """The bytes a call's buffers bring (a metric; ``ByteSize`` would serialize the message again)."""
-    return sum(len(buffer) for buffer in buffers if buffer is not None)
-
-
-def placed(compiled: Compiled) -> None:
-    """Note for the call's trailer where its operator runs, when that is not (only) the server's provider."""
-    if compiled.fallback:
-        EXECUTED_ON.set(compiled.executed_on)

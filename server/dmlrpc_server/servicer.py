@@ -13,8 +13,10 @@ from dmlrpc.v1 import service_pb2, tensor_pb2
 from dmlrpc_server.calls import OPERATOR, parse, read_execute
 from dmlrpc_server.errors import InvalidArgument, Unimplemented
 from dmlrpc_server.runtime.handles import Handle
-from dmlrpc_server.runtime.resident import Resident, caller_identity
-from dmlrpc_server.service import RESPONSE_HELD, Service
+from dmlrpc_server.runtime.resident import Resident
+from dmlrpc_server.security import caller_identity
+from dmlrpc_server.service import Service
+from dmlrpc_server.stages import RESPONSE_HELD
 
 M = TypeVar("M", bound=Message)
 

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import re
 import socket
 import sys
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -20,22 +17,27 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
     CliApp,
-    CliSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
 
 from dmlrpc.codec import MAX_ELEMENT_COUNT
 from dmlrpc_server.feature_levels import LATEST, parse_feature_level
-from dmlrpc_server.runtime.process import worker_count
+from dmlrpc_server.host import (
+    MemoryBudgets,
+    MiB,
+    available_cpus,
+    default_memory_bytes,
+    default_workers,
+    physical_memory,
+)
+from dmlrpc_server.settings_cli import ENV_PREFIX, cli_source, describe
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-MiB = 1 << 20
-ENV_PREFIX = "DMLRPC_"
 
 #: The config file the settings being built read (set only while ``load_settings`` builds them).
 _CONFIG_FILE: ContextVar[Path | None] = ContextVar("dmlrpc_config_file", default=None)
@@ -43,75 +45,6 @@ _CONFIG_FILE: ContextVar[Path | None] = ContextVar("dmlrpc_config_file", default
 
 def _feature_level(value: object) -> object:
     return parse_feature_level(value) if isinstance(value, str) else value
-
-
-def available_cpus() -> int:
-    """CPUs this process may use: its CPU affinity, capped by a cgroup v2 CPU quota (a container's CPU limit)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cpus = os.cpu_count() or 1
-    try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
-        if quota != "max":
-            cpus = min(cpus, max(1, math.ceil(int(quota) / int(period))))
-    except (OSError, ValueError):
-        pass
-    return cpus
-
-
-def physical_memory() -> int:
-    """The host's physical memory in bytes, capped by a cgroup v2 memory limit (a container's)."""
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, OSError, ValueError):  # pragma: no cover - not on a POSIX system
-        memory = 16384 * MiB
-    try:
-        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
-        if limit != "max":
-            memory = min(memory, int(limit))
-    except (OSError, ValueError):
-        pass
-    return memory
-
-
-def default_workers(cpus: int, *, gpu: bool, shared_port: bool) -> int:
-    """The worker processes --workers defaults to.
-
-    NOTE: measured with bench/workers.py (docs/architecture.md, "Worker processes"): on 2 CPUs shared by client
-    and server, 2 workers served 5-50% more tiny calls over several connections than 1. A GPU provider gets 1:
-    every worker would hold its own device context and device-memory quotas. Where workers cannot share the port
-    (Windows, macOS) it is 1 too, so that nobody gets extra ports without asking.
-    """
-    if gpu or not shared_port:
-        return 1
-    return max(1, min(cpus, 8))
-
-
-def default_memory_bytes() -> int:
-    """--memory-bytes's default: 1 GiB, or half the memory this process may use where that is less."""
-    return min(1024 * MiB, physical_memory() // 2)
-
-
-@dataclass(frozen=True)
-class MemoryBudgets:
-    """The resolved byte budgets: per worker process (its calls, cache, free buffers and heap) and server-wide
-    totals (what callers keep on purpose, shared evenly among the workers)."""
-
-    memory: int
-    call_memory: int
-    compile_cache: int
-    buffer_pool: int
-    heap_retain: int
-    resident_total: int
-    compiled_total: int
-    workers: int
-
-    @property
-    def bound(self) -> int:
-        """What the budgets let callers make the server hold beyond its baseline, all workers together."""
-        per_worker = self.call_memory + self.compile_cache + self.buffer_pool + self.heap_retain
-        return self.workers * per_worker + self.resident_total + self.compiled_total
 
 
 # NOTE: only Linux balances new connections over sockets sharing a port; BSD and macOS SO_REUSEPORT hands them
@@ -468,10 +401,10 @@ class ServerSettings(BaseSettings):
 
         return bool({"DmlExecutionProvider", "CUDAExecutionProvider"} & set(ort.get_available_providers()))
 
-    @property
-    def worker_count(self) -> int:
-        """Operator threads of one server process: --worker-threads, or the CPUs shared among the processes."""
-        return self.worker_threads or max(1, (os.cpu_count() or 2) // worker_count())
+    def operator_threads(self, processes: int) -> int:
+        """Operator threads of one of ``processes`` server processes: --worker-threads, or the CPUs shared among
+        the processes."""
+        return self.worker_threads or max(1, (os.cpu_count() or 2) // processes)
 
     def auth_tokens(self) -> tuple[bytes, ...]:
         """The accepted bearer tokens (read from the token file now, so a rotated file applies on restart)."""
@@ -518,6 +451,11 @@ class _ConfigFileSource(PydanticBaseSettingsSource):
         return dict(self.data)
 
 
+#: Every setting at its default (no flags, variables or file read): what a part built without settings of its own
+#: (an Executor in a test or a benchmark, a provider chosen by name) takes, so that each default is written once.
+DEFAULTS = ServerSettings.model_construct()
+
+
 class SettingsError(ValueError):
     """The settings could not be built; the message says which setting is wrong and why."""
 
@@ -541,79 +479,12 @@ def load_settings(argv: Sequence[str] | None = None, environ: Mapping[str, str] 
     token = _CONFIG_FILE.set(Path(config) if config else None)
     try:
         settings = CliApp.run(
-            ServerSettings, cli_args=args if args is not None else None, cli_settings_source=_cli_source()
+            ServerSettings, cli_args=args if args is not None else None, cli_settings_source=cli_source(ServerSettings)
         )
     except ValidationError as error:
-        raise SettingsError(_describe(error)) from None
+        raise SettingsError(describe(error)) from None
     except (OSError, ValueError) as error:  # an unreadable or malformed config file
         raise SettingsError(f"config file {config}: {error}") from None
     finally:
         _CONFIG_FILE.reset(token)
     return settings
-
-
-def _cli_source() -> CliSettingsSource[ServerSettings]:
-    """The command line's source, its --help made readable: metavars that say what a value is (BYTES, SECONDS, N,
-    FILE) instead of Python types, sizes in MiB, and no pydantic default where the description states one."""
-    parser = argparse.ArgumentParser(
-        prog="dmlrpc-server",
-        description=ServerSettings.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    config = ServerSettings.model_config
-    source: CliSettingsSource[ServerSettings] = CliSettingsSource(
-        ServerSettings,
-        root_parser=parser,
-        cli_prog_name=config.get("cli_prog_name"),
-        cli_kebab_case=config.get("cli_kebab_case"),
-        cli_implicit_flags=config.get("cli_implicit_flags"),
-        cli_hide_none_type=config.get("cli_hide_none_type"),
-    )
-    for action in parser._actions:
-        flag = next((option for option in action.option_strings if option.startswith("--")), None)
-        if flag is None or action.help is None or not isinstance(action.metavar, str):
-            continue
-        action.metavar = _metavar(flag, action.metavar)
-        action.help = _help_default(action.help, bytes_=action.metavar == "BYTES")
-    return source
-
-
-def _metavar(flag: str, python_type: str) -> str:
-    if python_type.startswith("{"):  # choices: argparse lists them
-        return python_type
-    if flag == "--feature-level":
-        return "LEVEL"
-    for suffix, name in (("-bytes", "BYTES"), ("-seconds", "SECONDS"), ("-port", "PORT"), ("-file", "FILE")):
-        if flag.endswith(suffix):
-            return name
-    if flag.endswith("-host") or flag == "--host":
-        return "HOST"
-    return {"int": "N", "float": "X", "Path": "FILE", "SecretStr": "TOKEN", "str": "TEXT"}.get(python_type, "JSON")
-
-
-def _help_default(text: str, *, bytes_: bool) -> str:
-    """``text`` without pydantic's "(default: ...)" where it says nothing (null) or the description states the
-    default itself; byte sizes in MiB."""
-    start = max(text.rfind(" (default: "), text.rfind(" (default factory: "))
-    match = re.fullmatch(r" \(default(?: factory)?: (.*)\)", text[start:]) if start >= 0 else None
-    if match is None:
-        return text
-    described = text[:start]
-    value = match.group(1)
-    if value == "null" or "factory" in match.group(0) or "default" in described.lower():
-        return described
-    if bytes_ and value.isdigit() and int(value) >= MiB and int(value) % MiB == 0:
-        value = f"{int(value) // MiB} MiB"
-    return f"{described} (default: {value})"
-
-
-def _describe(error: Any) -> str:
-    lines = []
-    for problem in error.errors():
-        location = ".".join(str(part) for part in problem["loc"])
-        if location:
-            flag = "--" + location.replace("_", "-")
-            lines.append(f"{flag} ({ENV_PREFIX}{location.upper()}): {problem['msg']}")
-        else:
-            lines.append(problem["msg"].removeprefix("Value error, "))
-    return "invalid settings:\n  " + "\n  ".join(lines)

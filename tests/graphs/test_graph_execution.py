@@ -18,6 +18,7 @@ from dmlrpc.graph import GraphTensor
 from dmlrpc.handles import CompiledOperator
 from dmlrpc.v1 import graph_pb2, operators_pb2, service_pb2, tensor_pb2
 from dmlrpc_server.graphs import strip_owned
+from dmlrpc_server.runtime.handles import Handle
 from tests.conftest import ServerThread
 
 OWNED = tensor_pb2.TENSOR_FLAG_OWNED_BY_DML
@@ -26,8 +27,13 @@ X = RNG.standard_normal((4, 8)).astype(np.float32)
 Y = RNG.standard_normal((4, 8)).astype(np.float32)
 
 
+def _held(server: ServerThread) -> dict[str, Handle]:
+    """The server's compiled handles by id (every owner's)."""
+    return {entry.handle: entry for entry in server.built.service.handles}
+
+
 def compiled_kind(server: ServerThread, op: CompiledOperator) -> str:
-    return type(server.built.service.handles._handles[op.handle].compiled).__name__
+    return type(_held(server)[op.handle].compiled).__name__
 
 
 def one(client: dmlrpc.Client, desc: operators_pb2.OperatorDesc, inputs: Sequence[Any]) -> np.ndarray:
@@ -112,7 +118,7 @@ def test_a_pass_through_chain_is_one_session(client: dmlrpc.Client, server: Serv
     desc = g.desc()
     with client.compile(g) as op:
         got_values, got_indices = arrays(op(X))
-        compiled = server.built.service.handles._handles[op.handle].compiled
+        compiled = _held(server)[op.handle].compiled
         assert type(compiled).__name__ == "Compiled"
         planned = 0
         for node in desc.nodes:
@@ -418,7 +424,7 @@ def test_async_client_compiles_and_dispatches(server: ServerThread) -> None:
             for k, result in enumerate(results):
                 (value,) = arrays(result)
                 np.testing.assert_allclose(value, 1 / (1 + np.exp(-2 * k * X)), rtol=1e-5, atol=1e-6)
-            assert handle not in server.built.service.handles._handles
+            assert handle not in _held(server)
 
     asyncio.run(run())
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import grpc
 import numpy as np
+import onnxruntime as ort
 import pytest
 
 import dmlrpc
@@ -15,6 +16,8 @@ from dmlrpc import ops
 from dmlrpc._base import StreamedOutputs, prepare_execute
 from dmlrpc.codec import tensor_desc
 from dmlrpc.wire import encode_chunk
+from dmlrpc_server.runtime.buffers import BufferPool
+from dmlrpc_server.runtime.compiler import Compiled
 from tests.conftest import ServerThread, scrape, start_server
 from tests.reliability.fuzzing import EXECUTE, EXECUTE_STREAM
 from tests.reliability.test_fuzz import assert_still_serving
@@ -165,9 +168,31 @@ def test_a_reader_that_stops_mid_response_gives_the_staged_output_back(faulted: 
         assert_still_serving(fresh)
 
 
-def test_onnx_runtime_failing_inside_a_batch_fails_each_member_cleanly() -> None:
-    # A real ONNX Runtime failure inside a batched run (RunOptions.terminate, armed through the batcher's fault
-    # point): every member gets INTERNAL with a request id, nobody hangs, and the next batches run.
+def _fail_next_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ONNX Runtime itself fail the next batched run of two or more requests (its ``RunOptions.terminate``
+    set): the fault "the runtime raised inside a batch", injected from here, not built into the scheduler."""
+    run_batch = Compiled.run_batch
+    armed = threading.Event()
+    armed.set()
+
+    def failing(
+        compiled: Compiled,
+        requests: Sequence[dict[str, np.ndarray]],
+        pool: BufferPool,
+        run_options: ort.RunOptions | None = None,
+    ) -> list[list[np.ndarray]]:
+        if len(requests) > 1 and armed.is_set():
+            armed.clear()
+            run_options = run_options or ort.RunOptions()
+            run_options.terminate = True
+        return run_batch(compiled, requests, pool, run_options)
+
+    monkeypatch.setattr(Compiled, "run_batch", failing)
+
+
+def test_onnx_runtime_failing_inside_a_batch_fails_each_member_cleanly(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A real ONNX Runtime failure inside a batched run (RunOptions.terminate, armed by wrapping Compiled.run_batch):
+    # every member gets INTERNAL with a request id, nobody hangs, and the next batches run.
     running = start_server(max_batch_size=8, max_batch_delay_us=100_000)
     try:
         x = np.arange(8, dtype=np.float32) - 4
@@ -177,7 +202,7 @@ def test_onnx_runtime_failing_inside_a_batch_fails_each_member_cleanly() -> None
         with dmlrpc.Client(running.address, timeout=30) as client:
             # No call before the burst: the first one probes for company (waiting the batch delay), so the
             # concurrent ones join its batch.
-            running.loop.call_soon_threadsafe(batcher.fail_next_batch)
+            _fail_next_batch(monkeypatch)
             outcomes: list[object] = [None] * 12
 
             def call_once(index: int) -> None:

@@ -108,7 +108,7 @@ def test_a_graph_constant_is_charged_what_it_materialises(server: ServerThread) 
     assert desc.ByteSize() < 100
     with HealthWatch(server.address) as watch, dmlrpc.Client(server.address) as client:
         first = client.compile(desc)
-        (charged,) = [entry.nbytes for entry in server.built.service.handles._handles.values()]
+        (charged,) = [entry.nbytes for entry in server.built.service.handles]
         assert charged >= 4 * (32 << 20)
         with pytest.raises(dmlrpc.ResourceExhaustedError, match="--compiled-bytes-per-caller"):
             client.compile(desc)

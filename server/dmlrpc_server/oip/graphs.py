@@ -16,10 +16,11 @@ from dmlrpc.codec import TensorLayout, data_type_name, decode, encode
 from dmlrpc.schema import tensor_fields
 from dmlrpc.v1 import operators_pb2, service_pb2
 from dmlrpc_server.errors import ServiceError
-from dmlrpc_server.executor import Buffer, Executor, compile_flags
+from dmlrpc_server.executor import Executor, compile_flags
 from dmlrpc_server.oip.config import GRAPH_BACKEND, GRAPH_PLATFORM, ModelError, TensorInfo
 from dmlrpc_server.oip.models import Feeds
 from dmlrpc_server.oip.tensors import DATATYPES, Datatype, datatype_of
+from dmlrpc_server.runtime.buffers import Buffer
 from dmlrpc_server.runtime.compiler import Compiled
 from dmlrpc_server.runtime.handles import owned_buffers
 

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 import onnx
 
-from dmlrpc_server.runtime.buffers import BufferPool
-
 #: The symbolic name of the leading batch dimension of a batched model.
 BATCH_DIM = "batch"
+
+
+class Staging(Protocol):
+    """Where stacked feeds are staged: the runtime's buffer pool (``runtime.buffers.BufferPool``), named here as
+    what the operators need of it, so that operators never import the runtime they are compiled by."""
+
+    def acquire(self, nbytes: int, *, zeroed: bool = False) -> np.ndarray: ...
 
 
 class BatchRule:
@@ -43,7 +49,7 @@ class BatchRule:
         """Operator-specific changes to the batched graph beyond the leading dimension."""
 
     def stack(
-        self, requests: Sequence[dict[str, np.ndarray]], pool: BufferPool
+        self, requests: Sequence[dict[str, np.ndarray]], pool: Staging
     ) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
         """The batched feeds (staged in pooled buffers, fully overwritten) and the buffers to release after the run."""
         feeds: dict[str, np.ndarray] = {}

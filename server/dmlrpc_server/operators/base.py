@@ -17,7 +17,10 @@ from dmlrpc.codec import TensorLayout
 from dmlrpc.schema import TensorField, tensor_fields
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import InvalidArgument, ResourceExhausted
-from dmlrpc_server.operators._batching import BatchRule
+
+# NOTE: the runtime compiles what this module describes and imports nothing else of operators/: BatchRule is
+# re-exported as part of that contract.
+from dmlrpc_server.operators._batching import BatchRule as BatchRule
 from dmlrpc_server.tensors import TensorRule, validate_tensor
 
 DescT = TypeVar("DescT", bound=Message)

@@ -12,6 +12,8 @@ MiB = 1 << 20
 #: Below this, classes are powers of two; above it, multiples of it (at most 1/16 of the size wasted).
 _FINE = 16 * MiB
 _SMALLEST = 4096
+#: A bound buffer's bytes, from a unary binding or reassembled from a stream.
+Buffer = bytes | bytearray | memoryview | np.ndarray
 
 
 def size_class(nbytes: int) -> int:

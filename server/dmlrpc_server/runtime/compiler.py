@@ -15,8 +15,7 @@ import onnx
 import onnxruntime as ort
 
 from dmlrpc_server.errors import OperatorUnavailable, ServiceError
-from dmlrpc_server.operators._batching import BatchRule
-from dmlrpc_server.operators.base import Plan
+from dmlrpc_server.operators.base import BatchRule, Plan
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.cost import ModelCost, model_cost
 from dmlrpc_server.runtime.providers import PROVIDERS, Provider
@@ -316,7 +315,7 @@ class CompileCache:
     entry's session is released as soon as no call still runs it (nothing else refers to it).
     """
 
-    def __init__(self, capacity: int, max_bytes: int = 1 << 62) -> None:
+    def __init__(self, capacity: int, max_bytes: int) -> None:
         self._capacity = capacity
         self.max_bytes = max_bytes
         self._entries: OrderedDict[bytes, Compiled] = OrderedDict()

@@ -4,17 +4,17 @@ expiring."""
 from __future__ import annotations
 
 import functools
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import service_pb2, tensor_pb2
-from dmlrpc_server.errors import InvalidArgument, NotFound, ResourceExhausted
-from dmlrpc_server.executor import Buffer
+from dmlrpc_server.errors import InvalidArgument
+from dmlrpc_server.runtime.buffers import Buffer
 from dmlrpc_server.runtime.compiler import Compiled
-from dmlrpc_server.runtime.process import check_worker, new_handle
+from dmlrpc_server.runtime.process import new_handle
+from dmlrpc_server.runtime.store import OwnedStore, Quota, Words
 
 
 @dataclass
@@ -55,10 +55,21 @@ class Handle:
         return bound
 
 
-class HandleStore:
-    """Compiled handles by id, each visible only to its owner, within per-owner count and byte quotas and the
-    server-wide totals (without auth an owner is a client-chosen id, so only the totals bound what many ids hold);
-    idle ones expire. Thread-safe."""
+#: How the compiled handle store's refusals name its entries and flags.
+WORDS = Words(
+    entry="compiled operator",
+    flag="compiled",
+    counted="operators",
+    entries="compiled operators",
+    memory="compiled operators",
+    bytes_detail=" (sessions, constants and owned data)",
+    total_bytes_detail=" of constant and owned data",
+    made="compiled",
+)
+
+
+class HandleStore(OwnedStore[Handle]):
+    """Compiled handles by id (an ``OwnedStore``): room is checked before compiling and again when one is kept."""
 
     def __init__(
         self,
@@ -66,48 +77,10 @@ class HandleStore:
         handles_per_owner: int,
         bytes_per_owner: int,
         idle_seconds: float,
-        handles_total: int = 4096,
-        bytes_total: int = 4096 << 20,
+        handles_total: int,
+        bytes_total: int,
     ) -> None:
-        self.handles_per_owner = handles_per_owner
-        self.bytes_per_owner = bytes_per_owner
-        self.handles_total = handles_total
-        self.bytes_total = bytes_total
-        self.idle_seconds = idle_seconds
-        self._handles: dict[str, Handle] = {}
-        self._lock = threading.Lock()
-
-    def check_room(self, owner: str, nbytes: int) -> None:
-        """Refuse (RESOURCE_EXHAUSTED) before compiling when the caller has no room for one more of ``nbytes``."""
-        with self._lock:
-            self._sweep_locked(time.monotonic())
-            self._check_locked(owner, nbytes)
-
-    def _check_locked(self, owner: str, nbytes: int) -> None:
-        mine = [h for h in self._handles.values() if h.owner == owner]
-        if len(mine) + 1 > self.handles_per_owner:
-            raise ResourceExhausted(
-                f"compiled operator quota: this caller holds {len(mine)} of {self.handles_per_owner} "
-                "(--compiled-operators-per-caller); release some or raise it"
-            )
-        used = sum(h.nbytes for h in mine)
-        if used + nbytes > self.bytes_per_owner:
-            raise ResourceExhausted(
-                f"compiled operator quota: {used} + {nbytes} bytes (sessions, constants and owned data) is over this "
-                "caller's "
-                f"{self.bytes_per_owner} (--compiled-bytes-per-caller); release some or raise it"
-            )
-        if len(self._handles) + 1 > self.handles_total:
-            raise ResourceExhausted(
-                f"compiled operators: the server holds {len(self._handles)} for all callers, the most "
-                f"--compiled-operators-total ({self.handles_total}) allows; release some or raise it to allow more"
-            )
-        everyone = sum(h.nbytes for h in self._handles.values())
-        if everyone + nbytes > self.bytes_total:
-            raise ResourceExhausted(
-                f"compiled operators: {everyone} + {nbytes} bytes of constant and owned data is over "
-                f"--compiled-bytes-total ({self.bytes_total}) for all callers; release some or raise it to allow more"
-            )
+        super().__init__(Quota(handles_per_owner, bytes_per_owner, handles_total, bytes_total, idle_seconds), WORDS)
 
     def add(
         self,
@@ -119,67 +92,11 @@ class HandleStore:
         nbytes: int,
         label: str,
     ) -> Handle:
-        entry = Handle(new_handle(), owner, compiled, owned, input_descs, output_descs, nbytes, label)
-        with self._lock:
-            self._check_locked(owner, nbytes)  # again: another compile may have taken the room meanwhile
-            self._handles[entry.handle] = entry
-        return entry
-
-    def get(self, owner: str, handle: str) -> Handle:
-        """The caller's handle, touched; NOT_FOUND for an unknown, released, expired or another caller's handle."""
-        now = time.monotonic()
-        with self._lock:
-            self._sweep_locked(now)
-            entry = self._handles.get(handle)
-            if entry is None or entry.owner != owner:
-                raise _not_found(handle)
-            entry.last_used = now
-            return entry
-
-    def touch(self, handle: str, *, use: bool = True) -> bool:
-        """Whether a handle is still held (not released, not expired); with ``use`` its idle time restarts: a model
-        published from it (``PublishModel``) is in use while clients call it."""
-        now = time.monotonic()
-        with self._lock:
-            self._sweep_locked(now)
-            entry = self._handles.get(handle)
-            if entry is None:
-                return False
-            if use:
-                entry.last_used = now
-            return True
-
-    def release(self, owner: str, handle: str) -> None:
-        with self._lock:
-            entry = self._handles.get(handle)
-            if entry is None or entry.owner != owner:
-                raise _not_found(handle)
-            del self._handles[handle]
-
-    def sweep(self) -> int:
-        with self._lock:
-            return self._sweep_locked(time.monotonic())
-
-    def _sweep_locked(self, now: float) -> int:
-        expired = [h for h, e in self._handles.items() if now - e.last_used > self.idle_seconds]
-        for handle in expired:
-            del self._handles[handle]
-        return len(expired)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._handles.clear()
+        return self.keep(Handle(new_handle(), owner, compiled, owned, input_descs, output_descs, nbytes, label))
 
     @property
     def held(self) -> int:
-        with self._lock:
-            return len(self._handles)
-
-
-def _not_found(handle: str) -> NotFound:
-    """NOT_FOUND for a handle unknown here, or FAILED_PRECONDITION (raised) when another worker made it."""
-    check_worker(handle, "handle", "compiled operator")
-    return NotFound(f"handle: no compiled operator {handle!r} (released, expired or never compiled)")
+        return self.usage()[0]
 
 
 def owned_buffers(

@@ -9,6 +9,8 @@ from typing import Final
 
 import onnxruntime as ort
 
+from dmlrpc_server.settings import DEFAULTS
+
 _log = logging.getLogger(__name__)
 
 #: CLI names -> ONNX Runtime provider names, in the order `auto` tries them.
@@ -89,7 +91,11 @@ def device_options(key: str, device_id: int) -> dict[str, str]:
 
 
 def choose_provider(
-    requested: str, *, device_id: int = 0, intra_op_threads: int = 1, cpu_fallback: bool = True
+    requested: str,
+    *,
+    device_id: int = DEFAULTS.device_id,
+    intra_op_threads: int = DEFAULTS.intra_op_threads,
+    cpu_fallback: bool = DEFAULTS.cpu_fallback,
 ) -> Provider:
     """Pick the execution provider: ``auto`` = DirectML if present, else CUDA, else CPU.
 

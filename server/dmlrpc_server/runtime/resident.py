@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import hashlib
-import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import onnxruntime as ort
 
 from dmlrpc.codec import TensorLayout
-from dmlrpc_server.errors import NotFound, ResourceExhausted
-from dmlrpc_server.runtime.process import check_worker, new_handle
-from dmlrpc_server.security import bearer_token
-
-#: Metadata key of the client's self-chosen id, which scopes its resident tensors when the server has no auth.
-CLIENT_ID_KEY = "dmlrpc-client-id"
+from dmlrpc_server.runtime import store
+from dmlrpc_server.runtime.process import new_handle
+from dmlrpc_server.runtime.providers import Provider
+from dmlrpc_server.runtime.store import OwnedStore, Quota, Words
 
 
 @dataclass(frozen=True)
@@ -63,12 +57,18 @@ class Resident:
         return self.layout.dtype == layout.dtype and tuple(self.layout.sizes) == tuple(layout.sizes)
 
 
-class ResidentStore:
-    """Resident tensors by handle, each visible only to its owner, within per-owner and total quotas.
+#: How the resident store's refusals name its tensors and flags.
+WORDS = Words(
+    entry="resident tensor",
+    flag="resident",
+    counted="tensors",
+    entries="resident tensors",
+    memory="resident tensor memory",
+)
 
-    Quotas are checked by ``reserve`` before any allocation; an idle tensor expires after ``idle_seconds`` (swept
-    on every access and by the server's periodic sweep). Thread-safe: calls run on the event loop and on workers.
-    """
+
+class ResidentStore(OwnedStore[Resident]):
+    """Resident tensors by handle (an ``OwnedStore``), on ``device``: room is reserved before any allocation."""
 
     def __init__(
         self,
@@ -77,175 +77,37 @@ class ResidentStore:
         bytes_per_owner: int,
         bytes_total: int,
         idle_seconds: float,
-        tensors_total: int = 16384,
+        tensors_total: int,
         device: Device | None = None,
     ) -> None:
-        self.tensors_per_owner = tensors_per_owner
-        self.bytes_per_owner = bytes_per_owner
-        self.bytes_total = bytes_total
-        self.tensors_total = tensors_total
-        self.idle_seconds = idle_seconds
+        super().__init__(Quota(tensors_per_owner, bytes_per_owner, tensors_total, bytes_total, idle_seconds), WORDS)
         self.device = device or Device()
-        self._tensors: dict[str, Resident] = {}
-        self._reserved: dict[str, tuple[int, int]] = {}  # owner -> (tensors, bytes) reserved, not yet added
-        self._lock = threading.Lock()
-
-    # -- accounting ---------------------------------------------------------------------------------------------
-
-    def _usage(self, owner: str) -> tuple[int, int]:
-        count = total = 0
-        for tensor in self._tensors.values():
-            if tensor.owner == owner:
-                count += 1
-                total += tensor.nbytes
-        reserved_count, reserved_bytes = self._reserved.get(owner, (0, 0))
-        return count + reserved_count, total + reserved_bytes
-
-    def _all_bytes(self) -> int:
-        return sum(t.nbytes for t in self._tensors.values()) + sum(b for _, b in self._reserved.values())
 
     def reserve(self, owner: str, nbytes: int, count: int = 1) -> Reservation:
         """Claim room for ``count`` tensors of ``nbytes`` in total, or raise RESOURCE_EXHAUSTED naming the quota."""
-        with self._lock:
-            self._sweep_locked(time.monotonic())
-            tensors, used = self._usage(owner)
-            if tensors + count > self.tensors_per_owner:
-                raise ResourceExhausted(
-                    f"resident tensor quota: this caller holds {tensors} of {self.tensors_per_owner} "
-                    "(--resident-tensors-per-caller); release some or raise it"
-                )
-            if used + nbytes > self.bytes_per_owner:
-                raise ResourceExhausted(
-                    f"resident tensor quota: {used} + {nbytes} bytes is over this caller's {self.bytes_per_owner} "
-                    "(--resident-bytes-per-caller); release some or raise it"
-                )
-            everyone = self._all_bytes()
-            if everyone + nbytes > self.bytes_total:
-                raise ResourceExhausted(
-                    f"resident tensor memory: {everyone} + {nbytes} bytes is over --resident-bytes-total "
-                    f"({self.bytes_total}) for all callers; release some or raise it to allow more"
-                )
-            held = len(self._tensors) + sum(c for c, _ in self._reserved.values())
-            if held + count > self.tensors_total:
-                raise ResourceExhausted(
-                    f"resident tensors: the server holds {held} for all callers, the most --resident-tensors-total "
-                    f"({self.tensors_total}) allows; release some or raise it to allow more"
-                )
-            reserved_count, reserved_bytes = self._reserved.get(owner, (0, 0))
-            self._reserved[owner] = (reserved_count + count, reserved_bytes + nbytes)
-        return Reservation(self, owner, count, nbytes)
-
-    def _unreserve(self, owner: str, count: int, nbytes: int) -> None:
-        with self._lock:
-            reserved_count, reserved_bytes = self._reserved.get(owner, (0, 0))
-            remaining = (reserved_count - count, reserved_bytes - nbytes)
-            if remaining == (0, 0):
-                self._reserved.pop(owner, None)
-            else:
-                self._reserved[owner] = remaining
-
-    # -- tensors ------------------------------------------------------------------------------------------------
-
-    def _add(self, owner: str, layout: TensorLayout, desc_bytes: bytes, value: np.ndarray | ort.OrtValue) -> Resident:
-        handle = new_handle()
-        tensor = Resident(handle, owner, layout, desc_bytes, value)
-        with self._lock:
-            self._tensors[handle] = tensor
-        return tensor
-
-    def get(self, owner: str, handle: str, path: str = "handle") -> Resident:
-        """The caller's tensor, touched; NOT_FOUND for an unknown, released, expired or another caller's handle."""
-        now = time.monotonic()
-        with self._lock:
-            self._sweep_locked(now)
-            tensor = self._tensors.get(handle)
-            if tensor is None or tensor.owner != owner:
-                # The same answer for another caller's handle: existence is not disclosed.
-                raise _not_found(handle, path)
-            tensor.last_used = now
-            return tensor
-
-    def release(self, owner: str, handle: str) -> None:
-        with self._lock:
-            tensor = self._tensors.get(handle)
-            if tensor is None or tensor.owner != owner:
-                raise _not_found(handle, "handle")
-            del self._tensors[handle]
-
-    def sweep(self) -> int:
-        """Release every tensor idle for longer than ``idle_seconds``; returns how many."""
-        with self._lock:
-            return self._sweep_locked(time.monotonic())
-
-    def _sweep_locked(self, now: float) -> int:
-        expired = [h for h, t in self._tensors.items() if now - t.last_used > self.idle_seconds]
-        for handle in expired:
-            del self._tensors[handle]
-        return len(expired)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._tensors.clear()
+        claimed = super().reserve(owner, nbytes, count)
+        return Reservation(self, owner, claimed.count, claimed.nbytes)
 
     @property
     def held(self) -> tuple[int, int]:
         """(tensors, bytes) held by everyone."""
-        with self._lock:
-            return len(self._tensors), sum(t.nbytes for t in self._tensors.values())
-
-    def __iter__(self) -> Iterator[Resident]:
-        with self._lock:
-            return iter(list(self._tensors.values()))
+        return self.usage()
 
 
-def _not_found(handle: str, path: str) -> NotFound:
-    """NOT_FOUND for a handle unknown here, or FAILED_PRECONDITION (raised) when another worker made it."""
-    check_worker(handle, path, "resident tensor")
-    return NotFound(f"{path}: no resident tensor {handle!r} (released, expired or never created)")
-
-
-@dataclass
-class Reservation:
-    """Room claimed in a store: ``add`` turns it into tensors; leaving the ``with`` block frees what was not used."""
-
-    store: ResidentStore
-    owner: str
-    count: int
-    nbytes: int
+class Reservation(store.Reservation[Resident]):
+    """Room claimed for resident tensors: ``add`` keeps one; leaving the ``with`` block frees what was not used."""
 
     def add(self, layout: TensorLayout, desc_bytes: bytes, value: np.ndarray | ort.OrtValue) -> Resident:
-        nbytes = layout.packed_bytes
-        tensor = self.store._add(self.owner, layout, desc_bytes, value)
-        self.store._unreserve(self.owner, 1, nbytes)
-        self.count -= 1
-        self.nbytes -= nbytes
-        return tensor
-
-    def __enter__(self) -> Reservation:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.count or self.nbytes:
-            self.store._unreserve(self.owner, self.count, self.nbytes)
-            self.count = self.nbytes = 0
+        return self.keep(Resident(new_handle(), self.owner, layout, desc_bytes, value))
 
 
-def caller_identity(metadata: Any, peer: str, *, authenticated: bool) -> str:
-    """Who owns the resident tensors a call creates and may bind.
+def device_of(provider: Provider) -> Device:
+    """Where resident tensors live for a provider: CUDA device memory, else host memory.
 
-    With bearer-token auth on: the verified token (hashed; the interceptor let the call in only with exactly one,
-    read by the same ``bearer_token``), so every connection presenting it shares the tensors whatever the scheme's
-    case or spacing. Without auth: the peer's host plus the client's ``dmlrpc-client-id`` metadata (the SDK sends a
-    random one per client object); a caller sending none is scoped to its connection (the peer's host and port).
-    Without auth a caller picks its own id, so per-caller quotas only keep honest clients apart; the server-wide
-    totals bound everyone together.
+    DirectML keeps them on the host for now: OrtValues that ONNX Runtime's Python API allocates on the "dml" device
+    broke the DirectML device of the test lane (sessions created afterwards failed to build, then runs failed with
+    DXGI_ERROR_DEVICE_REMOVED), so device residency there waits for a real adapter to validate it on.
     """
-    if authenticated:
-        token = bearer_token(metadata) or b""
-        return "token:" + hashlib.sha256(token).hexdigest()
-    values = {key.lower(): value for key, value in (metadata or ())}
-    host = peer.rsplit(":", 1)[0] if ":" in peer else peer
-    client_id = values.get(CLIENT_ID_KEY)
-    if client_id:
-        return f"client:{host}|{client_id}"
-    return f"peer:{peer}"
+    kinds = {"CUDAExecutionProvider": "cuda"}
+    device_id = int(provider.options.get("device_id", 0))
+    return Device(kinds.get(provider.name, "cpu"), device_id)

@@ -1,0 +1,79 @@
+"""What the host gives the server: its CPUs and memory (cgroup limits included), and the defaults that follow."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+MiB = 1 << 20
+
+
+def available_cpus() -> int:
+    """CPUs this process may use: its CPU affinity, capped by a cgroup v2 CPU quota (a container's CPU limit)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cpus = os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
+        if quota != "max":
+            cpus = min(cpus, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return cpus
+
+
+def physical_memory() -> int:
+    """The host's physical memory in bytes, capped by a cgroup v2 memory limit (a container's)."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - not on a POSIX system
+        memory = 16384 * MiB
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit != "max":
+            memory = min(memory, int(limit))
+    except (OSError, ValueError):
+        pass
+    return memory
+
+
+def default_workers(cpus: int, *, gpu: bool, shared_port: bool) -> int:
+    """The worker processes --workers defaults to.
+
+    NOTE: measured with bench/workers.py (docs/architecture.md, "Worker processes"): on 2 CPUs shared by client
+    and server, 2 workers served 5-50% more tiny calls over several connections than 1. A GPU provider gets 1:
+    every worker would hold its own device context and device-memory quotas. Where workers cannot share the port
+    (Windows, macOS) it is 1 too, so that nobody gets extra ports without asking.
+    """
+    if gpu or not shared_port:
+        return 1
+    return max(1, min(cpus, 8))
+
+
+def default_memory_bytes() -> int:
+    """--memory-bytes's default: 1 GiB, or half the memory this process may use where that is less."""
+    return min(1024 * MiB, physical_memory() // 2)
+
+
+@dataclass(frozen=True)
+class MemoryBudgets:
+    """The resolved byte budgets: per worker process (its calls, cache, free buffers and heap) and server-wide
+    totals (what callers keep on purpose, shared evenly among the workers)."""
+
+    memory: int
+    call_memory: int
+    compile_cache: int
+    buffer_pool: int
+    heap_retain: int
+    resident_total: int
+    compiled_total: int
+    workers: int
+
+    @property
+    def bound(self) -> int:
+        """What the budgets let callers make the server hold beyond its baseline, all workers together."""
+        per_worker = self.call_memory + self.compile_cache + self.buffer_pool + self.heap_retain
+        return self.workers * per_worker + self.resident_total + self.compiled_total
