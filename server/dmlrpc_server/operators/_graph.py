@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import onnx
 
-from dmlrpc_server.operators.base import make_model, value_info
+from dmlrpc.schema import TensorField
+from dmlrpc_server.operators.base import Tensors, make_model, value_info
 
 DType = np.dtype[Any]
 BOOL: DType = np.dtype(np.bool_)
@@ -82,6 +83,22 @@ class Graph:
     def input(self, name: str, dtype: np.dtype[Any], shape: Sequence[int]) -> Value:
         self.inputs.append(value_info(name, np.dtype(dtype), shape))
         return Value(name, np.dtype(dtype))
+
+    def field_inputs(
+        self, fields: Sequence[TensorField], tensors: Tensors
+    ) -> tuple[dict[str, Value], tuple[str | None, ...]]:
+        """A graph input ``input<i>`` per set tensor of ``fields`` (binding order), keyed by field name, and the
+        plan's ``direct_inputs`` (each field's graph input, ``None`` for an unset optional tensor)."""
+        values: dict[str, Value] = {}
+        feeds: list[str | None] = []
+        for index, field in enumerate(fields):
+            layout = tensors.layouts[field.name]
+            if layout is None:
+                feeds.append(None)
+            else:
+                feeds.append(f"input{index}")
+                values[field.name] = self.input(f"input{index}", layout.dtype, layout.sizes)
+        return values, tuple(feeds)
 
     def output(self, value: Value, name: str, shape: Sequence[int]) -> None:
         """Expose ``value`` as graph output ``name``: the node computing it is renamed (an Identity only for a graph

@@ -1,9 +1,10 @@
-"""Tensor-support tables from the transcribed pages, and DML_SCALAR_UNION and FLOAT-attribute conversions."""
+"""Tensor-support tables from the pages, the checks operators share, DML_SCALAR_UNION and FLOAT conversions."""
 
 from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ from dmlrpc.schema import snake_case
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.feature_levels import parse_feature_level
-from dmlrpc_server.operators.base import SupportTable
+from dmlrpc_server.operators.base import Prepare, SupportTable, Tensors, require
 from dmlrpc_server.operators.pages._page import Page
 from dmlrpc_server.tensors import TensorRule
 
@@ -101,3 +102,80 @@ def integer_bounds(low: float, high: float, dtype: np.dtype[Any]) -> tuple[int, 
     return clamp(math.ceil(low) if math.isfinite(low) else low), clamp(
         math.floor(high) if math.isfinite(high) else high
     )
+
+
+def same_type(tensors: Tensors, names: Sequence[str], reference: str = "input_tensor") -> None:
+    """Every set tensor of ``names`` has ``reference``'s data type."""
+    data_type = tensors[reference].data_type
+    for name in names:
+        layout = tensors.layouts[name]
+        require(
+            layout is None or layout.data_type == data_type,
+            f"{tensors.field(name)}.buffer.data_type",
+            f"must equal {reference}'s data type",
+        )
+
+
+def same_rank(tensors: Tensors, names: Sequence[str], reference: str = "input_tensor") -> None:
+    """Every tensor of ``names`` has ``reference``'s DimensionCount (its sizes are the field at fault)."""
+    rank = len(tensors[reference].sizes)
+    for name in names:
+        require(
+            len(tensors[name].sizes) == rank,
+            f"{tensors.field(name)}.buffer.sizes",
+            f"{len(tensors[name].sizes)} dimensions; must equal {reference}'s {rank}",
+        )
+
+
+def same_sizes(tensors: Tensors, name: str = "output_tensor", reference: str = "input_tensor") -> None:
+    """``name`` has ``reference``'s DimensionCount, then its sizes."""
+    sizes, expected = list(tensors[name].sizes), list(tensors[reference].sizes)
+    same_dimension_count(tensors, name, reference)
+    require(
+        sizes == expected,
+        f"{tensors.field(name)}.buffer.sizes",
+        f"sizes {sizes} must equal {reference}'s sizes {expected}",
+    )
+
+
+def same_sizes_but_axis(tensors: Tensors, name: str, axis: int, reference: str = "input_tensor") -> None:
+    """``name`` has ``reference``'s size in every dimension but ``axis`` (both of one DimensionCount)."""
+    expected = tensors[reference].sizes
+    for d, size in enumerate(tensors[name].sizes):
+        require(
+            d == axis or size == expected[d],
+            f"{tensors.field(name)}.buffer.sizes[{d}]",
+            f"{size} must equal {reference}'s size {expected[d]} (only the axis dimension may differ)",
+        )
+
+
+def same_dimension_count(tensors: Tensors, name: str = "output_tensor", reference: str = "input_tensor") -> None:
+    """``name`` has ``reference``'s DimensionCount (the field at fault: its dimension_count)."""
+    require(
+        len(tensors[name].sizes) == len(tensors[reference].sizes),
+        f"{tensors.field(name)}.buffer.dimension_count",
+        f"must equal {reference}'s dimension count",
+    )
+
+
+def axis_direction(direction: int, tensors: Tensors, field: str = "axis_direction") -> int:
+    """A DML_AXIS_DIRECTION attribute, checked."""
+    require(
+        direction in tensor_pb2.AxisDirection.values(),
+        tensors.field(field),
+        f"{direction} is not a DML_AXIS_DIRECTION (0 = INCREASING, 1 = DECREASING)",
+    )
+    return direction
+
+
+def reshaping_feeder(feeds: Sequence[str], shapes: Sequence[tuple[int, ...] | None]) -> Prepare:
+    """A ``prepare``: each present input as feed ``feeds[i]``, reshaped to ``shapes[i]`` unless that is None."""
+
+    def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
+        result: dict[str, np.ndarray] = {}
+        for name, array, shape in zip(feeds, arrays, shapes, strict=True):
+            if array is not None:
+                result[name] = np.ascontiguousarray(array if shape is None else array.reshape(shape))
+        return result
+
+    return prepare

@@ -8,8 +8,8 @@ import numpy as np
 
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._graph import BOOL, F16, F32, F64, I64, DType, Graph, Value
-from dmlrpc_server.operators._support import support_from
-from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
+from dmlrpc_server.operators._support import same_sizes, support_from
+from dmlrpc_server.operators.base import Operator, Plan, Tensors
 from dmlrpc_server.operators.pages import page
 
 # Conversion rules (the page defines none; these are what a demanding user expects, and what Direct3D's ftoi/ftou
@@ -90,16 +90,7 @@ class Cast(Operator[operators_pb2.CastOperatorDesc]):
     def lower(self, desc: operators_pb2.CastOperatorDesc, tensors: Tensors) -> Plan:
         source = tensors["input_tensor"]
         target = tensors["output_tensor"]
-        require(
-            len(target.sizes) == len(source.sizes),
-            f"{tensors.field('output_tensor')}.buffer.dimension_count",
-            "must equal input_tensor's dimension count",
-        )
-        require(
-            list(target.sizes) == list(source.sizes),
-            f"{tensors.field('output_tensor')}.buffer.sizes",
-            f"sizes {list(target.sizes)} must equal input_tensor's sizes {list(source.sizes)}",
-        )
+        same_sizes(tensors)
         g = Graph()
         x = g.input("input", source.dtype, source.sizes)
         g.output(convert(g, x, target.dtype), "output", target.sizes)

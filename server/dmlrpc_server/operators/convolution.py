@@ -6,13 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
 import onnx
 
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._elementwise import Context
 from dmlrpc_server.operators._graph import F32, I32, I64, U8, Graph, Value
-from dmlrpc_server.operators._support import support_from
+from dmlrpc_server.operators._support import reshaping_feeder, support_from
 from dmlrpc_server.operators.activation import apply_fused, check_fused
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.pages import page
@@ -318,25 +317,13 @@ class ConvolutionInteger(Operator[operators_pb2.ConvolutionIntegerOperatorDesc])
         graph = Graph()
         y, filter_zero_shape = integer_convolution(graph, tensors, geometry)
         graph.output(y, "output", output.sizes)
-        shapes: tuple[tuple[int, ...] | None, ...] = (None, (), None, filter_zero_shape)
-        feeds = ("input", "input_zero", "filter", "filter_zero")
-
-        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-            result: dict[str, np.ndarray] = {}
-            for name, array, shape in zip(feeds, arrays, shapes, strict=True):
-                if array is not None:
-                    result[name] = np.ascontiguousarray(array if shape is None else array.reshape(shape))
-            return result
-
-        layouts = tuple(tensors.layouts[f.name] for f in self.inputs)
-        return Plan(
-            layouts,
-            (output,),
-            graph.model(),
-            prepare,
-            direct_inputs=("input", None, "filter", None),
-            direct_outputs=True,
+        # The zero points are fed reshaped to broadcast; input and filter may stay where they are.
+        prepare = reshaping_feeder(
+            ("input", "input_zero", "filter", "filter_zero"), (None, (), None, filter_zero_shape)
         )
+        direct = ("input", None, "filter", None)
+        layouts = tuple(tensors.layouts[f.name] for f in self.inputs)
+        return Plan(layouts, (output,), graph.model(), prepare, direct_inputs=direct, direct_outputs=True)
 
 
 #: This module's operators, for the registry.

@@ -10,7 +10,7 @@ import onnx
 
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.operators._graph import F16, F32, I64, DType, Graph, Value
-from dmlrpc_server.operators._support import support_from
+from dmlrpc_server.operators._support import axis_direction, same_sizes, same_type, support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.pages import page
 
@@ -60,26 +60,9 @@ class _Scan(Operator[ScanDesc]):
         require(
             desc.axis < rank, tensors.field("axis"), f"axis {desc.axis} is not less than the dimension count {rank}"
         )
-        require(
-            desc.axis_direction in tensor_pb2.AxisDirection.values(),
-            tensors.field("axis_direction"),
-            f"{desc.axis_direction} is not a DML_AXIS_DIRECTION (0 = INCREASING, 1 = DECREASING)",
-        )
-        require(
-            target.data_type == source.data_type,
-            f"{tensors.field('output_tensor')}.buffer.data_type",
-            "must equal input_tensor's data type",
-        )
-        require(
-            len(target.sizes) == rank,
-            f"{tensors.field('output_tensor')}.buffer.dimension_count",
-            "must equal input_tensor's dimension count",
-        )
-        require(
-            list(target.sizes) == list(source.sizes),
-            f"{tensors.field('output_tensor')}.buffer.sizes",
-            f"sizes {list(target.sizes)} must equal input_tensor's sizes {list(source.sizes)}",
-        )
+        axis_direction(desc.axis_direction, tensors)
+        same_type(tensors, ("output_tensor",))
+        same_sizes(tensors)
         reverse = desc.axis_direction == tensor_pb2.AXIS_DIRECTION_DECREASING
         axis = int(desc.axis)
         g = Graph()

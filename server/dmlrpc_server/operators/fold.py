@@ -12,7 +12,7 @@ from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import ResourceExhausted
 from dmlrpc_server.operators._graph import F32, I64, Graph
-from dmlrpc_server.operators._support import support_from
+from dmlrpc_server.operators._support import same_type, support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.pages import page
 
@@ -94,11 +94,7 @@ class _Fold(Operator[FoldDesc]):
             f"{tensors.field(columns_name)}.buffer.sizes",
             f"{len(columns.sizes)} dimensions; must be 3: {{N, C*prod(window_sizes), BlockCount}}",
         )
-        require(
-            output.data_type == source.data_type,
-            f"{tensors.field('output_tensor')}.buffer.data_type",
-            "must equal input_tensor's data type",
-        )
+        same_type(tensors, ("output_tensor",))
         values: dict[str, list[int]] = {}
         for name in ("window_sizes", "strides", "dilations", "start_padding", "end_padding"):
             field = list(getattr(desc, name))

@@ -11,7 +11,7 @@ import onnx
 from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._indices import checked_indices
-from dmlrpc_server.operators._support import support_from
+from dmlrpc_server.operators._support import same_rank, same_sizes_but_axis, same_type, support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
 from dmlrpc_server.operators.pages import page
 
@@ -26,17 +26,8 @@ INDICES_DATA = "inputs[1].buffer.data"
 def check_common(tensors: Tensors) -> tuple[TensorLayout, TensorLayout, TensorLayout]:
     """The rules every gather shares: one DimensionCount for all three tensors, output typed as the input."""
     source, indices, output = tensors["input_tensor"], tensors["indices_tensor"], tensors["output_tensor"]
-    for name in ("indices_tensor", "output_tensor"):
-        require(
-            len(tensors[name].sizes) == len(source.sizes),
-            f"{tensors.field(name)}.buffer.sizes",
-            f"{len(tensors[name].sizes)} dimensions; must equal input_tensor's {len(source.sizes)}",
-        )
-    require(
-        output.data_type == source.data_type,
-        f"{tensors.field('output_tensor')}.buffer.data_type",
-        "must equal input_tensor's data type",
-    )
+    same_rank(tensors, ("indices_tensor", "output_tensor"))
+    same_type(tensors, ("output_tensor",))
     return source, indices, output
 
 
@@ -179,13 +170,7 @@ class GatherElements(Operator[operators_pb2.GatherElementsOperatorDesc]):
         rank = len(source.sizes)
         axis = desc.axis
         require(axis < rank, tensors.field("axis"), f"axis {axis} is not less than the dimension count {rank}")
-        for d in range(rank):
-            require(
-                d == axis or indices.sizes[d] == source.sizes[d],
-                f"{tensors.field('indices_tensor')}.buffer.sizes[{d}]",
-                f"{indices.sizes[d]} must equal input_tensor's size {source.sizes[d]} "
-                "(only the axis dimension may differ)",
-            )
+        same_sizes_but_axis(tensors, "indices_tensor", axis)
         require(
             output.sizes == indices.sizes,
             f"{tensors.field('output_tensor')}.buffer.sizes",

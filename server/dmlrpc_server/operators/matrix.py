@@ -5,27 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-import numpy as np
-
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.feature_levels import parse_feature_level
 from dmlrpc_server.operators._elementwise import Context, ElementWise
 from dmlrpc_server.operators._graph import F32, I32, I64, Graph, Value
-from dmlrpc_server.operators._support import support_from
+from dmlrpc_server.operators._support import reshaping_feeder, same_type, support_from
 from dmlrpc_server.operators.activation import ACTIVATIONS, apply_fused, check_fused
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.pages import page
 from dmlrpc_server.operators.pages.activation import FUSABLE_GEMM_ONLY
-
-
-def _same_type(tensors: Tensors, names: Sequence[str], first: str) -> None:
-    for name in names:
-        layout = tensors.layouts[name]
-        require(
-            layout is None or layout.data_type == tensors[first].data_type,
-            f"{tensors.field(name)}.buffer.data_type",
-            f"must equal {first}'s data type",
-        )
 
 
 def _same_rank(tensors: Tensors, names: Sequence[str], first: str) -> None:
@@ -106,7 +94,7 @@ class Gemm(Operator[operators_pb2.GemmOperatorDesc]):
 
     def lower(self, desc: operators_pb2.GemmOperatorDesc, tensors: Tensors) -> Plan:
         names = ("b_tensor", "c_tensor", "output_tensor")
-        _same_type(tensors, names, "a_tensor")
+        same_type(tensors, names, "a_tensor")
         _same_rank(tensors, names, "a_tensor")
         transforms = operators_pb2.MatrixTransform.values()
         for name in ("trans_a", "trans_b"):
@@ -194,8 +182,8 @@ class MatrixMultiplyInteger(Operator[operators_pb2.MatrixMultiplyIntegerOperator
 
     def lower(self, desc: operators_pb2.MatrixMultiplyIntegerOperatorDesc, tensors: Tensors) -> Plan:
         _same_rank(tensors, ("b_tensor", "output_tensor"), "a_tensor")
-        _same_type(tensors, ("a_zero_point_tensor",), "a_tensor")
-        _same_type(tensors, ("b_zero_point_tensor",), "b_tensor")
+        same_type(tensors, ("a_zero_point_tensor",), "a_tensor")
+        same_type(tensors, ("b_zero_point_tensor",), "b_tensor")
         m, n = _product_sizes(tensors, "a_tensor", "b_tensor", (0, 1), (0, 1))
         output = tensors["output_tensor"]
         rank = len(output.sizes)
@@ -216,16 +204,8 @@ class MatrixMultiplyInteger(Operator[operators_pb2.MatrixMultiplyIntegerOperator
         a = operand("a_tensor", "a", a_zero, "a_zero")
         b = operand("b_tensor", "b", b_zero, "b_zero")
         graph.output(graph.cast(graph.op("MatMul", a, b), I32), "output", output.sizes)
-        feeds = ("a", "a_zero", "b", "b_zero")
-        shapes = (None, a_zero, None, b_zero)
-
-        def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-            result: dict[str, np.ndarray] = {}
-            for name, array, shape in zip(feeds, arrays, shapes, strict=True):
-                if array is not None:
-                    result[name] = np.ascontiguousarray(array if shape is None else array.reshape(shape))
-            return result
-
+        # The zero points are fed reshaped to broadcast; A and B may stay where they are.
+        prepare = reshaping_feeder(("a", "a_zero", "b", "b_zero"), (None, a_zero, None, b_zero))
         layouts = tuple(tensors.layouts[f.name] for f in self.inputs)
         return Plan(
             layouts, (output,), graph.model(), prepare, direct_inputs=("a", None, "b", None), direct_outputs=True

@@ -168,25 +168,16 @@ class _Normalization(Operator[Any]):
             check_fused(desc, context)
 
         graph = Graph()
-        values: dict[str, Value] = {}
-        feeds: list[str | None] = []
-        for index, field in enumerate(self.inputs):
-            layout = tensors.layouts[field.name]
-            if layout is None:
-                feeds.append(None)
-                continue
-            name = f"input{index}"
-            feeds.append(name)
-            value = graph.input(name, layout.dtype, layout.sizes)
-            # FLOAT16 computes in FLOAT32, as DirectML's shaders do.
-            values[field.name] = graph.cast(value, F32) if value.dtype == F16 else value
+        values, feeds = graph.field_inputs(self.inputs, tensors)
+        # FLOAT16 computes in FLOAT32, as DirectML's shaders do.
+        values = {name: graph.cast(value, F32) if value.dtype == F16 else value for name, value in values.items()}
         result = self.compute(graph, desc, values, tensors)
         if self.fused:
             result = apply_fused(graph, result, context)
         graph.output(graph.cast(result, output.dtype), "output", output.sizes)
 
         inputs = tuple(tensors.layouts[field.name] for field in self.inputs)
-        return Plan(inputs, (output,), graph.model(), direct_inputs=tuple(feeds), direct_outputs=True)
+        return Plan(inputs, (output,), graph.model(), direct_inputs=feeds, direct_outputs=True)
 
 
 def _scale_bias(graph: Graph, value: Value, values: dict[str, Value]) -> Value:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -11,10 +11,10 @@ from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators._graph import BOOL, F32, I32, I64, Graph, Value
-from dmlrpc_server.operators._support import support_from
+from dmlrpc_server.operators._support import reshaping_feeder, same_type, support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.convolution import _geometry, _same, integer_convolution
-from dmlrpc_server.operators.matrix import _product_sizes, _same_rank, _same_type, _zero_point_shape
+from dmlrpc_server.operators.matrix import _product_sizes, _same_rank, _zero_point_shape
 from dmlrpc_server.operators.pages import page
 from dmlrpc_server.operators.pooling import _Pooling
 from dmlrpc_server.operators.quantize import _dequantize, _quantize
@@ -35,19 +35,14 @@ _TYPES = {
 }
 
 
-def _feeder(
-    feeds: Sequence[str], shapes: Sequence[tuple[int, ...] | None]
-) -> Callable[[Sequence[np.ndarray | None]], dict[str, np.ndarray]]:
-    """A ``prepare``: each present input as feed ``feeds[i]``, reshaped to ``shapes[i]`` unless that is None."""
-
-    def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
-        result: dict[str, np.ndarray] = {}
-        for name, array, shape in zip(feeds, arrays, shapes, strict=True):
-            if array is not None:
-                result[name] = np.ascontiguousarray(array if shape is None else array.reshape(shape))
-        return result
-
-    return prepare
+def _operand_shapes(shapes: dict[str, tuple[int, ...] | None]) -> list[tuple[int, ...] | None]:
+    """The feed shapes of A, its scale and zero point, then B's: operands as they are, their parameters reshaped to
+    broadcast against the product."""
+    return [
+        shape
+        for prefix in ("a", "b")
+        for shape in (None, shapes[f"{prefix}_scale_tensor"], shapes[f"{prefix}_zero_point_tensor"])
+    ]
 
 
 def _per_tensor(tensors: Tensors, name: str) -> None:
@@ -144,7 +139,7 @@ class _Quantization(Operator[QuantizationDesc]):
             (source, *pieces),
             (output,),
             graph.model(),
-            _feeder(feeds, [None] * len(feeds)),
+            reshaping_feeder(feeds, [None] * len(feeds)),
             direct_outputs=True,
             input_arrays=(None, len(pieces)),
         )
@@ -186,7 +181,7 @@ class DynamicQuantizeLinear(Operator[operators_pb2.DynamicQuantizeLinearOperator
         source, output = tensors["input_tensor"], tensors["output_tensor"]
         scale_out, zero_out = tensors["output_scale_tensor"], tensors["output_zero_point_tensor"]
         _same_rank(tensors, ("output_tensor", "output_scale_tensor", "output_zero_point_tensor"), "input_tensor")
-        _same_type(tensors, ("output_zero_point_tensor",), "output_tensor")
+        same_type(tensors, ("output_zero_point_tensor",), "output_tensor")
         require(
             output.sizes == source.sizes,
             f"{tensors.field('output_tensor')}.buffer.sizes",
@@ -229,7 +224,7 @@ class DynamicQuantizeLinear(Operator[operators_pb2.DynamicQuantizeLinearOperator
             (source,),
             (output, scale_out, zero_out),
             graph.model(),
-            _feeder(("input",), (None,)),
+            reshaping_feeder(("input",), (None,)),
             direct_inputs=("input",),
             direct_outputs=True,
         )
@@ -265,9 +260,9 @@ class QuantizedLinearMatrixMultiply(Operator[operators_pb2.QuantizedLinearMatrix
 
     def lower(self, desc: operators_pb2.QuantizedLinearMatrixMultiplyOperatorDesc, tensors: Tensors) -> Plan:
         _same_rank(tensors, ("b_tensor", "output_tensor"), "a_tensor")
-        _same_type(tensors, ("a_zero_point_tensor",), "a_tensor")
-        _same_type(tensors, ("b_zero_point_tensor",), "b_tensor")
-        _same_type(tensors, ("output_zero_point_tensor",), "output_tensor")
+        same_type(tensors, ("a_zero_point_tensor",), "a_tensor")
+        same_type(tensors, ("b_zero_point_tensor",), "b_tensor")
+        same_type(tensors, ("output_zero_point_tensor",), "output_tensor")
         _same_parameter_rank(tensors, self._FIELDS)
         m, n = _product_sizes(tensors, "a_tensor", "b_tensor", (0, 1), (0, 1))
         output = tensors["output_tensor"]
@@ -300,18 +295,9 @@ class QuantizedLinearMatrixMultiply(Operator[operators_pb2.QuantizedLinearMatrix
         result = _quantize(graph, _scaled(graph, product, a_scale, b_scale), out_scale, out_zero, output.dtype)
         graph.output(result, "output", output.sizes)
         feeds = ("a", "a_scale", "a_zero", "b", "b_scale", "b_zero", "output_scale", "output_zero")
-        feed_shapes = [
-            None,
-            shapes["a_scale_tensor"],
-            shapes["a_zero_point_tensor"],
-            None,
-            shapes["b_scale_tensor"],
-            shapes["b_zero_point_tensor"],
-            shapes["output_scale_tensor"],
-            shapes["output_zero_point_tensor"],
-        ]
+        feed_shapes = [*_operand_shapes(shapes), shapes["output_scale_tensor"], shapes["output_zero_point_tensor"]]
         layouts = tuple(tensors.layouts[f.name] for f in self.inputs)
-        return Plan(layouts, (output,), graph.model(), _feeder(feeds, feed_shapes), direct_outputs=True)
+        return Plan(layouts, (output,), graph.model(), reshaping_feeder(feeds, feed_shapes), direct_outputs=True)
 
 
 class MatrixMultiplyIntegerToFloat(Operator[operators_pb2.MatrixMultiplyIntegerToFloatOperatorDesc]):
@@ -322,8 +308,8 @@ class MatrixMultiplyIntegerToFloat(Operator[operators_pb2.MatrixMultiplyIntegerT
 
     def lower(self, desc: operators_pb2.MatrixMultiplyIntegerToFloatOperatorDesc, tensors: Tensors) -> Plan:
         _same_rank(tensors, ("b_tensor", "bias_tensor", "output_tensor"), "a_tensor")
-        _same_type(tensors, ("a_zero_point_tensor", "b_tensor", "b_zero_point_tensor"), "a_tensor")
-        _same_type(tensors, ("a_scale_tensor", "b_scale_tensor", "bias_tensor"), "output_tensor")
+        same_type(tensors, ("a_zero_point_tensor", "b_tensor", "b_zero_point_tensor"), "a_tensor")
+        same_type(tensors, ("a_scale_tensor", "b_scale_tensor", "bias_tensor"), "output_tensor")
         _same_parameter_rank(tensors, self._FIELDS)
         m, n = _product_sizes(tensors, "a_tensor", "b_tensor", (0, 1), (0, 1))
         output = tensors["output_tensor"]
@@ -359,17 +345,9 @@ class MatrixMultiplyIntegerToFloat(Operator[operators_pb2.MatrixMultiplyIntegerT
             result = graph.op("Add", result, graph.cast(graph.input("bias", bias.dtype, bias.sizes), F32))
         graph.output(graph.cast(result, output.dtype), "output", output.sizes)
         feeds = ("a", "a_scale", "a_zero", "b", "b_scale", "b_zero", "bias")
-        feed_shapes = [
-            None,
-            shapes["a_scale_tensor"],
-            shapes["a_zero_point_tensor"],
-            None,
-            shapes["b_scale_tensor"],
-            shapes["b_zero_point_tensor"],
-            None,
-        ]
+        feed_shapes = [*_operand_shapes(shapes), None]
         layouts = tuple(tensors.layouts[f.name] for f in self.inputs)
-        return Plan(layouts, (output,), graph.model(), _feeder(feeds, feed_shapes), direct_outputs=True)
+        return Plan(layouts, (output,), graph.model(), reshaping_feeder(feeds, feed_shapes), direct_outputs=True)
 
 
 class QuantizedLinearConvolution(Operator[operators_pb2.QuantizedLinearConvolutionOperatorDesc]):
@@ -424,7 +402,7 @@ class QuantizedLinearConvolution(Operator[operators_pb2.QuantizedLinearConvoluti
         )
         feed_shapes = [None, (), (), None, filter_scale or (), filter_zero_shape, None, (), ()]
         layouts = tuple(tensors.layouts[f.name] for f in self.inputs)
-        return Plan(layouts, (output,), graph.model(), _feeder(feeds, feed_shapes), direct_outputs=True)
+        return Plan(layouts, (output,), graph.model(), reshaping_feeder(feeds, feed_shapes), direct_outputs=True)
 
 
 class QuantizedLinearAveragePooling(_Pooling[operators_pb2.QuantizedLinearAveragePoolingOperatorDesc]):
@@ -443,8 +421,8 @@ class QuantizedLinearAveragePooling(_Pooling[operators_pb2.QuantizedLinearAverag
 
     def lower(self, desc: operators_pb2.QuantizedLinearAveragePoolingOperatorDesc, tensors: Tensors) -> Plan:
         source, output = tensors["input_tensor"], tensors["output_tensor"]
-        _same_type(tensors, ("input_zero_point_tensor",), "input_tensor")
-        _same_type(tensors, ("output_zero_point_tensor",), "output_tensor")
+        same_type(tensors, ("input_zero_point_tensor",), "input_tensor")
+        same_type(tensors, ("output_zero_point_tensor",), "output_tensor")
         windows, window = self.windows(desc, tensors)
         rank = len(source.sizes)
         shapes = {name: _per_channel(tensors, name, source.sizes[1], rank) for name in self._FIELDS}
@@ -468,7 +446,7 @@ class QuantizedLinearAveragePooling(_Pooling[operators_pb2.QuantizedLinearAverag
         feeds = ("input", "input_scale", "input_zero", "output_scale", "output_zero")
         feed_shapes = [None, *(shapes[name] for name in self._FIELDS)]
         layouts = tuple(tensors.layouts[f.name] for f in self.inputs)
-        return Plan(layouts, (output,), graph.model(), _feeder(feeds, feed_shapes), direct_outputs=True)
+        return Plan(layouts, (output,), graph.model(), reshaping_feeder(feeds, feed_shapes), direct_outputs=True)
 
 
 #: This module's operators, for the registry.

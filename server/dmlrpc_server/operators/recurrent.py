@@ -153,18 +153,9 @@ class _Recurrent(Operator[Any]):
         self.check(desc, tensors)
 
         graph = Graph()
-        feeds: list[str | None] = []
-        values: dict[str, Value] = {}
-        for index, field in enumerate(self.inputs):
-            layout = tensors.layouts[field.name]
-            if layout is None:
-                feeds.append(None)
-                continue
-            name = f"input{index}"
-            feeds.append(name)
-            value = graph.input(name, layout.dtype, layout.sizes)
-            # FLOAT16 computes in FLOAT32, as DirectML's shaders do; lengths compare as INT64.
-            values[field.name] = graph.cast(value, I64 if field.name == _LENGTHS else F32)
+        values, feeds = graph.field_inputs(self.inputs, tensors)
+        # FLOAT16 computes in FLOAT32, as DirectML's shaders do; lengths compare as INT64.
+        values = {name: graph.cast(value, I64 if name == _LENGTHS else F32) for name, value in values.items()}
         x = graph.op("Reshape", values["input_tensor"], graph.const([steps, batch, inputs], I64))
         mask = lengths = None
         if _LENGTHS in values:

@@ -13,7 +13,7 @@ from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.feature_levels import parse_feature_level
 from dmlrpc_server.operators._graph import F16, F32, I16, I32, I64, U16, U32, U64, DType, Graph, Value
-from dmlrpc_server.operators._support import support_from
+from dmlrpc_server.operators._support import axis_direction, same_dimension_count, same_type, support_from
 from dmlrpc_server.operators.base import Operator, Plan, SupportTable, Tensors, require
 from dmlrpc_server.operators.pages import page
 from dmlrpc_server.tensors import TensorRule
@@ -119,6 +119,15 @@ def check_output_sizes(tensors: Tensors, axes: Sequence[int]) -> None:
         f"{tensors.field('output_tensor')}.buffer.sizes",
         f"sizes {list(target.sizes)} must equal the input sizes with reduced axes {list(axes)} set to 1: {expected}",
     )
+
+
+def reduced_axes(axes: Sequence[int], axis_count: int, tensors: Tensors) -> list[int]:
+    """The reduced axes (``checked_axes``) of an output that keeps the input's DimensionCount and has the reduced
+    sizes (``check_output_sizes``)."""
+    same_dimension_count(tensors)
+    checked = checked_axes(axes, axis_count, len(tensors["input_tensor"].sizes), tensors)
+    check_output_sizes(tensors, checked)
+    return checked
 
 
 def flatten_reduced(g: Graph, x: Value, sizes: Sequence[int], axes: Sequence[int]) -> Value:
@@ -244,22 +253,12 @@ class Reduce(Operator[operators_pb2.ReduceOperatorDesc]):
                 f"{tensors.field(field)}.buffer.dimension_count",
                 f"{len(layout.sizes)} dimensions; {name} takes {rule.min_dimension_count}-{rule.max_dimension_count}",
             )
-        require(
-            len(target.sizes) == len(source.sizes),
-            f"{tensors.field('output_tensor')}.buffer.dimension_count",
-            "must equal input_tensor's dimension count",
-        )
-        axes = checked_axes(desc.axes, desc.axis_count, len(source.sizes), tensors)
-        check_output_sizes(tensors, axes)
+        axes = reduced_axes(desc.axes, desc.axis_count, tensors)
         arg = function in (RF.REDUCE_FUNCTION_ARGMAX, RF.REDUCE_FUNCTION_ARGMIN)
         if arg:
             check_index_type(tensors, int(np.prod([source.sizes[d] for d in axes])))
         else:
-            require(
-                target.data_type == source.data_type,
-                f"{tensors.field('output_tensor')}.buffer.data_type",
-                "must equal input_tensor's data type",
-            )
+            same_type(tensors, ("output_tensor",))
 
         def body(g: Graph, flat: Value, count: int, rank: int) -> Value:
             if arg:
@@ -291,18 +290,8 @@ class _ArgBase(Operator[ArgDesc]):
     def lower(self, desc: ArgDesc, tensors: Tensors) -> Plan:
         source = tensors["input_tensor"]
         target = tensors["output_tensor"]
-        require(
-            desc.axis_direction in tensor_pb2.AxisDirection.values(),
-            tensors.field("axis_direction"),
-            f"{desc.axis_direction} is not a DML_AXIS_DIRECTION (0 = INCREASING, 1 = DECREASING)",
-        )
-        require(
-            len(target.sizes) == len(source.sizes),
-            f"{tensors.field('output_tensor')}.buffer.dimension_count",
-            "must equal input_tensor's dimension count",
-        )
-        axes = checked_axes(desc.axes, desc.axis_count, len(source.sizes), tensors)
-        check_output_sizes(tensors, axes)
+        axis_direction(desc.axis_direction, tensors)
+        axes = reduced_axes(desc.axes, desc.axis_count, tensors)
         check_index_type(tensors, int(np.prod([source.sizes[d] for d in axes])))
         # INCREASING: the first extreme; DECREASING: the last one. With several axes the index is over the reduced
         # axes flattened row-major (the page's example 3), so "last" is the greatest flattened index.

@@ -13,7 +13,7 @@ import numpy as np
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.errors import ResourceExhausted
 from dmlrpc_server.operators._graph import F32, I64, Graph, Value
-from dmlrpc_server.operators._support import support_from
+from dmlrpc_server.operators._support import axis_direction, support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.pages import page
 
@@ -187,11 +187,7 @@ def check_interpolation_mode(mode: int, tensors: Tensors) -> None:
 
 def rounding_direction(direction: int, tensors: Tensors) -> Rounding:
     """RESAMPLE2/3's (and RESAMPLE_GRAD1's) RoundingDirection, checked, as the nearest-neighbour rounding."""
-    require(
-        direction in tensor_pb2.AxisDirection.values(),
-        tensors.field("rounding_direction"),
-        f"{direction} is not a DML_AXIS_DIRECTION (0 = INCREASING, 1 = DECREASING)",
-    )
+    axis_direction(direction, tensors, "rounding_direction")
     return Rounding.CEIL if direction == tensor_pb2.AXIS_DIRECTION_INCREASING else Rounding.FLOOR
 
 

@@ -14,7 +14,7 @@ import onnx
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import InvalidArgument, OperatorUnavailable, ResourceExhausted
 from dmlrpc_server.operators._graph import BOOL, F32, I64, Graph, Value
-from dmlrpc_server.operators._support import support_from
+from dmlrpc_server.operators._support import same_type, support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.pages import page
 
@@ -292,12 +292,7 @@ class _RoiAlign(Operator[RoiDesc]):
         source, rois, batch_indices = tensors["input_tensor"], tensors["roi_tensor"], tensors["batch_indices_tensor"]
         output = tensors["output_tensor"]
         attrs = self.attributes(desc, tensors)
-        for name in ("roi_tensor", "output_tensor"):
-            require(
-                tensors[name].data_type == source.data_type,
-                f"{tensors.field(name)}.buffer.data_type",
-                "must equal input_tensor's data type",
-            )
+        same_type(tensors, ("roi_tensor", "output_tensor"))
         batches, channels, height, width = source.sizes
         regions = check_regions(tensors, "output_tensor", (batches, channels, height, width), attrs)
         count, out_h, out_w = regions.count, regions.out_h, regions.out_w

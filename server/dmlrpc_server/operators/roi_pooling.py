@@ -11,7 +11,7 @@ import numpy as np
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.operators._graph import BOOL, F32, F64, I64, Graph, Value
-from dmlrpc_server.operators._support import support_from
+from dmlrpc_server.operators._support import same_type, support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.pages import page
 
@@ -29,12 +29,7 @@ class RoiPooling(Operator[operators_pb2.RoiPoolingOperatorDesc]):
 
     def lower(self, desc: operators_pb2.RoiPoolingOperatorDesc, tensors: Tensors) -> Plan:
         source, rois, output = tensors["input_tensor"], tensors["roi_tensor"], tensors["output_tensor"]
-        for name in ("roi_tensor", "output_tensor"):
-            require(
-                tensors[name].data_type == source.data_type,
-                f"{tensors.field(name)}.buffer.data_type",
-                "must equal input_tensor's data type",
-            )
+        same_type(tensors, ("roi_tensor", "output_tensor"))
         require(
             rois.sizes[0] == 1 and rois.sizes[1] == 1 and rois.sizes[3] == 5,
             f"{tensors.field('roi_tensor')}.buffer.sizes",

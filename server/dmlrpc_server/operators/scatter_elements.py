@@ -12,7 +12,7 @@ from dmlrpc.codec import packed_strides
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators._indices import checked_indices, reject_overlaps
-from dmlrpc_server.operators._support import support_from
+from dmlrpc_server.operators._support import same_rank, same_sizes_but_axis, same_type, support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
 from dmlrpc_server.operators.pages import page
 
@@ -22,18 +22,8 @@ FL = operators_pb2.FeatureLevel
 def check_same_dimension_count_and_type(tensors: Tensors) -> None:
     """All four scatter tensors have one dimension count; input, updates and output share a data type."""
     source = tensors["input_tensor"]
-    for name in ("indices_tensor", "updates_tensor", "output_tensor"):
-        require(
-            len(tensors[name].sizes) == len(source.sizes),
-            f"{tensors.field(name)}.buffer.sizes",
-            f"{len(tensors[name].sizes)} dimensions; must equal input_tensor's {len(source.sizes)}",
-        )
-    for name in ("updates_tensor", "output_tensor"):
-        require(
-            tensors[name].data_type == source.data_type,
-            f"{tensors.field(name)}.buffer.data_type",
-            "must equal input_tensor's data type",
-        )
+    same_rank(tensors, ("indices_tensor", "updates_tensor", "output_tensor"))
+    same_type(tensors, ("updates_tensor", "output_tensor"))
     require(
         tensors["output_tensor"].sizes == source.sizes,
         f"{tensors.field('output_tensor')}.buffer.sizes",
@@ -56,13 +46,7 @@ class ScatterElements(Operator[operators_pb2.ScatterElementsOperatorDesc]):
         rank = len(source.sizes)
         axis = desc.axis
         require(axis < rank, tensors.field("axis"), f"axis {axis} is not less than the dimension count {rank}")
-        for d in range(rank):
-            require(
-                d == axis or indices.sizes[d] == source.sizes[d],
-                f"{tensors.field('indices_tensor')}.buffer.sizes[{d}]",
-                f"{indices.sizes[d]} must equal input_tensor's size {source.sizes[d]} "
-                "(only the axis dimension may differ)",
-            )
+        same_sizes_but_axis(tensors, "indices_tensor", axis)
         require(
             updates.sizes == indices.sizes,
             f"{tensors.field('updates_tensor')}.buffer.sizes",

@@ -10,7 +10,7 @@ import onnx
 
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.operators._batching import BatchRule
-from dmlrpc_server.operators._support import support_from
+from dmlrpc_server.operators._support import axis_direction, support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
 from dmlrpc_server.operators.pages import page
 
@@ -133,9 +133,4 @@ class TopK1(_TopKBase[operators_pb2.TopK1OperatorDesc]):
     support = support_from(page("TOP_K1"))
 
     def direction(self, desc: operators_pb2.TopK1OperatorDesc, tensors: Tensors) -> int:
-        require(
-            desc.axis_direction in tensor_pb2.AxisDirection.values(),
-            tensors.field("axis_direction"),
-            f"{desc.axis_direction} is not a DML_AXIS_DIRECTION (0 = INCREASING, 1 = DECREASING)",
-        )
-        return desc.axis_direction
+        return axis_direction(desc.axis_direction, tensors)

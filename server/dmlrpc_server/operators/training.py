@@ -11,7 +11,7 @@ import numpy as np
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators._elementwise import Context
 from dmlrpc_server.operators._graph import F16, F32, F64, Graph, Value
-from dmlrpc_server.operators._support import support_from
+from dmlrpc_server.operators._support import same_type, support_from
 from dmlrpc_server.operators.activation import apply_fused, check_fused
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.normalization import (
@@ -24,18 +24,6 @@ from dmlrpc_server.operators.normalization import (
 from dmlrpc_server.operators.pages import page
 
 I64 = np.int64
-
-
-def _same_type(tensors: Tensors, names: Sequence[str], reference: str) -> None:
-    """Every set tensor of ``names`` has ``reference``'s data type."""
-    data_type = tensors[reference].data_type
-    for name in names:
-        layout = tensors.layouts[name]
-        require(
-            layout is None or layout.data_type == data_type,
-            f"{tensors.field(name)}.buffer.data_type",
-            f"must equal {reference}'s data type",
-        )
 
 
 def _same_sizes(tensors: Tensors, names: Sequence[str], reference: str) -> None:
@@ -84,24 +72,15 @@ class _Training(Operator[Any]):
     def lower(self, desc: Any, tensors: Tensors) -> Plan:
         self.check(desc, tensors)
         graph = Graph()
-        values: dict[str, Value] = {}
-        feeds: list[str | None] = []
-        for index, field in enumerate(self.inputs):
-            layout = tensors.layouts[field.name]
-            if layout is None:
-                feeds.append(None)
-                continue
-            name = f"input{index}"
-            feeds.append(name)
-            value = graph.input(name, layout.dtype, layout.sizes)
-            values[field.name] = graph.cast(value, F32) if value.dtype == F16 else value
+        values, feeds = graph.field_inputs(self.inputs, tensors)
+        values = {name: graph.cast(value, F32) if value.dtype == F16 else value for name, value in values.items()}
         results = self.compute(graph, desc, values, tensors)
         outputs = tuple(tensors[field.name] for field in self.outputs)
         for index, (field, layout) in enumerate(zip(self.outputs, outputs, strict=True)):
             graph.output(graph.cast(results[field.name], layout.dtype), f"output{index}", layout.sizes)
 
         inputs = tuple(tensors.layouts[field.name] for field in self.inputs)
-        return Plan(inputs, outputs, graph.model(), direct_inputs=tuple(feeds), direct_outputs=True)
+        return Plan(inputs, outputs, graph.model(), direct_inputs=feeds, direct_outputs=True)
 
 
 class _BatchNormalizationGradient(_Training):
@@ -110,7 +89,7 @@ class _BatchNormalizationGradient(_Training):
 
     def check(self, desc: Any, tensors: Tensors) -> None:
         names = [field.name for field in (*self.inputs, *self.outputs)]
-        _same_type(tensors, names, "input_tensor")
+        same_type(tensors, names)
         _same_sizes(tensors, ("input_gradient_tensor", "output_gradient_tensor"), "input_tensor")
         # Mean carries the dimension-count and broadcast rules; the other statistics tensors must equal it.
         check_broadcast(tensors, ("mean_tensor",))
@@ -184,7 +163,7 @@ class BatchNormalizationTraining(_Training):
 
     def check(self, desc: Any, tensors: Tensors) -> None:
         names = [field.name for field in (*self.inputs, *self.outputs)]
-        _same_type(tensors, names, "input_tensor")
+        same_type(tensors, names)
         _same_sizes(tensors, ("fused_add_tensor", "output_tensor"), "input_tensor")
         check_broadcast(tensors, ("scale_tensor",))
         _same_sizes(tensors, ("bias_tensor", "output_mean_tensor", "output_variance_tensor"), "scale_tensor")
@@ -222,7 +201,7 @@ class LocalResponseNormalizationGrad(_Training):
 
     def check(self, desc: Any, tensors: Tensors) -> None:
         names = ("input_gradient_tensor", "output_gradient_tensor")
-        _same_type(tensors, names, "input_tensor")
+        same_type(tensors, names)
         _same_sizes(tensors, names, "input_tensor")
         check_local_response(desc, tensors)
 
@@ -249,7 +228,7 @@ class AdamOptimizer(_Training):
 
     def check(self, desc: Any, tensors: Tensors) -> None:
         names = [field.name for field in (*self.inputs, *self.outputs) if field.name != "training_step_tensor"]
-        _same_type(tensors, names, "input_parameters_tensor")
+        same_type(tensors, names, "input_parameters_tensor")
         _same_sizes(tensors, names, "input_parameters_tensor")
         step_type = tensors["training_step_tensor"].dtype
         require(
