@@ -13,6 +13,7 @@ import numpy.typing as npt
 from dmlrpc import ops
 from dmlrpc._graph_tensors import GraphTensor, _placeholder, _tensors
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops.base import _window
 
 __all__ = ["FamilyNodes"]
 
@@ -156,10 +157,7 @@ class FamilyNodes:
         everything = tensors | optional
         call = ops.quantized_linear_convolution(
             **{name: None if t is None else _placeholder(t) for name, t in everything.items()},  # type: ignore[arg-type]
-            strides=strides,
-            dilations=dilations,
-            start_padding=start_padding,
-            end_padding=end_padding,
+            **_window(strides, start_padding, end_padding, dilations),
             group_count=group_count,
             dtype=dtype,
         )
@@ -196,10 +194,7 @@ class FamilyNodes:
         call = ops.quantized_linear_average_pooling(
             **{name: None if t is None else _placeholder(t) for name, t in tensors.items()},  # type: ignore[arg-type]
             window_size=window_size,
-            strides=strides,
-            dilations=dilations,
-            start_padding=start_padding,
-            end_padding=end_padding,
+            **_window(strides, start_padding, end_padding, dilations),
             include_padding=include_padding,
         )
         return self._exact_node(where, call, tensors)[0]
@@ -479,10 +474,7 @@ class FamilyNodes:
             {"input": input, "input_gradient": input_gradient},
             2,
             window_size=window_size,
-            strides=strides,
-            start_padding=start_padding,
-            end_padding=end_padding,
-            dilations=dilations,
+            **_window(strides, start_padding, end_padding, dilations),
         )[0]
 
     def resample_grad(
@@ -549,10 +541,7 @@ class FamilyNodes:
             1,
             output_size=output_size,
             window_size=window_size,
-            strides=strides,
-            dilations=dilations,
-            start_padding=start_padding,
-            end_padding=end_padding,
+            **_window(strides, start_padding, end_padding, dilations),
         )[0]
 
     def unfold(
@@ -572,10 +561,7 @@ class FamilyNodes:
             {"input": input},
             1,
             window_size=window_size,
-            strides=strides,
-            dilations=dilations,
-            start_padding=start_padding,
-            end_padding=end_padding,
+            **_window(strides, start_padding, end_padding, dilations),
         )[0]
 
     def roi_align(

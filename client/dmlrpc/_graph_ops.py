@@ -11,6 +11,7 @@ import numpy.typing as npt
 from dmlrpc import ops
 from dmlrpc._graph_tensors import GraphTensor, _placeholder, _pooled_tensor, _tensors
 from dmlrpc.errors import ArgumentValueError
+from dmlrpc.ops.base import _window
 from dmlrpc.ops.gather import _gather_nd
 from dmlrpc.schema import desc_case, tensor_fields
 from dmlrpc.v1 import graph_pb2, operators_pb2, tensor_pb2
@@ -140,10 +141,7 @@ class GraphOperators:
             _placeholder(input),
             window_size,
             p=p,
-            strides=strides,
-            start_padding=start_padding,
-            end_padding=end_padding,
-            dilations=dilations,
+            **_window(strides, start_padding, end_padding, dilations),
         )
         return self.node(call.operator_desc, [input])[0]
 
@@ -164,10 +162,7 @@ class GraphOperators:
         call = ops.max_pooling_with_indices(
             _placeholder(input),
             window_size,
-            strides=strides,
-            start_padding=start_padding,
-            end_padding=end_padding,
-            dilations=dilations,
+            **_window(strides, start_padding, end_padding, dilations),
             index_dtype=index_dtype,
         )
         values, indices = self.node(call.operator_desc, [input])
@@ -216,10 +211,7 @@ class GraphOperators:
             _placeholder(filter),
             input_zero_point=None if input_zero_point is None else _placeholder(input_zero_point),
             filter_zero_point=None if filter_zero_point is None else _placeholder(filter_zero_point),
-            strides=strides,
-            dilations=dilations,
-            start_padding=start_padding,
-            end_padding=end_padding,
+            **_window(strides, start_padding, end_padding, dilations),
             group_count=group_count,
         )
         inputs = {

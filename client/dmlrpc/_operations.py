@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from dmlrpc import ops
 from dmlrpc._calls import Call, execute
+from dmlrpc.ops.base import _window
 
 __all__ = ["operation"]
 
@@ -158,10 +159,7 @@ def convolution(
             input,
             filter,
             bias,
-            strides=strides,
-            dilations=dilations,
-            start_padding=start_padding,
-            end_padding=end_padding,
+            **_window(strides, start_padding, end_padding, dilations),
             output_padding=output_padding,
             group_count=group_count,
             mode=mode,
@@ -298,11 +296,8 @@ def average_pooling(
         ops.average_pooling(
             input,
             window_size,
-            strides=strides,
-            start_padding=start_padding,
-            end_padding=end_padding,
+            **_window(strides, start_padding, end_padding, dilations),
             include_padding=include_padding,
-            dilations=dilations,
         ),
         timeout,
         _single,
@@ -325,10 +320,7 @@ def max_pooling(
         ops.max_pooling(
             input,
             window_size,
-            strides=strides,
-            start_padding=start_padding,
-            end_padding=end_padding,
-            dilations=dilations,
+            **_window(strides, start_padding, end_padding, dilations),
         ),
         timeout,
         _first,
@@ -555,10 +547,7 @@ def lp_pooling(
             input,
             window_size,
             p=p,
-            strides=strides,
-            start_padding=start_padding,
-            end_padding=end_padding,
-            dilations=dilations,
+            **_window(strides, start_padding, end_padding, dilations),
         ),
         timeout,
         _single,
@@ -582,10 +571,7 @@ def max_pooling_with_indices(
         ops.max_pooling_with_indices(
             input,
             window_size,
-            strides=strides,
-            start_padding=start_padding,
-            end_padding=end_padding,
-            dilations=dilations,
+            **_window(strides, start_padding, end_padding, dilations),
             index_dtype=index_dtype,
         ),
         timeout,
@@ -634,10 +620,7 @@ def convolution_integer(
             filter,
             input_zero_point=input_zero_point,
             filter_zero_point=filter_zero_point,
-            strides=strides,
-            dilations=dilations,
-            start_padding=start_padding,
-            end_padding=end_padding,
+            **_window(strides, start_padding, end_padding, dilations),
             group_count=group_count,
         ),
         timeout,
@@ -821,10 +804,7 @@ def quantized_linear_convolution(
         input_zero_point=input_zero_point,
         filter_zero_point=filter_zero_point,
         output_zero_point=output_zero_point,
-        strides=strides,
-        dilations=dilations,
-        start_padding=start_padding,
-        end_padding=end_padding,
+        **_window(strides, start_padding, end_padding, dilations),
         group_count=group_count,
         dtype=dtype,
     )
@@ -855,10 +835,7 @@ def quantized_linear_average_pooling(
         window_size,
         input_zero_point=input_zero_point,
         output_zero_point=output_zero_point,
-        strides=strides,
-        dilations=dilations,
-        start_padding=start_padding,
-        end_padding=end_padding,
+        **_window(strides, start_padding, end_padding, dilations),
         include_padding=include_padding,
     )
     return operation(built, timeout, _single)
@@ -1097,10 +1074,7 @@ def max_pooling_grad(
         input,
         input_gradient,
         window_size,
-        strides=strides,
-        start_padding=start_padding,
-        end_padding=end_padding,
-        dilations=dilations,
+        **_window(strides, start_padding, end_padding, dilations),
     )
     return operation(built, timeout, _single)
 
@@ -1159,10 +1133,7 @@ def fold(
         input,
         output_size,
         window_size,
-        strides=strides,
-        dilations=dilations,
-        start_padding=start_padding,
-        end_padding=end_padding,
+        **_window(strides, start_padding, end_padding, dilations),
     )
     return operation(built, timeout, _single)
 

@@ -14,7 +14,7 @@ from dmlrpc._graph_ops import GraphOperators
 from dmlrpc._graph_tensors import GraphTensor, _one_shape, _placeholder, _pooled_tensor, _tensors
 from dmlrpc.codec import TensorLayout, encode, tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
-from dmlrpc.ops.base import _axis
+from dmlrpc.ops.base import _axis, _window
 from dmlrpc.ops.gather import _gather
 from dmlrpc.ops.matrix import _gemm, _matrix_multiply_integer
 from dmlrpc.schema import desc_case, tensor_fields
@@ -204,10 +204,7 @@ class Graph(GraphOperators, FamilyNodes):
             _placeholder(input),
             _placeholder(filter),
             None if bias is None else _placeholder(bias),
-            strides=strides,
-            dilations=dilations,
-            start_padding=start_padding,
-            end_padding=end_padding,
+            **_window(strides, start_padding, end_padding, dilations),
             output_padding=output_padding,
             group_count=group_count,
             mode=mode,
@@ -342,11 +339,8 @@ class Graph(GraphOperators, FamilyNodes):
         call = ops.average_pooling(
             _placeholder(input),
             window_size,
-            strides=strides,
-            start_padding=start_padding,
-            end_padding=end_padding,
+            **_window(strides, start_padding, end_padding, dilations),
             include_padding=include_padding,
-            dilations=dilations,
         )
         return self.node(call.operator_desc, [input])[0]
 
@@ -366,10 +360,7 @@ class Graph(GraphOperators, FamilyNodes):
         call = ops.max_pooling(
             _placeholder(input),
             window_size,
-            strides=strides,
-            start_padding=start_padding,
-            end_padding=end_padding,
-            dilations=dilations,
+            **_window(strides, start_padding, end_padding, dilations),
         )
         return self.node(call.operator_desc, [input])[0]
 

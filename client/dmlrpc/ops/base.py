@@ -256,6 +256,12 @@ def _per_axis(
     return [int(item) for item in values]
 
 
+def _window(strides: object, start_padding: object, end_padding: object, dilations: object) -> dict[str, Any]:
+    """A windowed builder's (pooling, convolution, fold, their gradients) strides, paddings and dilations as the
+    keywords that every face of it (NumPy-style call, Graph node) passes on unchanged."""
+    return {"strides": strides, "start_padding": start_padding, "end_padding": end_padding, "dilations": dilations}
+
+
 def _wrap(case: str, message: Any) -> operators_pb2.OperatorDesc:
     operator_desc = operators_pb2.OperatorDesc()
     getattr(operator_desc, case).CopyFrom(message)

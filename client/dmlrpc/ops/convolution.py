@@ -51,6 +51,18 @@ def _spatial(value: object, argument: str, where: str, count: int, default: int,
     return tuple(_count(v, argument, where, minimum) for v in values)
 
 
+def _window(
+    strides: object, dilations: object, start_padding: object, end_padding: object, where: str, count: int
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """Strides and dilations (default 1, at least 1), start and end padding (default 0) per spatial dimension."""
+    return (
+        _spatial(strides, "strides", where, count, 1, 1),
+        _spatial(dilations, "dilations", where, count, 1, 1),
+        _spatial(start_padding, "start_padding", where, count, 0, 0),
+        _spatial(end_padding, "end_padding", where, count, 0, 0),
+    )
+
+
 def _choice(value: object, argument: str, where: str, choices: Mapping[str, int]) -> int:
     if not isinstance(value, str):
         raise ArgumentTypeError(argument, f"{where}: {argument} must be a str; got {type(value).__name__}")
@@ -111,10 +123,7 @@ def convolution(
             allowed=(str(data.ndim),),
         )
     spatial = data.ndim - 2
-    stride = _spatial(strides, "strides", where, spatial, 1, 1)
-    dilation = _spatial(dilations, "dilations", where, spatial, 1, 1)
-    start = _spatial(start_padding, "start_padding", where, spatial, 0, 0)
-    end = _spatial(end_padding, "end_padding", where, spatial, 0, 0)
+    stride, dilation, start, end = _window(strides, dilations, start_padding, end_padding, where, spatial)
     padding = _spatial(output_padding, "output_padding", where, spatial, 0, 0)
     groups = _count(group_count, "group_count", where, 1)
     mode_value = _choice(mode, "mode", where, _CONVOLUTION_MODES)
@@ -240,10 +249,7 @@ def convolution_integer(
             allowed=("3", "4"),
         )
     spatial = data.ndim - 2
-    stride = _spatial(strides, "strides", where, spatial, 1, 1)
-    dilation = _spatial(dilations, "dilations", where, spatial, 1, 1)
-    start = _spatial(start_padding, "start_padding", where, spatial, 0, 0)
-    end = _spatial(end_padding, "end_padding", where, spatial, 0, 0)
+    stride, dilation, start, end = _window(strides, dilations, start_padding, end_padding, where, spatial)
     groups = _count(group_count, "group_count", where, 1)
     channels, output_channels = data.shape[1], weights.shape[0]
     if channels % groups or weights.shape[1] * groups != channels or output_channels % groups:
