@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from dmlrpc import ops
 from dmlrpc.codec import DTYPE_BY_DATA_TYPE
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.v1 import tensor_pb2
@@ -71,3 +72,30 @@ def _pooled_tensor(where: str, tensor: object) -> None:
             f"(N, C, D, H, W)",
             allowed=("4", "5"),
         )
+
+
+class NodeBuilders:
+    """What the ``Graph`` mixins of the operator families build their nodes with (``node`` and ``_exact_node`` are
+    Graph's)."""
+
+    def node(self, operator_desc: Any, inputs: Sequence[GraphTensor | None]) -> list[GraphTensor]:
+        raise NotImplementedError  # Graph's
+
+    def _exact_node(self, where: str, call: ops.Call, inputs: dict[str, GraphTensor | None]) -> list[GraphTensor]:
+        raise NotImplementedError  # Graph's
+
+    def _built(
+        self,
+        where: str,
+        build: Callable[..., ops.Call],
+        tensors: dict[str, GraphTensor | None],
+        required: int,
+        **attributes: Any,
+    ) -> list[GraphTensor]:
+        """``build``'s node: ``tensors`` in binding order (the first ``required`` of them must be given), passed
+        to the builder by name as placeholders, with ``attributes``."""
+        values = list(tensors.values())
+        _tensors(where, values[:required])
+        _tensors(where, values[required:], optional=True)
+        placeholders = {name: None if t is None else _placeholder(t) for name, t in tensors.items()}
+        return self._exact_node(where, build(**placeholders, **attributes), tensors)

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from dmlrpc import ops
 from dmlrpc._graph_families import FamilyNodes
+from dmlrpc._graph_gradients import GradientNodes
 from dmlrpc._graph_ops import GraphOperators
 from dmlrpc._graph_tensors import GraphTensor, _one_shape, _placeholder, _pooled_tensor, _tensors
 from dmlrpc.codec import TensorLayout, encode, tensor_desc
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["Graph", "GraphTensor"]
 
 
-class Graph(GraphOperators, FamilyNodes):
+class Graph(GraphOperators, FamilyNodes, GradientNodes):
     """Build a graph, then compile it once with ``client.compile(graph)`` and call the result many times::
 
         g = dmlrpc.Graph()
