@@ -11,7 +11,16 @@ from dmlrpc.v1 import service_pb2
 
 PACKAGE = Path(dmlrpc.__file__).parent
 #: Modules that decide everything and send nothing: requests, answers, descs, arrays.
-PURE = ("dmlrpc._base", "dmlrpc._calls", "dmlrpc._operations", "dmlrpc.codec", "dmlrpc.schema", "dmlrpc.wire")
+PURE = (
+    "dmlrpc._base",
+    "dmlrpc._calls",
+    "dmlrpc._operations",
+    "dmlrpc._operations_more",
+    "dmlrpc._operations_families",
+    "dmlrpc.codec",
+    "dmlrpc.schema",
+    "dmlrpc.wire",
+)
 
 
 def _module(path: Path) -> str:
