@@ -114,6 +114,7 @@ class Stages:
         except BaseException:
             memory.release(size)
             raise
+        placed(compiled)  # again: a device run that failed moved the desc to the host just now
         self._hold_response(size, compiled.plan.response_bytes)
         return outputs
 
@@ -155,6 +156,7 @@ class Stages:
         except BaseException:
             self.memory.release(size)
             raise
+        placed(compiled)  # again: a device run that failed moved the desc to the host just now
         if hold_response:
             self._hold_response(size, compiled.plan.response_bytes)
         else:

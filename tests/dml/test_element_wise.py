@@ -30,6 +30,8 @@ EXAMPLES = int(os.environ.get("DMLRPC_DML_ELEMENT_WISE_EXAMPLES", "1"))
 #: that a fallback means something new; ``test_what_this_device_cannot_build_runs_on_the_host`` pins the known one.
 DEVICE_FALLBACKS: set[str] = set()
 FALLBACK_LINE = "could not build this operator's session"
+#: The server's WARNING when a device session that built fails at run time (``Compiled._to_host``).
+RUN_FALLBACK_LINE = "failed to run this operator's session"
 
 
 @pytest.mark.parametrize("name", OPERATORS)

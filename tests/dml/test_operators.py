@@ -14,7 +14,7 @@ import pytest
 
 from dmlrpc.v1 import operators_pb2
 from tests.dml.conftest import WineServer
-from tests.dml.test_element_wise import FALLBACK_LINE
+from tests.dml.test_element_wise import FALLBACK_LINE, RUN_FALLBACK_LINE
 from tests.ops.test_element_wise import OPERATORS as ELEMENT_WISE
 from tests.provider_cases import LaneClient, not_run, operator_tests
 
@@ -34,7 +34,7 @@ def client(dml_server: WineServer) -> LaneClient:
         outputs = dml_server.execute(desc, inputs, **options)
         time.sleep(0.05)  # the server's log lines arrive through a pipe, read by another thread
         new = dml_server.log[seen if dml_server.starts == starts else 0 :]
-        if any(FALLBACK_LINE in line or "leaves nodes" in line for line in new):
+        if any(FALLBACK_LINE in line or RUN_FALLBACK_LINE in line or "leaves nodes" in line for line in new):
             FALLBACKS[desc.WhichOneof("desc") or ""] += 1
         return outputs
 

@@ -28,6 +28,12 @@ CPU = PROVIDERS["cpu"]
 _NODES_ON_CPU = "fallback to CPU EP has been explicitly disabled"
 #: ``Compiled.fallback`` values: the whole session on the CPU provider, or some of its nodes.
 SESSION_FALLBACK, NODES_FALLBACK = "session", "nodes"
+#: ONNX Runtime's errors of a run its provider failed (FAIL, RUNTIME_EXCEPTION, EP_FAIL), not a refusal of the feeds.
+_RUN_FAILURES: tuple[type[Exception], ...] = tuple(
+    getattr(ort.capi.onnxruntime_pybind11_state, name) for name in ("Fail", "RuntimeException", "EPFail")
+)
+#: Held while a compiled desc moves to the CPU provider after a failed device run (``Compiled._to_host``).
+_MOVING = threading.Lock()
 
 #: What one cached session costs beyond its model: ONNX Runtime's graph, kernels and plan, and the Python objects
 #: of the Compiled (measured: 36-55 KiB per tiny desc with the CPU arena off, docs/reliability.md).
@@ -85,6 +91,8 @@ class Compiled:
     #: The bytes the compile cache charges for keeping this entry (``session_bytes`` of each session it holds or
     #: may build: the batched one too, where the operator batches).
     held_bytes: int = 0
+    #: Called once the desc has moved to the CPU provider at run time (the compile cache counts it as a fallback).
+    on_move: Callable[[Compiled], None] | None = field(default=None, repr=False)
     _batched: ort.InferenceSession | None = field(default=None, repr=False)
 
     @property
@@ -97,8 +105,48 @@ class Compiled:
     def run(self, feeds: dict[str, np.ndarray], options: ort.RunOptions | None = None) -> list[np.ndarray]:
         # NOTE: the session's own wrapper re-validates the feeds in Python on every call; the binding it calls
         # does the same checks in C++.
-        with self.run_lock:
-            return self.session._sess.run(self.output_names, feeds, options)  # type: ignore[no-any-return]
+        while True:
+            session = self.session
+            try:
+                with self.run_lock:
+                    return session._sess.run(self.output_names, feeds, options)  # type: ignore[no-any-return]
+            except _RUN_FAILURES as error:
+                if not self._to_host(session, error, options):
+                    raise
+
+    def _to_host(self, failed: ort.InferenceSession, error: Exception, options: ort.RunOptions | None) -> bool:
+        """After ``failed``, one of this desc's sessions, raised ``error`` in a run: whether the caller should run
+        it again, because the desc now runs on the CPU provider.
+
+        A device session can build and still fail at its first run: the DirectML provider compiles nodes whose
+        shapes are known only at run time (after a Range or NonZero) when they first run, and a device that cannot
+        compile one (a Cast of 64-bit integers without 64-bit shader operations) fails the run, not the session.
+        Like a session the device cannot build, the desc then runs on the host, told to the caller.
+
+        Raises:
+            OperatorUnavailable: it would fall back and the provider's ``cpu_fallback`` is off.
+        """
+        provider = self.provider
+        stopped = options is not None and options.terminate  # a deadline stopped the run: not the device's failure
+        if provider is None or provider.name == CPU or self.fallback == SESSION_FALLBACK or stopped:
+            return failed is not self.session and failed is not self._batched  # another run moved it meanwhile
+        reason = str(error).splitlines()[0][:300]
+        if not provider.cpu_fallback:
+            raise OperatorUnavailable(
+                f"{provider.name} on {provider.device} failed to run this operator's session ({reason}), and this "
+                "server refuses to fall back to the CPU provider (--no-cpu-fallback)"
+            ) from None
+        with _MOVING:
+            if self.fallback != SESSION_FALLBACK:
+                _log.warning(
+                    "%s failed to run this operator's session (%s); it runs on %s instead", provider.name, reason, CPU
+                )
+                self.session = _host_session(self.plan.model.SerializeToString(), provider)
+                self._batched = None
+                self.fallback, self.on_device = SESSION_FALLBACK, False
+                if self.on_move is not None:
+                    self.on_move(self)
+        return True
 
     def run_bound(
         self, feeds: dict[str, np.ndarray], device_inputs: dict[str, ort.OrtValue], keep: set[int], device: Device
@@ -115,8 +163,13 @@ class Compiled:
                 binding.bind_output(name, device.kind, device.device_id)
             else:
                 binding.bind_output(name)
-        with self.run_lock:
-            self.session.run_with_iobinding(binding)
+        try:
+            with self.run_lock:
+                self.session.run_with_iobinding(binding)
+        except _RUN_FAILURES as error:
+            if device_inputs or keep or not self._to_host(self.session, error, None):
+                raise  # NOTE: device-resident values cannot be bound to a host session
+            return list(self.run(feeds))
         values = binding.get_outputs()
         return [value if index in keep else value.numpy() for index, value in enumerate(values)]
 
@@ -134,8 +187,14 @@ class Compiled:
             self._batched = _session(self.batching.model(self.plan.model), self.provider)
         feeds, staging = self.batching.stack(requests, pool)
         try:
-            with self.run_lock:
-                outputs = self._batched.run(self.output_names, feeds, run_options)
+            batched = self._batched
+            try:
+                with self.run_lock:
+                    outputs = batched.run(self.output_names, feeds, run_options)
+            except _RUN_FAILURES as error:
+                if not self._to_host(batched, error, run_options):
+                    raise
+                return [self.run(request, run_options) for request in requests]
         finally:
             for buffer in staging:
                 pool.release(buffer)
@@ -250,9 +309,15 @@ def _session_on(model: onnx.ModelProto, provider: Provider) -> tuple[ort.Inferen
     # A device that cannot compile a graph (e.g. DirectML on a device without 64-bit shader operations) fails
     # the whole session; the desc still has an answer on the host, so it runs there rather than failing.
     _log.warning("%s %s (%s); it runs on %s instead", provider.name, what, reason, CPU)
+    return _host_session(serialized, provider, counted=True), SESSION_FALLBACK
+
+
+def _host_session(serialized: bytes, provider: Provider, *, counted: bool = False) -> ort.InferenceSession:
+    """The CPU provider's session of a model ``provider`` could not build or run (``counted``: in ``SESSIONS``)."""
+    if not counted:
+        SESSIONS.add()
     fallback = Provider(CPU, {}, "CPU", False, provider.intra_op_threads)
-    session = ort.InferenceSession(serialized, sess_options=fallback.session_options(), providers=[CPU])
-    return session, SESSION_FALLBACK
+    return ort.InferenceSession(serialized, sess_options=fallback.session_options(), providers=[CPU])
 
 
 def compile_plan(
@@ -395,10 +460,10 @@ class CompileCache:
                         self._refused.popitem(last=False)
                 raise
             charge = entry.held_bytes + len(key)
+            entry.on_move = self._count_fallback
             with self._lock:
                 if entry.fallback:
-                    counted = (entry.label, entry.fallback)
-                    self.stats.fallbacks[counted] = self.stats.fallbacks.get(counted, 0) + 1
+                    self._count(entry)
                 if charge > self.max_bytes:
                     # NOTE: kept, it would evict everything else and still break the bound; its call runs it and
                     # then it is released.
@@ -409,6 +474,14 @@ class CompileCache:
                 self._entry_bytes += charge
                 self._shrink()
             return entry
+
+    def _count_fallback(self, entry: Compiled) -> None:
+        with self._lock:
+            self._count(entry)
+
+    def _count(self, entry: Compiled) -> None:
+        counted = (entry.label, entry.fallback)
+        self.stats.fallbacks[counted] = self.stats.fallbacks.get(counted, 0) + 1
 
     def _raise_refused(self, key: bytes) -> None:
         error = self._refused.get(key)

@@ -1,0 +1,67 @@
+"""Sessions that DirectML builds but cannot run on the lane's device (Wine lane): the desc moves to the host."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import grpc
+import numpy as np
+import pytest
+
+import dmlrpc
+from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
+from dmlrpc_server.interceptors import EXECUTED_ON_KEY
+from tests.dml.conftest import WineServer, lane_enabled
+from tests.dml.test_element_wise import RUN_FALLBACK_LINE
+from tests.ops.test_generators import fill_constant_desc, fill_sequence_desc, nonzero_desc
+
+pytestmark = [pytest.mark.dml, pytest.mark.timeout(600)]
+
+# NOTE: the lowerings of FILL_VALUE_SEQUENCE and NONZERO_COORDINATES cast INT64 values (a Range up to a fed limit,
+# NonZero's coordinates) to 32-bit types. Their shapes are known only at run time, so the DirectML provider leaves
+# those Casts out of the graph it compiles with the session and compiles each when it first runs: the strict session
+# builds, and the first run fails (MLOperatorAuthorImpl.cpp, 80004005), as every 64-bit Cast fails to compile on this
+# device (shader model 5.1, no 64-bit integer operations). FILL_VALUE_CONSTANT casts nothing and stays on DirectML.
+
+
+def _sequence() -> operators_pb2.OperatorDesc:
+    return fill_sequence_desc(np.float32, (1, 1, 1, 3), 3, 2)
+
+
+def _trailer(address: str, desc: operators_pb2.OperatorDesc) -> tuple[bytes, str | None]:
+    request = service_pb2.ExecuteRequest(operator_desc=desc)
+    with grpc.insecure_channel(address) as channel:
+        response, rpc = service_pb2_grpc.DirectMLServiceStub(channel).Execute.with_call(request, timeout=300)
+    return response.outputs[0].buffer.data, dict(rpc.trailing_metadata() or ()).get(EXECUTED_ON_KEY)
+
+
+def test_a_session_that_fails_its_first_run_runs_on_the_host(dml_server: WineServer) -> None:
+    client = dml_server.connected()
+    seen = len(dml_server.log)
+    # The first call is the one whose device run fails: it already answers from the host, and says so.
+    data, executed_on = _trailer(dml_server.address, _sequence())
+    assert np.array_equal(np.frombuffer(data, np.float32), [3, 5, 7]) and executed_on == "CPUExecutionProvider"
+    assert _trailer(dml_server.address, _sequence())[1] == "CPUExecutionProvider"
+    x = np.array([[0, 2], [3, 0]], np.float32)
+    count, coordinates = client.execute(nonzero_desc(x, 2), [x])
+    assert count is not None and coordinates is not None
+    assert int(count.reshape(-1)[0]) == 2 and coordinates.reshape(4, 2)[:2].tolist() == [[0, 1], [1, 0]]
+    time.sleep(0.1)  # the server's log lines arrive through a pipe, read by another thread
+    assert sum(RUN_FALLBACK_LINE in line for line in dml_server.log[seen:]) == 2
+    data, executed_on = _trailer(dml_server.address, fill_constant_desc(np.float32, (1, 1, 2, 4), 13.0))
+    assert np.array_equal(np.frombuffer(data, np.float32), np.full(8, 13, np.float32)) and executed_on is None
+
+
+def test_a_failed_first_run_is_refused_without_the_host() -> None:
+    assert lane_enabled()
+    strict = WineServer(extra_args=["--no-cpu-fallback"])
+    strict.start()
+    try:
+        client = strict.connected()
+        with pytest.raises(dmlrpc.UnimplementedError, match=re.escape(RUN_FALLBACK_LINE)):
+            client.execute(_sequence(), [])
+        (filled,) = client.execute(fill_constant_desc(np.float32, (1, 1, 2, 4), 13.0), [])
+        assert filled is not None and np.array_equal(filled, np.full((1, 1, 2, 4), 13, np.float32))
+    finally:
+        strict.stop()
