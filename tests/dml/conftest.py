@@ -14,10 +14,11 @@ import subprocess
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import grpc
 import numpy as np
 import pytest
 
@@ -40,8 +41,13 @@ PROBE_SECTIONS: tuple[tuple[str, ...], ...] = (
     ("SCATTER_ND",),
     ("k_equal_axis", "nan", "int64_order"),
 )
-#: Distinct descs (hence DirectML sessions) one server process may compile before the lane restarts it.
-SESSIONS_PER_SERVER = int(os.environ.get("DMLRPC_DML_SESSIONS_PER_SERVER", "8"))
+#: ONNX Runtime sessions one worker process of the lane's server may create before the server recycles it
+#: (--max-sessions-per-worker): every DirectML session keeps about 0.5 GB under lavapipe until its process exits.
+SESSIONS_PER_SERVER = int(os.environ.get("DMLRPC_DML_SESSIONS_PER_SERVER", "16"))
+#: The longest a call waits for a recycled worker's replacement (a recycle takes about 5 s here).
+RECYCLE_TIMEOUT = 120.0
+#: The supervisor's and worker's log lines of a recycle: asked for, and the replacement serving.
+RECYCLING, SERVING = "asking for its replacement", "serving on"
 START_TIMEOUT = 180.0
 #: The switch that turns the lane on ("1"); anything else, or unset, leaves it off.
 LANE_VARIABLE = "DMLRPC_DML_LANE"
@@ -127,24 +133,32 @@ def _free_port() -> int:
 class WineServer:
     """The real dmlrpc server (its own CLI) in a Windows CPython under Wine, on DmlExecutionProvider.
 
-    Restarted after SESSIONS_PER_SERVER distinct descs, since DirectML sessions under lavapipe keep their memory.
+    Its supervisor recycles the worker process after ``sessions_per_worker`` sessions, since DirectML sessions under
+    lavapipe keep their memory; with consecutive ports (Windows has no SO_REUSEPORT) the port is unanswered until
+    the replacement serves, so calls through ``call`` (``execute``, ``connected``'s client) wait for it and retry.
     """
 
-    def __init__(self, cache_size: int = SESSIONS_PER_SERVER, extra_args: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        cache_size: int = SESSIONS_PER_SERVER,
+        extra_args: Sequence[str] = (),
+        sessions_per_worker: int = SESSIONS_PER_SERVER,
+    ) -> None:
         self.cache_size = cache_size
+        self.sessions_per_worker = sessions_per_worker
         self.extra_args = list(extra_args)
         self.address = ""
         self.process: subprocess.Popen[str] | None = None
         self.reader: threading.Thread | None = None
         self.client: dmlrpc.Client | None = None
         self.log: list[str] = []
-        self.descs: set[bytes] = set()
         self.starts = 0
 
     def start(self) -> None:
         port = _free_port()
         args = ["--provider", "directml", "--device-id", "0", "--host", "127.0.0.1", "--port", str(port)]
-        args += ["--compile-cache-size", str(self.cache_size), "--no-metrics", "--log-level", "INFO", *self.extra_args]
+        args += ["--compile-cache-size", str(self.cache_size), "--no-metrics", "--log-level", "INFO"]
+        args += ["--max-sessions-per-worker", str(self.sessions_per_worker), *self.extra_args]
         self.log = []
         self.process = subprocess.Popen(
             [str(LANE / "run.sh"), "-m", "dml_wine_serve", *args],
@@ -166,7 +180,6 @@ class WineServer:
                 _lane_failure(f"the server under Wine did not become ready:\n{log}")
         self.address = f"127.0.0.1:{port}"
         self.client = dmlrpc.Client(self.address, timeout=300)
-        self.descs = set()
         self.starts += 1
 
     def _read(self, process: subprocess.Popen[str], ready: threading.Event) -> None:
@@ -195,51 +208,100 @@ class WineServer:
         if process.stdout is not None:
             process.stdout.close()
 
+    def settle(self) -> None:
+        """Wait until no recycle is under way (the last one asked for has a replacement serving)."""
+        deadline = time.monotonic() + RECYCLE_TIMEOUT
+        while True:
+            lines = list(self.log)
+            asked = max((i for i, line in enumerate(lines) if RECYCLING in line), default=-1)
+            if asked < 0 or any(SERVING in line for line in lines[asked:]):
+                return
+            if self.process is None or self.process.poll() is not None or time.monotonic() > deadline:
+                _lane_failure("the server's recycled worker got no serving replacement:\n" + "\n".join(lines[-80:]))
+            time.sleep(0.2)
+
+    def call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``method(*args, **kwargs)`` once no recycle is under way, again while one makes it UNAVAILABLE."""
+        if self.process is None:
+            self.start()
+        deadline = time.monotonic() + RECYCLE_TIMEOUT
+        while True:
+            self.settle()
+            try:
+                result = method(*args, **kwargs)
+            except (dmlrpc.UnavailableError, grpc.RpcError) as error:
+                code = error.code() if isinstance(error, grpc.RpcError) else grpc.StatusCode.UNAVAILABLE
+                if code != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)  # the recycle's log line may not have arrived yet
+                continue
+            time.sleep(0.05)  # a recycle this call caused is logged through a pipe, read by another thread
+            self.settle()
+            return result
+
     def execute(
         self, operator_desc: operators_pb2.OperatorDesc, inputs: Sequence[np.ndarray | None], **options: Any
     ) -> list[np.ndarray | None]:
-        """Client.execute on the Wine server, restarting it first when its session budget is spent."""
-        key = operator_desc.SerializeToString(deterministic=True)
-        if key not in self.descs and len(self.descs) >= SESSIONS_PER_SERVER:
-            self.stop()
-        if self.process is None:
-            self.start()
-        self.descs.add(key)
-        assert self.client is not None
-        return self.client.execute(operator_desc, inputs, **options)  # type: ignore[return-value]
+        """Client.execute on the Wine server, through a worker recycle where one comes."""
+        return self.connected().execute(operator_desc, inputs, **options)  # type: ignore[return-value]
 
-    def resident_bytes(self) -> int:
-        """VmRSS of the Windows server process, read on the Linux side (Wine's own /proc view is the wineserver's):
-        its shared memory, where lavapipe keeps the emulated GPU's heaps, included."""
+    def processes(self) -> list[int]:
+        """The server's Linux processes: Wine starts each Windows process (the supervisor's workers too) with a double
+        fork, so they are no children of run.sh, but they keep its process group (``start_new_session``)."""
         assert self.process is not None
-        children: dict[int, list[int]] = {}
+        found = []
         for entry in Path("/proc").iterdir():
             if entry.name.isdigit():
                 try:
-                    parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                    group = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[2])
                 except (OSError, IndexError, ValueError):
                     continue
-                children.setdefault(parent, []).append(int(entry.name))
-        largest, pending = 0, [self.process.pid]
-        while pending:
-            pid = pending.pop()
-            pending.extend(children.get(pid, []))
+                if group == self.process.pid:
+                    found.append(int(entry.name))
+        return found
+
+    def resident_bytes(self) -> int:
+        """VmRSS of the server's Windows processes (supervisor and workers) together, read on the Linux side (Wine's
+        own /proc view is the wineserver's): their shared memory, where lavapipe keeps the emulated GPU's heaps,
+        included."""
+        total = 0
+        for pid in self.processes():
             try:
                 if b"python" not in Path(f"/proc/{pid}/cmdline").read_bytes().lower():
                     continue
                 status = Path(f"/proc/{pid}/status").read_text()
             except OSError:
                 continue
-            for line in status.splitlines():
-                if line.startswith("VmRSS:"):
-                    largest = max(largest, int(line.split()[1]) * 1024)
-        return largest
+            total += sum(int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmRSS:"))
+        return total
 
     def connected(self) -> dmlrpc.Client:
+        """The server's client, each of whose calls goes through ``call`` (objects it returns, such as resident
+        tensors, call the server directly)."""
         if self.process is None:
             self.start()
         assert self.client is not None
-        return self.client
+        return _Recycling(self, self.client)  # type: ignore[return-value]
+
+    def fresh(self) -> dmlrpc.Client:
+        """``connected`` on a newly started server: for calls whose state a worker recycle would lose (resident
+        tensors), which may need more sessions than the running worker has left."""
+        self.stop()
+        return self.connected()
+
+
+class _Recycling:
+    """A client whose calls wait for a worker recycle and retry through it (``WineServer.call``)."""
+
+    def __init__(self, server: WineServer, client: dmlrpc.Client) -> None:
+        self._server = server
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._client, name)
+        if not callable(attribute):
+            return attribute
+        return lambda *args, **kwargs: self._server.call(attribute, *args, **kwargs)
 
 
 #: Parametrized cases of each moved tests/ops test the lane runs (tests/dml/test_operators.py): the first ones, which

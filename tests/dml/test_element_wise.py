@@ -80,9 +80,8 @@ def _executed_on(address: str, elements: int) -> str | None:
 
 
 def test_a_host_fallback_is_told_to_the_caller(dml_server: WineServer) -> None:
-    dml_server.connected()
-    assert _executed_on(dml_server.address, 4) == "CPUExecutionProvider"
-    assert _executed_on(dml_server.address, 6) is None
+    assert dml_server.call(_executed_on, dml_server.address, 4) == "CPUExecutionProvider"
+    assert dml_server.call(_executed_on, dml_server.address, 6) is None
 
 
 def test_a_host_fallback_can_be_refused() -> None:

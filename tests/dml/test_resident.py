@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.dml, pytest.mark.timeout(600)]
 
 
 def test_a_resident_chain_on_directml(dml_server: WineServer) -> None:
-    client = dml_server.connected()
+    client = dml_server.fresh()  # a worker recycle mid-chain would drop the resident tensors
     x = np.linspace(-2, 2, 24, dtype=np.float32).reshape(4, 6)
     add = ops.element_wise("add", x, x).operator_desc
     relu = ops.activation("relu", x).operator_desc

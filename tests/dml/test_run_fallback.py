@@ -40,16 +40,18 @@ def test_a_session_that_fails_its_first_run_runs_on_the_host(dml_server: WineSer
     client = dml_server.connected()
     seen = len(dml_server.log)
     # The first call is the one whose device run fails: it already answers from the host, and says so.
-    data, executed_on = _trailer(dml_server.address, _sequence())
+    data, executed_on = dml_server.call(_trailer, dml_server.address, _sequence())
     assert np.array_equal(np.frombuffer(data, np.float32), [3, 5, 7]) and executed_on == "CPUExecutionProvider"
-    assert _trailer(dml_server.address, _sequence())[1] == "CPUExecutionProvider"
+    assert dml_server.call(_trailer, dml_server.address, _sequence())[1] == "CPUExecutionProvider"
     x = np.array([[0, 2], [3, 0]], np.float32)
     count, coordinates = client.execute(nonzero_desc(x, 2), [x])
     assert count is not None and coordinates is not None
     assert int(count.reshape(-1)[0]) == 2 and coordinates.reshape(4, 2)[:2].tolist() == [[0, 1], [1, 0]]
     time.sleep(0.1)  # the server's log lines arrive through a pipe, read by another thread
-    assert sum(RUN_FALLBACK_LINE in line for line in dml_server.log[seen:]) == 2
-    data, executed_on = _trailer(dml_server.address, fill_constant_desc(np.float32, (1, 1, 2, 4), 13.0))
+    assert sum(RUN_FALLBACK_LINE in line for line in dml_server.log[seen:]) >= 2  # again after a worker recycle
+    data, executed_on = dml_server.call(
+        _trailer, dml_server.address, fill_constant_desc(np.float32, (1, 1, 2, 4), 13.0)
+    )
     assert np.array_equal(np.frombuffer(data, np.float32), np.full(8, 13, np.float32)) and executed_on is None
 
 
