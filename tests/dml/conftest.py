@@ -153,12 +153,15 @@ class WineServer:
         self.client: dmlrpc.Client | None = None
         self.log: list[str] = []
         self.starts = 0
+        #: Worker recycles in the logs of earlier starts.
+        self._recycled = 0
 
     def start(self) -> None:
         port = _free_port()
         args = ["--provider", "directml", "--device-id", "0", "--host", "127.0.0.1", "--port", str(port)]
         args += ["--compile-cache-size", str(self.cache_size), "--no-metrics", "--log-level", "INFO"]
         args += ["--max-sessions-per-worker", str(self.sessions_per_worker), *self.extra_args]
+        self._recycled = self.recycles
         self.log = []
         self.process = subprocess.Popen(
             [str(LANE / "run.sh"), "-m", "dml_wine_serve", *args],
@@ -208,6 +211,11 @@ class WineServer:
         if process.stdout is not None:
             process.stdout.close()
 
+    @property
+    def recycles(self) -> int:
+        """Worker recycles so far, over every start."""
+        return self._recycled + sum(RECYCLING in line for line in self.log)
+
     def settle(self) -> None:
         """Wait until no recycle is under way (the last one asked for has a replacement serving)."""
         deadline = time.monotonic() + RECYCLE_TIMEOUT
@@ -235,8 +243,8 @@ class WineServer:
                     raise
                 time.sleep(0.5)  # the recycle's log line may not have arrived yet
                 continue
-            time.sleep(0.05)  # a recycle this call caused is logged through a pipe, read by another thread
-            self.settle()
+            # NOTE: a recycle this call caused is settled before the next call (or retried, where its log line
+            # comes late through the pipe), not waited for here.
             return result
 
     def execute(
@@ -361,6 +369,14 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     terminalreporter.section("real DirectML lane: tests per family")
     for family, outcomes in sorted(counts.items()):
         terminalreporter.write_line(f"{family:>20}: " + ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items())))
+    for starts, recycles in LANE_SERVER:
+        terminalreporter.write_line(
+            f"the lane's server: {starts} starts, {recycles} worker recycles ({SESSIONS_PER_SERVER} sessions each)"
+        )
+
+
+#: What the lane's shared server did, for the summary: (its starts, its workers' recycles).
+LANE_SERVER: list[tuple[int, int]] = []
 
 
 @pytest.fixture(scope="session")
@@ -368,4 +384,5 @@ def dml_server(dml_environment: Path) -> Iterator[WineServer]:
     server = WineServer()
     server.start()
     yield server
+    LANE_SERVER.append((server.starts, server.recycles))
     server.stop()

@@ -4,6 +4,7 @@ references: random descs, as on the CPU, each required to run on DirectML itself
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Sequence
 
@@ -19,6 +20,7 @@ from dmlrpc_server.interceptors import EXECUTED_ON_KEY
 from tests.dml.conftest import WineServer, lane_enabled
 from tests.dml.lowering import uses_64_bit_integers
 from tests.ops.test_element_wise import OPERATORS, check_against_reference
+from tests.ops.test_generators import fill_sequence_desc
 
 pytestmark = [pytest.mark.dml, pytest.mark.timeout(1200)]
 
@@ -48,7 +50,7 @@ def test_matches_reference_on_directml(dml_server: WineServer, name: str, data: 
         outputs = dml_server.execute(desc, inputs)
         time.sleep(0.1)  # the server's log lines arrive through a pipe, read by another thread
         new = dml_server.log[seen if dml_server.starts == starts else 0 :]
-        fell_back = [line for line in new if FALLBACK_LINE in line]
+        fell_back = [line for line in new if FALLBACK_LINE in line or RUN_FALLBACK_LINE in line]
         if name not in DEVICE_FALLBACKS and not uses_64_bit_integers(desc):
             assert not fell_back, f"{name} did not run on DirectML: {fell_back[-1]}"
         return outputs
@@ -98,5 +100,8 @@ def test_a_host_fallback_can_be_refused() -> None:
         y = np.linspace(-2, 2, 6, dtype=np.float32)
         (result,) = client.execute(dmlrpc.ops.element_wise("add", y, y).operator_desc, [y, y])
         np.testing.assert_array_equal(result, 2 * y)
+        # A session that builds but fails its first run (tests/dml/test_run_fallback.py) is refused the same way.
+        with pytest.raises(dmlrpc.UnimplementedError, match=re.escape(RUN_FALLBACK_LINE)):
+            client.execute(fill_sequence_desc(np.float32, (1, 1, 1, 3), 3, 2), [])
     finally:
         strict.stop()
