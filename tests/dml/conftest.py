@@ -42,8 +42,11 @@ PROBE_SECTIONS: tuple[tuple[str, ...], ...] = (
     ("k_equal_axis", "nan", "int64_order"),
 )
 #: ONNX Runtime sessions one worker process of the lane's server may create before the server recycles it
-#: (--max-sessions-per-worker): every DirectML session keeps about 0.5 GB under lavapipe until its process exits.
-SESSIONS_PER_SERVER = int(os.environ.get("DMLRPC_DML_SESSIONS_PER_SERVER", "16"))
+#: (--max-sessions-per-worker): every DirectML session keeps about 0.5 GB under lavapipe until its process exits, so
+#: a worker grows to about 13 GB; a recycle takes about 5 s here.
+SESSIONS_PER_SERVER = int(os.environ.get("DMLRPC_DML_SESSIONS_PER_SERVER", "24"))
+#: The lane's servers now running (``WineServer.start`` to ``stop``).
+RUNNING: set[WineServer] = set()
 #: The longest a call waits for a recycled worker's replacement (a recycle takes about 5 s here).
 RECYCLE_TIMEOUT = 120.0
 #: The supervisor's and worker's log lines of a recycle: asked for, and the replacement serving.
@@ -112,6 +115,10 @@ def run_windows(args: Sequence[str], *, timeout: float) -> str:
 @pytest.fixture(scope="session")
 def probe(dml_environment: Path) -> dict[str, Any]:
     """The Windows-side probe's findings (tools/dml-wine/win/dml_wine_probe.py), section by section."""
+    # The probe's sessions (several GB in a section) and a full worker of a lane server must not meet in memory:
+    # the servers stop here and start again when next called.
+    for server in list(RUNNING):
+        server.stop()
     report: dict[str, Any] = {}
     for sections in PROBE_SECTIONS:
         output = run_windows(["-m", "dml_wine_probe", *sections], timeout=600)
@@ -184,6 +191,7 @@ class WineServer:
         self.address = f"127.0.0.1:{port}"
         self.client = dmlrpc.Client(self.address, timeout=300)
         self.starts += 1
+        RUNNING.add(self)
 
     def _read(self, process: subprocess.Popen[str], ready: threading.Event) -> None:
         assert process.stdout is not None
@@ -193,6 +201,7 @@ class WineServer:
                 ready.set()
 
     def stop(self) -> None:
+        RUNNING.discard(self)
         if self.client is not None:
             self.client.close()
             self.client = None
