@@ -115,10 +115,7 @@ def run_windows(args: Sequence[str], *, timeout: float) -> str:
 @pytest.fixture(scope="session")
 def probe(dml_environment: Path) -> dict[str, Any]:
     """The Windows-side probe's findings (tools/dml-wine/win/dml_wine_probe.py), section by section."""
-    # The probe's sessions (several GB in a section) and a full worker of a lane server must not meet in memory:
-    # the servers stop here and start again when next called.
-    for server in list(RUNNING):
-        server.stop()
+    stop_running()  # the probe's sessions take several GB in a section
     report: dict[str, Any] = {}
     for sections in PROBE_SECTIONS:
         output = run_windows(["-m", "dml_wine_probe", *sections], timeout=600)
@@ -129,6 +126,19 @@ def probe(dml_environment: Path) -> dict[str, Any]:
         report.setdefault("placement", []).extend(part.pop("placement", []))
         report.update(part)
     return report
+
+
+def stop_running() -> None:
+    """Stop the lane's running servers (a full worker holds about 13 GB), so that what comes next never meets them
+    in memory; each starts again when next called."""
+    for server in list(RUNNING):
+        server.stop()
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    # The rest of the test suite runs after the lane (.ci/run): its servers go as soon as the lane's tests end.
+    if item.nodeid.startswith("tests/dml/") and (nextitem is None or not nextitem.nodeid.startswith("tests/dml/")):
+        stop_running()
 
 
 def _free_port() -> int:
