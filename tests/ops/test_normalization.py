@@ -4,7 +4,7 @@ hand-worked cases, properties against the NumPy references, and every documented
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ from dmlrpc_server.operators import REGISTRY
 from dmlrpc_server.operators.base import Limits
 from tests.references import normalization as ref
 from tests.strategies import Layout, arrays, broadcast_values, layouts, shapes
+from tests.tolerance import assert_close, mean_rounding
 
 FL = operators_pb2.FeatureLevel
 LATEST = operators_pb2.FEATURE_LEVEL_6_4
@@ -36,45 +37,6 @@ def _dtypes(case: str) -> list[np.dtype[Any]]:
     table = REGISTRY[case].support_at(LATEST)
     assert table is not None
     return sorted((DTYPE_BY_DATA_TYPE[t] for t in table["input_tensor"].data_types), key=str)
-
-
-def _close(got: np.ndarray, expected: np.ndarray, dtype: np.dtype[Any], amplified: Any = 0.0) -> None:
-    """``got`` within rounding of ``expected``; ``amplified``: a per-element allowance for rounding that the
-    operator's math amplifies (see _mean_rounding)."""
-    assert got.dtype == dtype and got.shape == expected.shape
-    # FLOAT16 computes in FLOAT32 and rounds once; FLOAT32 accumulates reduction rounding.
-    tol = 2e-3 if dtype == np.float16 else 1e-4
-    scale = 1 + float(np.abs(expected).max(initial=0))
-    error = np.abs(got.astype(np.float64) - expected)
-    bound = tol * np.abs(expected) + tol * scale + np.broadcast_to(amplified, expected.shape)
-    if not np.all(error <= bound):
-        worst = np.unravel_index(np.argmax(error - bound), error.shape)
-        raise AssertionError(
-            f"at {tuple(map(int, worst))}: got {got[worst]}, expected {expected[worst]}, error {error[worst]:.3g} > "
-            f"{bound[worst]:.3g}; {int(np.sum(error > bound))} of {error.size} elements out of tolerance"
-        )
-
-
-def _mean_rounding(
-    x: np.ndarray, axes: Sequence[int], epsilon: float, scale: np.ndarray | None, dtype: np.dtype[Any]
-) -> np.ndarray:
-    """How far the rounding of a computed mean can move (x - mean) / sqrt(variance + epsilon), per element.
-
-    The mean of n values summed in the computation type (FLOAT32 for FLOAT16 and FLOAT32) is off by up to
-    n * u * max|x| (u: the unit roundoff), and the division amplifies that where a slice is almost constant (variance
-    near 0, epsilon as small as 1e-5): 12 copies of 5.8 normalize to 1.5e-4, not 0. Scale and a fused activation
-    (LINEAR's |alpha| <= 2) multiply it. Well-conditioned slices get a negligible allowance, so a less accurate
-    variance (E[x^2] - E[x]^2 loses the digits this keeps) still fails.
-    """
-    data = np.asarray(x, np.float64)
-    axes = tuple(axes)
-    count = math.prod(data.shape[a] for a in axes)
-    u = float(np.finfo(np.float64 if dtype == np.float64 else np.float32).eps) / 2
-    error = count * u * np.abs(data).max(axis=axes, keepdims=True)
-    amplified = error / np.sqrt(data.var(axis=axes, keepdims=True) + np.float64(np.float32(epsilon)))
-    if scale is not None:
-        amplified = amplified * np.abs(np.asarray(scale, np.float64))
-    return np.asarray(2 * np.broadcast_to(amplified, data.shape))
 
 
 def _one(results: list[Any]) -> np.ndarray:
@@ -246,7 +208,7 @@ def test_mean_variance_normalization_keeps_a_small_spread_about_a_large_mean(cli
     )
     got = _one(client.execute(desc, [x, None, None]))
     expected = ref.mean_variance_normalization(x, (2, 3), epsilon=1e-5)
-    _close(got, expected, np.dtype(np.float32), _mean_rounding(x, (2, 3), 1e-5, None, np.dtype(np.float32)))
+    assert_close(got, expected, np.dtype(np.float32), mean_rounding(x, (2, 3), 1e-5, None, np.dtype(np.float32)))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -280,7 +242,7 @@ def test_batch_normalization_matches_reference(client: dmlrpc.Client, data: st.D
     expected = ref.batch_normalization(
         x, arrays_["mean"], arrays_["variance"], arrays_["scale"], arrays_["bias"], epsilon
     )
-    _close(got, activation(expected), dtype)
+    assert_close(got, activation(expected), dtype)
 
 
 def _scale_bias(
@@ -332,8 +294,8 @@ def test_mean_variance_normalization_matches_reference(client: dmlrpc.Client, da
     expected = ref.mean_variance_normalization(
         x, axes, use_variance=normalize_variance, epsilon=epsilon, scale=inputs[1], bias=inputs[2]
     )
-    amplified = _mean_rounding(x, axes, epsilon, inputs[1], dtype) if normalize_variance else 0.0
-    _close(got, activation(expected), dtype, amplified)
+    amplified = mean_rounding(x, axes, epsilon, inputs[1], dtype) if normalize_variance else 0.0
+    assert_close(got, activation(expected), dtype, amplified)
 
 
 @settings(max_examples=25)
@@ -357,8 +319,8 @@ def test_mean_variance_normalization1_and_2_match_reference(
     expected = ref.mean_variance_normalization(
         x, axes, use_mean=use_mean, use_variance=use_variance, epsilon=epsilon, scale=inputs[1], bias=inputs[2]
     )
-    amplified = _mean_rounding(x, axes, epsilon, inputs[1], dtype) if use_mean and use_variance else 0.0
-    _close(got, activation(expected), dtype, amplified)
+    amplified = mean_rounding(x, axes, epsilon, inputs[1], dtype) if use_mean and use_variance else 0.0
+    assert_close(got, activation(expected), dtype, amplified)
 
 
 @settings(max_examples=20)
@@ -380,7 +342,7 @@ def test_lp_normalization_matches_reference(client: dmlrpc.Client, data: st.Data
         p=p,
     )
     got = _one(client.execute(desc, [x]))
-    _close(got, ref.lp_normalization(x, axis, p, epsilon), dtype)
+    assert_close(got, ref.lp_normalization(x, axis, p, epsilon), dtype)
 
 
 @settings(max_examples=20)
@@ -404,7 +366,7 @@ def test_local_response_normalization_matches_reference(client: dmlrpc.Client, d
         **attributes,
     )
     got = _one(client.execute(desc, [x]))
-    _close(got, ref.local_response_normalization(x, **attributes), dtype)
+    assert_close(got, ref.local_response_normalization(x, **attributes), dtype)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -647,4 +609,4 @@ def test_local_response_normalization_huge_window_is_the_whole_extent(client: dm
         expected = ref.local_response_normalization(
             x, cross_channel=cross_channel, local_size=2**31, alpha=2.0**31, beta=1.0, bias=1.0
         )
-        _close(got, expected, np.dtype(np.float32))
+        assert_close(got, expected, np.dtype(np.float32))
