@@ -12,11 +12,13 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.timeout(30)
+# A smoke test, not a timing test: ~16 s on a busy 2-core machine (two servers start and warm up), so its limits
+# leave room for a loaded CI machine.
+@pytest.mark.timeout(75)
 def test_bench_quick_tiny_prints_ratios() -> None:
     command = [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--only", "tiny"]
     command += ["--duration", "0.05", "--reps", "1", "--quiet-wait", "0"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=28, cwd=ROOT)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=70, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     assert re.search(r"top-k @1 in flight\s+p50 latency .* vs .*\(aio echo\)\s+ratio\s+\d+\.\d+x", done.stdout)
     assert re.search(r"throughput .* ratio\s+\d+\.\d+x\s+goal >= 1x\s+(met|MISSED)", done.stdout)

@@ -16,6 +16,7 @@ from grpc_status import rpc_status
 
 import dmlrpc
 from dmlrpc import errors, ops
+from dmlrpc.codec import tensor_desc
 from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
 from tests.conftest import ServerThread
 
@@ -133,15 +134,23 @@ def test_client_raises_the_sdk_error_with_its_cause(client: dmlrpc.Client) -> No
 
 
 def test_unimplemented_from_the_real_server(server: ServerThread) -> None:
-    with grpc.insecure_channel(server.address) as channel:
-        execute = channel.unary_unary("/dmlrpc.v1.DirectMLService/Execute")
-        with pytest.raises(grpc.RpcError) as info:
-            # OperatorDesc case 172 (MULTIHEAD_ATTENTION1): mirrored, not executable.
-            execute(b"\x0a\x03\xe2\x0a\x00", timeout=60)
+    # Every operator type executes; what stays documented as not executable is part of one: ROI_ALIGN_GRAD's
+    # gradient with respect to the regions (OutputROIGradientTensor), which the SDK does not offer, so it is added.
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    call = ops.roi_align_grad(
+        np.zeros((1, 1, 2, 2), np.float32), np.array([[0, 0, 2, 2]], np.float32), np.zeros(1, np.uint32), input=x
+    )
+    call.operator_desc.roi_align_grad.output_roi_gradient_tensor.CopyFrom(tensor_desc((np.float32, (1, 4))))
+    request = service_pb2.ExecuteRequest(
+        operator_desc=call.operator_desc,
+        inputs=[service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=a.tobytes())) for a in call.inputs],  # type: ignore[union-attr]
+    )
+    with grpc.insecure_channel(server.address) as channel, pytest.raises(grpc.RpcError) as info:
+        service_pb2_grpc.DirectMLServiceStub(channel).Execute(request, timeout=60)
     error = errors.from_rpc_error(info.value)
     assert isinstance(error, dmlrpc.UnimplementedError)
     assert error.field_violations == ()
-    assert "DML_OPERATOR_MULTIHEAD_ATTENTION1" in error.message
+    assert "output_roi_gradient_tensor" in error.message and "not executable" in error.message
 
 
 def test_unknown_method_is_unimplemented_through_the_sdk(server: ServerThread) -> None:

@@ -77,7 +77,8 @@ async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> N
     await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
     if not starting.done():
         starting.cancel()
-    # NOTE: a recycled worker skips the drain (NOT_SERVING while serving on): its replacement takes the new calls.
+    # NOTE: a recycled worker skips the drain (NOT_SERVING while serving on): its replacement already listens, and
+    # the handover moves every connection to it at once (BuiltServer.stop).
     handoff = recycling.is_set()
     drain = 0.0 if handoff else settings.shutdown_drain_seconds
     _log.info(

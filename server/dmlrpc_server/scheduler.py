@@ -93,9 +93,8 @@ class Scheduler:
         self.closing = False
         #: Set once this worker process has made its --max-sessions-per-worker sessions (it is being recycled).
         self.sessions_spent = False
-        #: While a recycled worker hands over: how long refused callers wait before retrying (by then their
-        #: connection has closed, and the retry reaches the replacement).
-        self.retry_after: float | None = None
+        #: Set once a recycled worker has handed over (``hand_over``): gRPC has sent GOAWAY on its connections.
+        self.handed_over = False
 
     # -- admission ----------------------------------------------------------------------------------------------
 
@@ -104,39 +103,44 @@ class Scheduler:
         if self.closing:
             # NOTE: refusing here, before gRPC stops, lets clients tell "not run" (UNAVAILABLE, safe to retry
             # elsewhere) from a call cut off mid-way; gRPC's own stop would cancel queued calls instead.
-            if self.retry_after is not None:
-                raise Unavailable(
-                    "this worker process is being recycled (--max-sessions-per-worker); retry: its replacement takes "
-                    "the call",
-                    retry_after=self.retry_after,
-                )
             raise Unavailable("the server is shutting down; retry on another replica")
 
     async def room_for_session(self, deadline: float | None) -> None:
         """Before a call makes a new ONNX Runtime session: on a worker that has made its --max-sessions-per-worker
-        sessions, wait for its stop (it is being replaced), then refuse the call with UNAVAILABLE, which clients
-        retry on their new connection to the replacement. Calls of compiled descs meanwhile run as usual.
+        sessions, wait until it hands over to its replacement (``hand_over``), then let the call make it. Calls of
+        compiled descs meanwhile run as usual.
+
+        NOTE: waiting bounds what a spent worker makes to one session per call in flight when it hands over (no
+        new call reaches it after that), and those sessions go with the process when it exits at the end of its
+        grace period; refusing the calls instead would fail them for clients without a retry policy, and could
+        send a retried one to a worker that has spent its sessions too.
 
         Raises:
-            Unavailable: the worker stops.
+            Unavailable: the server shuts down (not a handover) first.
             DeadlineExceeded: the deadline passed first.
         """
         if not self.sessions_spent:
             return
         # NOTE: polled like drain: a handful of calls wait here at most, for as long as a replacement takes to start.
-        while not self.closing:
+        while not (self.handed_over or self.closing):
             if deadline is not None and time.monotonic() >= deadline:
                 raise DeadlineExceeded("the deadline passed while this worker process was being recycled")
             await asyncio.sleep(0.01)
-        raise Unavailable(
-            "this worker process is being recycled (--max-sessions-per-worker) and makes no more sessions; retry: "
-            "its replacement takes the call",
-            retry_after=self.retry_after,
-        )
+        if not self.handed_over:
+            raise Unavailable("the server is shutting down; retry on another replica")
+
+    def hand_over(self) -> None:
+        """A recycled worker has handed over (gRPC's stop has sent GOAWAY, so no new call reaches it): the calls
+        waiting for a session make theirs, and it serves every call in flight to the end."""
+        self.handed_over = True
 
     async def drain(self, timeout: float | None) -> bool:
         """Refuse new calls and wait up to ``timeout`` s for admitted and queued ones; whether all finished."""
         self.closing = True
+        return await self.settle(timeout)
+
+    async def settle(self, timeout: float | None) -> bool:
+        """Wait up to ``timeout`` s for admitted and queued calls, refusing none; whether all finished."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.admission.running or self.admission.waiting:
             if deadline is not None and time.monotonic() >= deadline:

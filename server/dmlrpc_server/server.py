@@ -166,29 +166,25 @@ class BuiltServer:
     async def stop(self, grace: float | None, *, drain: float = 0.0, handoff: bool = False) -> None:
         """Report NOT_SERVING, keep serving ``drain`` seconds, refuse new calls, give in-flight ones ``grace``.
 
-        A ``handoff`` (a recycled worker whose replacement serves beside it) keeps health SERVING until the port
-        closes: the server as a whole is serving, and the calls it refuses meanwhile are retried by clients.
+        A ``handoff`` (a recycled worker whose replacement already listens beside it on the shared port) hands its
+        connections over instead (``_hand_over``): health stays SERVING, since the server as a whole serves.
         """
         if handoff:
-            # NOTE: clients retry a refusal after this long rather than at once (several times within the refusal
-            # window, on the connection that is about to close); by then the retry reaches the replacement.
-            self.service.scheduler.retry_after = 2 * _REFUSE_SECONDS
+            await self._hand_over(grace)
         else:
-            await self.health.enter_graceful_shutdown()
-            if self.inference is not None:
-                self.inference.serving = False
+            await self._shut_down(grace, drain)
+        self._close_parts()
+
+    async def _shut_down(self, grace: float | None, drain: float) -> None:
+        """NOT_SERVING, ``drain`` seconds of serving on, then refuse new calls while in-flight ones finish."""
+        await self.health.enter_graceful_shutdown()
+        if self.inference is not None:
+            self.inference.serving = False
         if drain > 0:
             await asyncio.sleep(drain)
         started = time.monotonic()
-        admission = self.service.scheduler.admission
         if not await self.service.scheduler.drain(grace):
-            _log.warning(
-                "cancelling %d call(s) still running and %d waiting after the %.1f s grace period (and every open "
-                "stream); their ONNX Runtime runs are told to stop",
-                admission.running,
-                admission.waiting,
-                grace or 0.0,
-            )
+            self._warn_cancelling(grace)
         remaining = None if grace is None else max(0.0, grace - (time.monotonic() - started))
         if remaining:
             # NOTE: gRPC's stop cancels calls that arrive as it closes (CANCELLED, which clients cannot tell from
@@ -196,6 +192,40 @@ class BuiltServer:
             await asyncio.sleep(min(_REFUSE_SECONDS, remaining))
             remaining = max(0.0, remaining - _REFUSE_SECONDS)
         await self.server.stop(remaining)
+
+    async def _hand_over(self, grace: float | None) -> None:
+        """Stop gRPC at once, so that every client moves to a live worker, and serve every call in flight.
+
+        NOTE: gRPC's stop closes the listener first (the kernel then gives new connections to the workers still
+        listening, the replacement among them), then sends GOAWAY on every connection: clients open a new one for
+        their next calls, and a call that crosses the GOAWAY never reaches a handler here (gRPC retries it
+        transparently). Nothing that reached a handler is refused: the calls that waited for a session make theirs
+        (``Scheduler.room_for_session``). Refusing calls while the connections stay open, as a drain does, would
+        bring each retry back here until the client's attempts ran out.
+        """
+        scheduler = self.service.scheduler
+        stopping = asyncio.ensure_future(self.server.stop(grace))
+        # NOTE: the stop's first step (grpc_server_shutdown_and_notify: listener closed, GOAWAY sent) runs before
+        # this coroutine resumes; only then, with no new call coming, may the waiting calls make sessions.
+        await asyncio.sleep(0)
+        scheduler.hand_over()
+        if not await scheduler.settle(grace):
+            self._warn_cancelling(grace)
+        await stopping
+
+    def _warn_cancelling(self, grace: float | None) -> None:
+        """Log what the end of the grace period cancels."""
+        admission = self.service.scheduler.admission
+        _log.warning(
+            "cancelling %d call(s) still running and %d waiting after the %.1f s grace period (and every open "
+            "stream); their ONNX Runtime runs are told to stop",
+            admission.running,
+            admission.waiting,
+            grace or 0.0,
+        )
+
+    def _close_parts(self) -> None:
+        """Stop the background tasks and release what the server held, once gRPC has stopped."""
         if self._sweeper is not None:
             self._sweeper.cancel()
         if self._trimmer is not None:

@@ -202,6 +202,15 @@ def test_fill_value_constant_example(client: dmlrpc.Client) -> None:
     np.testing.assert_array_equal(result, np.full((1, 1, 2, 4), 13.0, F))
 
 
+def test_a_float16_value_beyond_its_range_fills_infinity(client: dmlrpc.Client) -> None:
+    # A FLOAT16 scalar travels in the union's FLOAT32 member; beyond FLOAT16's range it rounds to +-inf, as
+    # PADDING's value does (before: an overflow warning, which failed the call wherever warnings are errors).
+    (result,) = client.execute(fill_constant_desc(np.float16, (1, 1, 1, 2), 1e5), [])
+    np.testing.assert_array_equal(result, np.full((1, 1, 1, 2), np.inf, np.float16))
+    (result,) = client.execute(fill_constant_desc(np.float16, (1, 1, 1, 2), -65519.99), [])
+    np.testing.assert_array_equal(result, np.full((1, 1, 1, 2), -65504, np.float16))
+
+
 def test_fill_value_sequence_examples(client: dmlrpc.Client) -> None:
     (first,) = client.execute(fill_sequence_desc(F, (1, 1, 1, 3), 3, 2), [])
     np.testing.assert_array_equal(first, np.array([3, 5, 7], F).reshape(1, 1, 1, 3))

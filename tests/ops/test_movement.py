@@ -335,11 +335,25 @@ def test_padding_value_truncates_for_integers(client: dmlrpc.Client) -> None:
         np.testing.assert_array_equal(out, [[[[fill, 1, 2, fill]]]])
 
 
+def test_padding_value_overflows_float16_to_infinity(client: dmlrpc.Client) -> None:
+    # A FLOAT PaddingValue beyond FLOAT16's range rounds to infinity (chosen here, as a float32 -> float16 cast does);
+    # just below 65520 (halfway to the next power of two) it still rounds to the largest finite value, 65504.
+    x = np.array([[[[1, 2]]]], np.float16)
+    for value, fill in ((65520.0, np.inf), (-1e5, -np.inf), (65519.99, 65504.0)):
+        out = run_one(
+            client,
+            padding_desc(x, (np.float16, (1, 1, 1, 4)), CONSTANT, [0, 0, 0, 1], [0, 0, 0, 1], padding_value=value),
+            [x],
+        )
+        np.testing.assert_array_equal(out, np.array([[[[fill, 1, 2, fill]]]], np.float16))
+
+
 def float_to(value: float, dtype: Any) -> Any:
     """PADDING's FLOAT pad value in an integer or float type: toward zero, saturated (the choice documented)."""
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
-        return np.float32(value).astype(dtype)
+        with np.errstate(over="ignore"):  # beyond FLOAT16's range: infinity (the choice documented)
+            return np.float32(value).astype(dtype)
     info = np.iinfo(dtype)
     return dtype.type(min(max(math.trunc(value), int(info.min)), int(info.max)))
 

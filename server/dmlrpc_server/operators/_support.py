@@ -85,7 +85,10 @@ def scalar_value(scalar: operators_pb2.ScalarUnion, data_type: int, path: str) -
         info = np.iinfo(dtype)
         if not info.min <= value <= info.max:
             raise InvalidArgument(f"{path}.{member}", f"{value} is out of range for {data_type_name(data_type)}")
-    return dtype.type(value)
+    # A FLOAT16 held in the FLOAT32 member rounds as any float narrowing does: beyond FLOAT16's range to +-inf (as
+    # PADDING's value does), not an overflow warning.
+    with np.errstate(over="ignore"):
+        return dtype.type(value)
 
 
 def integer_bounds(low: float, high: float, dtype: np.dtype[Any]) -> tuple[int, int]:

@@ -187,7 +187,8 @@ def _float_to(value: float, dtype: np.dtype[Any]) -> Any:
     NaN -> 0; FLOAT16 rounds to nearest (overflowing to infinity), FLOAT64 is exact.
     """
     if dtype.kind == "f":
-        return np.float32(value).astype(dtype)
+        with np.errstate(over="ignore"):  # beyond FLOAT16's range: infinity, as documented above
+            return np.float32(value).astype(dtype)
     if math.isnan(value):
         return dtype.type(0)
     info = np.iinfo(dtype)
