@@ -21,10 +21,10 @@ from dmlrpc_server.graphs import GraphLowering, lower_graph
 from dmlrpc_server.operators import REGISTRY, Operator
 from dmlrpc_server.operators.base import BatchRule, Limits, Plan, make_model
 from dmlrpc_server.runtime.buffers import Buffer, BufferPool
+from dmlrpc_server.runtime.cache import CompileCache
 from dmlrpc_server.runtime.compiler import (
     NODES_FALLBACK,
     SESSION_FALLBACK,
-    CompileCache,
     Compiled,
     StagedCompiled,
     compile_plan,

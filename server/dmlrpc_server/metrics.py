@@ -18,7 +18,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from dmlrpc_server.runtime.buffers import BufferPool
-from dmlrpc_server.runtime.compiler import CompileCache
+from dmlrpc_server.runtime.cache import CompileCache
 from dmlrpc_server.runtime.memory import Heap, resident_bytes
 from dmlrpc_server.runtime.process import worker_index
 

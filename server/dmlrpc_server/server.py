@@ -11,9 +11,7 @@ from dataclasses import dataclass
 from importlib import metadata
 
 import grpc
-from google.protobuf import descriptor_pb2, descriptor_pool
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 from prometheus_client import Gauge
 
 from dmlrpc.v1 import service_pb2
@@ -29,6 +27,7 @@ from dmlrpc_server.oip.servicer import InferenceServicer
 from dmlrpc_server.oip.servicer import handlers as oip_handlers
 from dmlrpc_server.oip.shm import SharedMemory
 from dmlrpc_server.operators.base import Limits
+from dmlrpc_server.reflection import REFLECTION_NAMES, enable_reflection
 from dmlrpc_server.runtime.admission import Admission, ByteBudget
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import warm_up
@@ -53,10 +52,6 @@ HEALTH_NAMES = ("", SERVICE_NAME)
 OPERATOR_THREAD_PREFIX = "dmlrpc-op"
 #: How long a stopping server answers new calls UNAVAILABLE after in-flight ones finished, before closing.
 _REFUSE_SECONDS = 0.25
-#: grpcio-reflection ships only v1alpha; v1's messages are the same on the wire under another package name.
-REFLECTION_V1_NAME = "grpc.reflection.v1.ServerReflection"
-_REFLECTION_NAMES = (reflection.SERVICE_NAME, REFLECTION_V1_NAME)
-_REFLECTION_V1_FILE = "grpc/reflection/v1/reflection.proto"
 #: How often the free heap is looked at (a trim, when due, runs off the event loop).
 HEAP_SWEEP_SECONDS = 1.0
 
@@ -249,47 +244,6 @@ class BuiltServer:
         return sum(thread.is_alive() for thread in threads)
 
 
-def enable_reflection(service_names: tuple[str, ...], server: grpc.aio.Server) -> None:
-    """Serve server reflection as ``grpc.reflection.v1alpha`` and as ``grpc.reflection.v1`` (what current grpcurl,
-    Postman and grpc-java ask first) with one servicer: the two protocols differ only in their package name."""
-    _register_v1_descriptor()
-    servicer = reflection.aio.ReflectionServicer(service_names)
-    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)
-    handler = grpc.stream_stream_rpc_method_handler(
-        servicer.ServerReflectionInfo,
-        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
-        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
-    )
-    server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler(REFLECTION_V1_NAME, {"ServerReflectionInfo": handler}),)
-    )
-
-
-def _register_v1_descriptor() -> None:
-    """Put ``grpc/reflection/v1/reflection.proto`` in the default descriptor pool (a renamed copy of v1alpha's), so
-    that reflection can describe the v1 service it lists."""
-    pool = descriptor_pool.Default()
-    try:
-        pool.FindFileByName(_REFLECTION_V1_FILE)
-        return
-    except KeyError:
-        pass
-    proto = descriptor_pb2.FileDescriptorProto()
-    reflection_pb2.DESCRIPTOR.CopyToProto(proto)
-    proto.name = _REFLECTION_V1_FILE
-    proto.package = "grpc.reflection.v1"
-    proto.options.Clear()
-    for message in proto.message_type:
-        for field in message.field:
-            if field.HasField("type_name"):
-                field.type_name = field.type_name.replace(".grpc.reflection.v1alpha.", ".grpc.reflection.v1.")
-    for service in proto.service:
-        for method in service.method:
-            method.input_type = method.input_type.replace(".grpc.reflection.v1alpha.", ".grpc.reflection.v1.")
-            method.output_type = method.output_type.replace(".grpc.reflection.v1alpha.", ".grpc.reflection.v1.")
-    pool.AddSerializedFile(proto.SerializeToString())
-
-
 def _share(total: int) -> int:
     """This worker's share of a server-wide total: the workers hold their callers' state apart, so each gets an
     even share and together they stay within the total."""
@@ -430,7 +384,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
     if tokens:
         open_services = [*(("grpc.health.v1.Health",) if settings.auth_exempt_health else ())]
         if settings.auth_exempt_reflection:
-            open_services.extend(_REFLECTION_NAMES)
+            open_services.extend(REFLECTION_NAMES)
         interceptors.append(TokenAuthInterceptor(tokens, open_services))
     server = grpc.aio.server(interceptors=interceptors, options=server_options(settings))
 
@@ -477,7 +431,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if settings.reflection:
-        enable_reflection((SERVICE_NAME, oip_protocol.SERVICE_NAME, health.SERVICE_NAME, *_REFLECTION_NAMES), server)
+        enable_reflection((SERVICE_NAME, oip_protocol.SERVICE_NAME, health.SERVICE_NAME, *REFLECTION_NAMES), server)
 
     address = f"{settings.host}:{settings.port}"
     credentials = server_credentials(settings)
