@@ -111,14 +111,9 @@ class Unauthenticated(ServiceError):
 
 
 class Unavailable(ServiceError):
-    """The server cannot serve the request now (for example while it shuts down); ``retry_after`` (seconds), when
-    set, tells gRPC clients when to retry (``grpc-retry-pushback-ms``) instead of their own backoff."""
+    """The server cannot serve the request now (for example while it shuts down)."""
 
     code = grpc.StatusCode.UNAVAILABLE
-
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 class Cancelled(ServiceError):

@@ -29,8 +29,6 @@ REQUEST_ID_KEY = "dmlrpc-request-id"
 #: The trailer of a call whose operator did not run (only) on the server's execution provider: the providers that
 #: ran it, e.g. "CPUExecutionProvider" or "DmlExecutionProvider,CPUExecutionProvider".
 EXECUTED_ON_KEY = "dmlrpc-executed-on"
-#: Trailer that tells a gRPC client with a retry policy how long to wait before retrying (gRFC A6).
-RETRY_PUSHBACK_KEY = "grpc-retry-pushback-ms"
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
@@ -48,12 +46,6 @@ def to_status(error: ServiceError) -> grpc.Status:
         detail.Pack(bad_request)
         status.details.append(detail)
     return rpc_status.to_status(status)
-
-
-def _pushback(error: ServiceError) -> tuple[tuple[str, str], ...]:
-    """gRPC's retry pushback for an error that says when to retry (clients with a retry policy wait that long)."""
-    retry_after = getattr(error, "retry_after", None)
-    return () if retry_after is None else ((RETRY_PUSHBACK_KEY, str(int(retry_after * 1000))),)
 
 
 class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc ships no type stubs
@@ -201,7 +193,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
                 extra={"request_id": request_id, "method": method, "code": error.code.name},
             )
             status = to_status(error)
-            trailers = (*status.trailing_metadata, (REQUEST_ID_KEY, request_id), *_pushback(error))
+            trailers = (*status.trailing_metadata, (REQUEST_ID_KEY, request_id))
             await context.abort(status.code, status.details, trailers)
         outcome[:] = [grpc.StatusCode.INTERNAL, request_id]
         _log.error(
