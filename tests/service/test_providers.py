@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import grpc
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper
 
 import dmlrpc
 from dmlrpc import ops
 from dmlrpc.v1 import service_pb2, service_pb2_grpc
+from dmlrpc_server.errors import OperatorUnavailable
 from dmlrpc_server.executor import cache_key, compile_flags
 from dmlrpc_server.interceptors import EXECUTED_ON_KEY
+from dmlrpc_server.runtime.compiler import _host_session
 from dmlrpc_server.runtime.providers import PROVIDERS, Provider, device_options
 from dmlrpc_server.settings import load_settings
 from tests.conftest import ServerThread, scrape, start_server
@@ -112,3 +116,25 @@ def test_the_fallback_switch_reaches_capabilities(monkeypatch: pytest.MonkeyPatc
             np.testing.assert_array_equal(result, x)
     finally:
         strict.stop()
+
+
+def test_a_host_session_without_a_kernel_is_unimplemented_not_internal() -> None:
+    # The DirectML wheel's CPU provider (ONNX Runtime 1.24) lacks kernels Linux's has (Where on UINT32 and INT8):
+    # a desc that falls back to it and finds no kernel answers UNIMPLEMENTED naming why, never INTERNAL. Here the
+    # CPU provider's missing kernel is Where on UINT16, which no build has.
+    inputs = [helper.make_tensor_value_info("c", TensorProto.BOOL, [2])]
+    inputs += [helper.make_tensor_value_info(name, TensorProto.UINT16, [2]) for name in "ab"]
+    graph = helper.make_graph(
+        [helper.make_node("Where", ["c", "a", "b"], ["y"])],
+        "where",
+        inputs,
+        [helper.make_tensor_value_info("y", TensorProto.UINT16, [2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    device = Provider(PROVIDERS["directml"], {}, "a DirectML device", True, 1)
+    with pytest.raises(OperatorUnavailable) as raised:
+        _host_session(model.SerializeToString(), device)
+    assert raised.value.code == grpc.StatusCode.UNIMPLEMENTED
+    assert "cannot run it either" in str(raised.value) and "Where" in str(raised.value)

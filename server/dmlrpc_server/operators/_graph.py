@@ -150,9 +150,12 @@ class Graph:
         return result if dtype is not None else self.cast(result, original)
 
     def where(self, condition: Value, a: Value, b: Value) -> Value:
-        """Where, for every type (ONNX Runtime's CPU kernel lacks 16-bit integers and UINT64)."""
+        """Where, for every type: ONNX Runtime's CPU kernel lacks 16-bit integers and UINT64, and before 1.25 (the
+        Windows DirectML wheel's CPU provider, where a desc falls back) INT8 and UINT32 too."""
         dtype = a.dtype
-        compute = {I16: I32, U16: I32, U64: I64}.get(dtype, dtype)  # UINT64 <-> INT64 casts keep the bits
+        # INT8 widens exactly; UINT32 <-> INT32 and UINT64 <-> INT64 casts keep the bits (DirectML's integer casts
+        # wrap, as ONNX Runtime's do), and stay at 32 bits, which every DirectML device compiles.
+        compute = {I8: I32, I16: I32, U16: I32, U32: I32, U64: I64}.get(dtype, dtype)
         result = self.op("Where", condition, self.cast(a, compute), self.cast(b, compute))
         return self.cast(result, dtype)
 

@@ -59,12 +59,12 @@ def _shape(graph: Graph, value: Value, shape: Sequence[int]) -> Value:
     return graph.op("Reshape", value, graph.const(list(shape), np.int64))
 
 
-def _iota(graph: Graph, count: int, feeds: Feeds) -> Value:
-    """0, 1, ..., count - 1 as INT64 (Range up to a fed limit, so nothing of the output's size is stored in the
-    model or folded into its session)."""
+def _iota(graph: Graph, count: int, feeds: Feeds, dtype: np.dtype[Any] = I64) -> Value:
+    """0, 1, ..., count - 1 as INT64 (or INT32) (Range up to a fed limit, so nothing of the output's size is stored
+    in the model or folded into its session)."""
     name = f"limit_{len(feeds)}"
-    feeds[name] = np.array(count, np.int64)
-    return graph.op("Range", graph.const(0, np.int64), graph.input(name, I64, []), graph.const(1, np.int64))
+    feeds[name] = np.array(count, dtype)
+    return graph.op("Range", graph.const(0, dtype), graph.input(name, dtype, []), graph.const(1, dtype))
 
 
 def _check_value_type(desc: Any, tensors: Tensors, field: str = "value_data_type") -> None:
@@ -114,18 +114,26 @@ class OneHot(Operator[operators_pb2.OneHotOperatorDesc]):
         depth = output.sizes[desc.axis]
         g = Graph()
         feeds: Feeds = {}
-        k = g.cast(g.input("indices", indices.dtype, indices.sizes), I64)
+        # NOTE: 32-bit indices compare at 32 bits (UINT32 against an INT32 Range cast to UINT32): a graph without
+        # 64-bit integers compiles on every DirectML device, where one with them needs 64-bit shader operations.
+        narrow = indices.dtype in (I32, U32) and depth <= np.iinfo(np.int32).max
+        wide = I32 if narrow else I64
+        k = g.input("indices", indices.dtype, indices.sizes)
+        if not narrow:
+            k = g.cast(k, I64)
         if indices.dtype.kind == "i":
             # Negative indices count from the end (from 3.0). One that stays out of [0, depth) after that, like
-            # any index >= depth, matches no position: its whole sequence is OffValue, as the page says.
-            k = g.op(
-                "Where", g.op("Less", k, g.const(0, np.int64), dtype=BOOL), g.op("Add", k, g.const(depth, np.int64)), k
-            )
+            # any index >= depth, matches no position: its whole sequence is OffValue, as the page says. (k + depth
+            # of a negative k cannot overflow.)
+            k = g.op("Where", g.op("Less", k, g.const(0, wide), dtype=BOOL), g.op("Add", k, g.const(depth, wide)), k)
         # Unsigned indices need no normalising: a UINT64 above INT64's range becomes negative in INT64 and, like
         # every other out-of-range index, matches no position.
+        iota = _iota(g, depth, feeds, wide)
+        if narrow and indices.dtype == U32:
+            iota = g.cast(iota, U32)
         positions = [1] * rank
         positions[desc.axis] = depth
-        hot = g.op("Equal", k, _shape(g, _iota(g, depth, feeds), positions), dtype=BOOL)
+        hot = g.op("Equal", k, _shape(g, iota, positions), dtype=BOOL)
         # OffValue and OnValue: elements 0 and 1 of ValuesTensor in logical row-major order (element 1 is element 1
         # along the last dimension of size > 1, the page's "fastest-changing" one); the other elements are unused.
         flat = _shape(g, g.input("values", values.dtype, values.sizes), [-1])

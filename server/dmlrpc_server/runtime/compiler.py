@@ -31,6 +31,8 @@ SESSION_FALLBACK, NODES_FALLBACK = "session", "nodes"
 _RUN_FAILURES: tuple[type[Exception], ...] = tuple(
     getattr(ort.capi.onnxruntime_pybind11_state, name) for name in ("Fail", "RuntimeException", "EPFail")
 )
+#: ONNX Runtime's refusal to build a session whose graph needs a kernel its CPU provider lacks (NOT_IMPLEMENTED).
+_NO_KERNEL: type[Exception] = ort.capi.onnxruntime_pybind11_state.NotImplemented
 #: Held while a compiled desc moves to the CPU provider after a failed device run (``Compiled._to_host``).
 _MOVING = threading.Lock()
 
@@ -316,7 +318,16 @@ def _host_session(serialized: bytes, provider: Provider, *, counted: bool = Fals
     if not counted:
         SESSIONS.add()
     fallback = Provider(CPU, {}, "CPU", False, provider.intra_op_threads)
-    return ort.InferenceSession(serialized, sess_options=fallback.session_options(), providers=[CPU])
+    try:
+        return ort.InferenceSession(serialized, sess_options=fallback.session_options(), providers=[CPU])
+    except _NO_KERNEL as error:
+        # NOTE: the CPU provider of the ONNX Runtime build this server runs on lacks a kernel of the lowering (the
+        # Windows DirectML wheel's is older than Linux's): the desc has no answer here, which is not the caller's
+        # fault nor a crash of the server.
+        raise OperatorUnavailable(
+            f"{provider.name} on {provider.device} could not build this operator's session, and the CPU provider "
+            f"it falls back to cannot run it either ({str(error).splitlines()[0][:300]})"
+        ) from None
 
 
 def compile_plan(
