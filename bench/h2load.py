@@ -119,12 +119,29 @@ def _delta(after: dict[str, float], before: dict[str, float]) -> dict[str, int]:
     return {code: round(after[code] - before.get(code, 0.0)) for code in after if after[code] != before.get(code, 0.0)}
 
 
-class H2load:
-    """Runs h2load on one pre-framed request body against a target, and checks that every call succeeded.
+@dataclass(frozen=True)
+class Run:
+    """How long one h2load run lasts: ``count`` calls (``-n``), or ``duration`` seconds after ``warmup`` (``-D``).
 
-    Runs have a fixed call count (``-n``), so every call that h2load sends completes inside the run and the server's
-    own count of them can be compared exactly: a timed run (``-D``) would end with calls in flight.
+    A counted run completes every call it sends, so the server's count of them is compared exactly; but it splits
+    the calls evenly over the connections, so where a server's processes hold unequal shares of the connections
+    (``SO_REUSEPORT`` hashes them), the busiest process's share ends the run while the others idle: throughput is
+    measured by timed runs, whose end cuts off the calls then in flight.
     """
+
+    count: int | None = None
+    duration: float = 2.0
+    warmup: float = 0.5
+
+    def timeout(self) -> float:
+        return 120.0 if self.count is not None else self.warmup + self.duration + 60.0
+
+    def __str__(self) -> str:
+        return f"{self.count} calls" if self.count is not None else f"a {self.duration:g} s run"
+
+
+class H2load:
+    """Runs h2load on one pre-framed request body against a target, and checks that its calls succeeded."""
 
     def __init__(self, binary: str, body: bytes, *, cpus: str | None = None, path: str = METHOD) -> None:
         self.binary = binary
@@ -138,9 +155,13 @@ class H2load:
     def close(self) -> None:
         self._dir.cleanup()
 
-    def command(self, target: str, load: Load, count: int, log: Path | None) -> list[str]:
-        argv = [self.binary, "-n", str(count), "-c", str(load.connections), "-m", str(load.streams)]
+    def command(self, target: str, load: Load, run: Run, log: Path | None) -> list[str]:
+        argv = [self.binary, "-c", str(load.connections), "-m", str(load.streams)]
         argv += ["-t", str(min(load.threads, load.connections)), "-d", str(self.body)]
+        if run.count is not None:
+            argv += ["-n", str(run.count)]
+        else:
+            argv += ["-D", f"{round(run.duration * 1000)}ms", f"--warm-up-time={round(run.warmup * 1000)}ms"]
         for header in HEADERS:
             argv += ["-H", header]
         if log is not None:
@@ -149,38 +170,47 @@ class H2load:
         return ["taskset", "-c", self.cpus, *argv] if self.cpus else argv
 
     def run(
-        self, target: str, load: Load, count: int, *, log: bool = False, timeout: float = 120.0,
-        metrics_port: int | None = None, echo: bool = False,
+        self, target: str, load: Load, run: Run, *, log: bool = False, metrics_port: int | None = None,
+        echo: bool = False,
     ) -> dict[str, Any]:  # fmt: skip
-        """One run of ``count`` calls; ``metrics_port`` (our server) or ``echo`` (the bare echo) says how to prove
-        that they were gRPC successes. Returns the summary, h2load's CPU seconds and, with ``log``, every latency."""
+        """One run; ``metrics_port`` (our server) or ``echo`` (the bare echo) says how to prove that its calls were
+        gRPC successes. Returns the summary, h2load's CPU seconds and, with ``log``, the latency percentiles."""
         log_path = Path(self._dir.name) / "log" if log else None
         if log_path is not None:
             log_path.unlink(missing_ok=True)  # h2load appends to it
         before = requests_by_code(metrics_port) if metrics_port else {}
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        timeout = run.timeout()
         try:
             done = subprocess.run(
-                self.command(target, load, count, log_path), capture_output=True, text=True, timeout=timeout
+                self.command(target, load, run, log_path), capture_output=True, text=True, timeout=timeout
             )
         except subprocess.TimeoutExpired as exc:
-            raise CallsFailed(f"h2load did not finish {count} calls in {timeout:.0f} s") from exc
+            raise CallsFailed(f"h2load did not finish {run} in {timeout:.0f} s") from exc
         after_usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode != 0:
             raise CallsFailed(f"h2load exited with status {done.returncode}:\n{(done.stdout + done.stderr)[-2000:]}")
         result = parse_summary(done.stdout)
         result["client_cpu_s"] = (after_usage.ru_utime - usage.ru_utime) + (after_usage.ru_stime - usage.ru_stime)
+        count = result["succeeded"]
         result["count"] = count
-        if not (result["succeeded"] == result["status_2xx"] == result["done"] == count):
-            raise CallsFailed(f"h2load: {count} calls asked, {result}")
-        # The echo answers each call with the request's own frame; an error is trailers-only (no DATA).
-        if echo and result["data_bytes"] != count * self.body_size:
+        if not (count == result["status_2xx"] == result["done"] == result["total"] > 0) or (
+            run.count is not None and count != run.count
+        ):
+            raise CallsFailed(f"h2load: {run}, {result}")
+        # The echo answers each call with the request's own frame; an error is trailers-only (no DATA). A timed run's
+        # DATA bytes also hold its warm-up's and those of calls cut off at its end.
+        received = result["data_bytes"] // self.body_size
+        if echo and (received < count or (run.count is not None and result["data_bytes"] != count * self.body_size)):
             raise CallsFailed(
                 f"echo: {result['data_bytes']} response bytes for {count} calls of {self.body_size} bytes "
                 "(gRPC errors carry none)"
             )
+        # Calls the server answered in the whole run, its warm-up and its end included: what its CPU time was spent on.
+        result["served"] = received
         if metrics_port:
-            result["codes"] = self._server_codes(metrics_port, before, count)
+            result["codes"] = self._server_codes(metrics_port, before, count, run, load)
+            result["served"] = sum(result["codes"].values())
         if log_path is not None:
             latencies = parse_log(log_path.read_text())
             if len(latencies) != count:
@@ -190,14 +220,25 @@ class H2load:
         return result
 
     @staticmethod
-    def _server_codes(metrics_port: int, before: dict[str, float], count: int) -> dict[str, int]:
+    def _server_codes(metrics_port: int, before: dict[str, float], count: int, run: Run, load: Load) -> dict[str, int]:
+        """The server's own count of the run's calls by gRPC code, which must match h2load's: exactly for a counted
+        run; for a timed run, at least ``count`` OK (its warm-up's calls are the server's too) and nothing else but
+        the calls in flight at its end, which h2load cancels."""
         # The server counts a call when it finishes, which can trail the response h2load saw by a moment.
         deadline = time.monotonic() + 3.0
         while True:
             codes = _delta(requests_by_code(metrics_port), before)
-            if sum(codes.values()) >= count or time.monotonic() >= deadline:
+            if codes.get("OK", 0) >= count or time.monotonic() >= deadline:
                 break
             time.sleep(0.05)
-        if codes != {"OK": count}:
-            raise CallsFailed(f"the server counted {codes} for {count} calls that h2load counted as succeeded")
+        if run.count is not None:
+            if codes != {"OK": count}:
+                raise CallsFailed(f"the server counted {codes} for {count} calls that h2load counted as succeeded")
+            return codes
+        others = {code: n for code, n in codes.items() if code not in ("OK", "CANCELLED")}
+        if codes.get("OK", 0) < count or others or codes.get("CANCELLED", 0) > load.inflight:
+            raise CallsFailed(
+                f"the server counted {codes} for a timed run of {count} calls that h2load counted as succeeded "
+                f"({load.inflight} in flight)"
+            )
         return codes

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import h2load
 import procs
 import report
-from h2load import H2load, Load
+from h2load import H2load, Load, Run
 from loadgen import process_cpu
 from report import Row
 from run import payload, tiny_calls
@@ -71,19 +71,21 @@ class Native:
         return servers
 
     def measure(self, servers: dict[str, procs.Server], loads: dict[int, Load], latency: bool) -> Results:
-        """Runs every server at every load, ``reps`` times interleaved (the order rotating), after one warm-up run
-        each that sizes the measured runs to about ``duration`` seconds. Returns results[(name, inflight)]."""
+        """Runs every server at every load, ``reps`` times interleaved (the order rotating), after one counted warm-up
+        run each, whose calls are checked exactly against the server's count. Runs at 1 in flight are counted (sized
+        by the warm-up to about ``duration`` seconds; with ``latency``, logged for percentiles); the others are timed
+        (see ``h2load.Run``). Returns results[(name, inflight)]."""
         results: Results = defaultdict(list)
-        counts: dict[tuple[str, int], int] = {}
+        runs: dict[tuple[str, int], Run] = {}
+        duration = self.args.duration
         try:
             for server in servers.values():
                 server.wait_ready()
             pids = {name: server.pids() for name, server in servers.items()}
             for (name, server), (inflight, load) in ((s, x) for s in servers.items() for x in loads.items()):
-                warm = self._run(server, name, load, WARMUP_CALLS.get(inflight, 50 * inflight), log=False)
-                counts[(name, inflight)] = max(
-                    MIN_CALLS.get(inflight, 20 * inflight), round(warm["rps"] * self.args.duration)
-                )
+                warm = self._run(server, name, load, Run(count=WARMUP_CALLS.get(inflight, 50 * inflight)), log=False)
+                count = max(MIN_CALLS.get(inflight, 20 * inflight), round(warm["rps"] * duration))
+                runs[(name, inflight)] = Run(count=count) if inflight == 1 else Run(duration=duration)
             names = list(servers)
             for rep in range(self.args.reps):
                 for inflight, load in loads.items():
@@ -91,26 +93,24 @@ class Native:
                         self.runs += 1
                         if not procs.wait_quiet(self.args.quiet_wait):
                             self.noisy_runs += 1
+                        run = runs[(name, inflight)]
                         cpu0 = sum(process_cpu(pid) for pid in pids[name])
-                        result = self._run(
-                            servers[name], name, load, counts[(name, inflight)], log=latency and inflight == 1
-                        )
+                        result = self._run(servers[name], name, load, run, log=latency and inflight == 1)
+                        calls = result["served"]  # a timed run's warm-up and end included, as in the CPU times
                         result["server_cpu_us_per_call"] = (
-                            (sum(process_cpu(p) for p in pids[name]) - cpu0) / result["count"] * 1e6
+                            (sum(process_cpu(p) for p in pids[name]) - cpu0) / max(calls, 1) * 1e6
                         )
-                        result["client_cpu_us_per_call"] = result["client_cpu_s"] / result["count"] * 1e6
+                        result["client_cpu_us_per_call"] = result["client_cpu_s"] / max(calls, 1) * 1e6
                         results[(name, inflight)].append(result)
         finally:
             for server in servers.values():
                 server.stop()
         return results
 
-    def _run(self, server: procs.Server, name: str, load: Load, count: int, *, log: bool) -> dict[str, Any]:
+    def _run(self, server: procs.Server, name: str, load: Load, run: Run, *, log: bool) -> dict[str, Any]:
         echo = name == "echo"
-        return self.client.run(
-            server.target, load, count, log=log, echo=echo, metrics_port=None if echo else server.metrics_port,
-            timeout=max(60.0, 20 * self.args.duration),
-        )  # fmt: skip
+        metrics_port = None if echo else server.metrics_port
+        return self.client.run(server.target, load, run, log=log, echo=echo, metrics_port=metrics_port)
 
     # -- the serving goals: req/s at 64 in flight, p50 at 1 ------------------------------------------------------------
 
@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         suite.client.close()
     quiet = 1 - suite.noisy_runs / suite.runs if suite.runs else 1.0
     minutes = (time.perf_counter() - started) / 60
-    print(f"\n{suite.runs} measured runs in {minutes:.1f} min, every call checked; {quiet:.0%} started on a quiet CPU")
+    print(f"\n{suite.runs} measured runs in {minutes:.1f} min, each checked; {quiet:.0%} started on a quiet CPU")
     print("\n== goals")
     for row in suite.rows:
         if row.goal is not None:
