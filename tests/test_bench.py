@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 import subprocess
 import sys
@@ -58,3 +60,77 @@ def test_bench_quick_stream_and_heavy_print_goal_rows() -> None:
     verdict = r"goal (>=|<=) \d+(\.\d+)?x\s+(met|MISSED by \d+\.\d+x|pending)"
     assert re.search(rf"top-k, ExecuteMany .*items/s vs echo unary @64 .*{verdict}", done.stdout), done.stdout
     assert re.search(rf"health check beside a heavy request\s+max latency, busy .* ms .*{verdict}", done.stdout)
+
+
+# -- the compiled load generator (bench/native.py, h2load) --------------------------------------------------------
+
+
+def _h2load() -> str:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import h2load
+
+    binary = h2load.find()
+    if binary is None:
+        pytest.skip(h2load.MISSING)
+    return binary
+
+
+@pytest.mark.timeout(90)
+def test_native_bench_prints_ratios_against_the_echo(tmp_path: Path) -> None:
+    # ours (default workers) against the bare echo under h2load: req/s at 64 in flight, p50 at 1; every run checked.
+    _h2load()
+    command = [sys.executable, str(ROOT / "bench" / "native.py"), "--duration", "0.2", "--reps", "1"]
+    command += ["--quiet-wait", "0", "--compare-workers", "--json", str(tmp_path / "native.json")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=85, cwd=ROOT)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    verdict = r"ratio\s+\d+\.\d+x\s+goal (>=|<=) \d+(\.\d+)?x\s+(met|MISSED by \d+\.\d+x)"
+    assert re.search(
+        rf"top-k @64 in flight, h2load 8 conn x 8 streams\s+req/s, default workers .*{verdict}", done.stdout
+    )
+    assert re.search(rf"top-k @1 in flight, h2load 1 conn x 1 stream\s+p50 latency, default .*{verdict}", done.stdout)
+    data = json.loads((tmp_path / "native.json").read_text())
+    goals = [row for row in data["rows"] if row["goal"] is not None]
+    assert len(goals) == 2 and all(row["ratio"] > 0 for row in goals), goals
+    ours = data["raw"]["serving"]["ours@64"][0]
+    assert ours["count"] > 0 and set(ours["codes"]) <= {"OK", "CANCELLED"} and ours["codes"]["OK"] >= ours["count"]
+
+
+@pytest.mark.timeout(90)
+def test_h2load_success_check_catches_grpc_errors() -> None:
+    # h2load counts every HTTP 200 as a success, and a gRPC error is an HTTP 200 too: the check must catch a payload
+    # our server rejects (INVALID_ARGUMENT, counted by its /metrics) and a method the echo lacks (UNIMPLEMENTED,
+    # trailers-only: no response bytes), in counted and in timed runs, while the same runs of good calls pass.
+    binary = _h2load()
+    import h2load
+    import procs
+    from run import payload, tiny_calls
+
+    good = h2load.grpc_frame(base64.b64decode(payload(tiny_calls()["top-k"])))
+    bad = h2load.grpc_frame(b"\xff\xff\xff")  # not an ExecuteRequest
+    load = h2load.Load(2, 2)
+    runs = [h2load.Run(count=20), h2load.Run(duration=0.2, warmup=0.1)]
+    ours, echo = procs.our_server("ours", ["--workers", "1"]), procs.echo_server("aio")
+    clients: list[h2load.H2load] = []
+    try:
+        ours.wait_ready()
+        echo.wait_ready()
+        for body, ok in ((good, True), (bad, False)):
+            client = h2load.H2load(binary, body)
+            clients.append(client)
+            for run in runs:
+                if ok:
+                    assert client.run(ours.target, load, run, metrics_port=ours.metrics_port)["count"] > 0
+                    assert client.run(echo.target, load, run, echo=True)["count"] > 0
+                else:
+                    with pytest.raises(h2load.CallsFailed, match=r"the server counted .*INVALID_ARGUMENT"):
+                        client.run(ours.target, load, run, metrics_port=ours.metrics_port)
+        missing = h2load.H2load(binary, good, path="/dmlrpc.v1.DirectMLService/NoSuchMethod")
+        clients.append(missing)
+        for run in runs:
+            with pytest.raises(h2load.CallsFailed, match="echo: 0 response bytes"):
+                missing.run(echo.target, load, run, echo=True)
+    finally:
+        for client in clients:
+            client.close()
+        ours.stop()
+        echo.stop()

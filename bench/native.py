@@ -1,0 +1,247 @@
+"""Tiny unary calls under a compiled load generator (h2load): ours vs the bare echo, and worker scaling."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import shlex
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import h2load
+import procs
+import report
+from h2load import H2load, Load, Run
+from loadgen import process_cpu
+from report import Row
+from run import payload, tiny_calls
+
+#: Runs of each (server, calls in flight).
+Results = dict[tuple[str, int], list[dict[str, Any]]]
+
+#: Calls of each variant's warm-up run (connections, first compile), which also sizes its measured runs.
+WARMUP_CALLS = {1: 300, 64: 3000}
+#: The fewest calls of a measured run, however slow the warm-up was.
+MIN_CALLS = {1: 200, 64: 1000}
+
+
+def median(values: list[float]) -> float:
+    return float(statistics.median(values))
+
+
+def spread(ours: list[float], baseline: list[float] | None = None) -> str:
+    """The per-run range of a figure (and of its baseline), as a row's note; empty for a single run."""
+    if len(ours) < 2:
+        return ""
+    text = f"runs {min(ours):,.0f}-{max(ours):,.0f}"
+    return text + (f" vs {min(baseline):,.0f}-{max(baseline):,.0f}" if baseline and len(baseline) > 1 else "")
+
+
+class Native:
+    """Interleaved h2load runs of several servers (variants), each run's calls proven successful."""
+
+    def __init__(self, args: argparse.Namespace, binary: str) -> None:
+        self.args = args
+        self.rows: list[Row] = []
+        self.raw: dict[str, Any] = {}
+        self.runs = 0
+        self.noisy_runs = 0
+        message = base64.b64decode(payload(tiny_calls()["top-k"]))
+        self.client = H2load(binary, h2load.grpc_frame(message), cpus=args.h2load_cpus)
+
+    def add(self, row: Row) -> None:
+        self.rows.append(row)
+        report.print_row(row)
+
+    def servers(self, workers: list[int | None]) -> dict[str, procs.Server]:
+        """The single-process aio echo and our server with each ``--workers`` (None: the default)."""
+        flags = shlex.split(self.args.server_flags)
+        servers = {"echo": procs.echo_server("aio")}
+        for n in workers:
+            name = "ours" if n is None else f"ours-w{n}"
+            servers[name] = procs.our_server(name, flags + ([] if n is None else ["--workers", str(n)]))
+        return servers
+
+    def measure(self, servers: dict[str, procs.Server], loads: dict[int, Load], latency: bool) -> Results:
+        """Runs every server at every load, ``reps`` times interleaved (the order rotating), after one counted warm-up
+        run each, whose calls are checked exactly against the server's count. Runs at 1 in flight are counted (sized
+        by the warm-up to about ``duration`` seconds; with ``latency``, logged for percentiles); the others are timed
+        (see ``h2load.Run``). Returns results[(name, inflight)]."""
+        results: Results = defaultdict(list)
+        runs: dict[tuple[str, int], Run] = {}
+        duration = self.args.duration
+        try:
+            for server in servers.values():
+                server.wait_ready()
+            pids = {name: server.pids() for name, server in servers.items()}
+            for (name, server), (inflight, load) in ((s, x) for s in servers.items() for x in loads.items()):
+                warm = self._run(server, name, load, Run(count=WARMUP_CALLS.get(inflight, 50 * inflight)), log=False)
+                count = max(MIN_CALLS.get(inflight, 20 * inflight), round(warm["rps"] * duration))
+                runs[(name, inflight)] = Run(count=count) if inflight == 1 else Run(duration=duration)
+            names = list(servers)
+            for rep in range(self.args.reps):
+                for inflight, load in loads.items():
+                    for name in names[rep % len(names) :] + names[: rep % len(names)]:
+                        self.runs += 1
+                        if not procs.wait_quiet(self.args.quiet_wait):
+                            self.noisy_runs += 1
+                        run = runs[(name, inflight)]
+                        cpu0 = sum(process_cpu(pid) for pid in pids[name])
+                        result = self._run(servers[name], name, load, run, log=latency and inflight == 1)
+                        calls = result["served"]  # a timed run's warm-up and end included, as in the CPU times
+                        result["server_cpu_us_per_call"] = (
+                            (sum(process_cpu(p) for p in pids[name]) - cpu0) / max(calls, 1) * 1e6
+                        )
+                        result["client_cpu_us_per_call"] = result["client_cpu_s"] / max(calls, 1) * 1e6
+                        results[(name, inflight)].append(result)
+        finally:
+            for server in servers.values():
+                server.stop()
+        return results
+
+    def _run(self, server: procs.Server, name: str, load: Load, run: Run, *, log: bool) -> dict[str, Any]:
+        echo = name == "echo"
+        metrics_port = None if echo else server.metrics_port
+        return self.client.run(server.target, load, run, log=log, echo=echo, metrics_port=metrics_port)
+
+    # -- the serving goals: req/s at 64 in flight, p50 at 1 ------------------------------------------------------------
+
+    def serving(self) -> None:
+        load = Load(self.args.connections, self.args.streams, self.args.threads)
+        workers: list[int | None] = [None, *self.args.compare_workers]
+        default = procs.worker_count(shlex.split(self.args.server_flags))
+        others = ", ".join(f"--workers {n}" for n in self.args.compare_workers) or "no other"
+        print(f"\n== tiny top-k, h2load: {load.label()} ({load.inflight} in flight) and 1 in flight; ours (default "
+              f"--workers {default}, and {others}) vs the single-process aio echo")  # fmt: skip
+        loads = {load.inflight: load, 1: Load(1, 1, 1)}
+        results = self.measure(self.servers(workers), loads, latency=True)
+        self.raw["serving"] = {f"{name}@{n}": runs for (name, n), runs in results.items()}
+
+        def figure(name: str, inflight: int, key: str) -> float | None:
+            runs = results.get((name, inflight))
+            return median([r[key] for r in runs]) if runs else None
+
+        def runs_of(name: str, inflight: int, key: str) -> str:
+            return spread(*([r[key] for r in results.get((v, inflight), [])] for v in (name, "echo")))
+
+        n = load.inflight
+        scenario = f"top-k @{n} in flight, h2load {load.label()}"
+        for index, w in enumerate(workers):
+            name = "ours" if w is None else f"ours-w{w}"
+            label = f"default workers ({default})" if w is None else f"--workers {w}"
+            note = runs_of(name, n, "rps")
+            goal = (">=", 1.0) if index == 0 else None
+            self.add(Row(scenario, f"req/s, {label}", figure(name, n, "rps"), figure("echo", n, "rps"), "aio echo",
+                         "req/s", goal, note))  # fmt: skip
+            self.add(Row(scenario, f"server CPU per call, {label}", figure(name, n, "server_cpu_us_per_call"),
+                         figure("echo", n, "server_cpu_us_per_call"), "aio echo", "µs"))  # fmt: skip
+        for w in self.args.compare_workers:
+            self.add(Row(scenario, f"default vs --workers {w}", figure("ours", n, "rps"),
+                         figure(f"ours-w{w}", n, "rps"), f"--workers {w}", "req/s"))  # fmt: skip
+        self.add(Row(scenario, "h2load CPU per call", figure("echo", n, "client_cpu_us_per_call"), None, unit="µs",
+                     note="echo runs"))  # fmt: skip
+        scenario = "top-k @1 in flight, h2load 1 conn x 1 stream"
+        for index, w in enumerate(workers):
+            name = "ours" if w is None else f"ours-w{w}"
+            label = f"default workers ({default})" if w is None else f"--workers {w}"
+            note = runs_of(name, 1, "p50_us")
+            goal = ("<=", 1.10) if index == 0 else None
+            self.add(Row(scenario, f"p50 latency, {label}", figure(name, 1, "p50_us"), figure("echo", 1, "p50_us"),
+                         "aio echo", "µs", goal, note))  # fmt: skip
+            self.add(Row(scenario, f"server CPU per call, {label}", figure(name, 1, "server_cpu_us_per_call"),
+                         figure("echo", 1, "server_cpu_us_per_call"), "aio echo", "µs"))  # fmt: skip
+
+    # -- worker scaling -----------------------------------------------------------------------------------------------
+
+    def scaling(self) -> None:
+        load = Load(self.args.scaling_connections, self.args.scaling_streams, self.args.threads)
+        counts = self.args.scaling_workers
+        print(f"\n== worker scaling, tiny top-k, h2load: {load.label()} ({load.inflight} in flight); --workers "
+              f"{', '.join(map(str, counts))} vs --workers 1, the single-process echo under the same load")  # fmt: skip
+        results = self.measure(self.servers(list(counts)), {load.inflight: load}, latency=False)
+        n = load.inflight
+        self.raw["scaling"] = {f"{name}@{n}": runs for (name, _), runs in results.items()}
+
+        def rps(name: str) -> float | None:
+            runs = results.get((name, n))
+            return median([r["rps"] for r in runs]) if runs else None
+
+        scenario = f"top-k @{n} in flight, h2load {load.label()}"
+        for w in counts:
+            name = f"ours-w{w}"
+            runs = [r["rps"] for r in results.get((name, n), [])]
+            self.add(Row(scenario, f"req/s, --workers {w}", rps(name), rps("echo"), "aio echo", "req/s",
+                         note=spread(runs)))  # fmt: skip
+            cpu = median([r["server_cpu_us_per_call"] for r in results.get((name, n), [])] or [0.0])
+            self.add(Row(scenario, f"server CPU per call, --workers {w}", cpu, None, unit="µs"))
+            if w != 1 and 1 in counts:
+                self.add(Row(scenario, f"--workers {w} vs --workers 1", rps(name), rps("ours-w1"), "--workers 1",
+                             "req/s", (">=", round(0.7 * w, 2))))  # fmt: skip
+        echo_cpu = median([r["client_cpu_us_per_call"] for r in results.get(("echo", n), [])] or [0.0])
+        self.add(Row(scenario, "h2load CPU per call", echo_cpu, None, unit="µs", note="echo runs"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--scaling", action="store_true", help="worker scaling (--scaling-workers) instead of the "
+                        "serving goals")  # fmt: skip
+    parser.add_argument("--h2load", help="the h2load binary (default: on PATH; tools/install-h2load.sh)")
+    parser.add_argument("--h2load-cpus", help="taskset CPU list of h2load (default: the runner's CPUs)")
+    parser.add_argument("--duration", type=float, default=2.0, help="seconds of each measured run (about)")
+    parser.add_argument("--reps", type=int, default=3, help="interleaved repetitions")
+    parser.add_argument("--connections", type=int, default=8, help="h2load -c of the 64-in-flight load")
+    parser.add_argument("--streams", type=int, default=8, help="h2load -m (calls in flight a connection)")
+    parser.add_argument("--threads", type=int, default=1, help="h2load -t")
+    parser.add_argument("--compare-workers", type=int, nargs="*", default=[1], metavar="N",
+                        help="also run ours with --workers N beside the default (none: the default only)")  # fmt: skip
+    parser.add_argument("--scaling-workers", type=int, nargs="+", default=[1, 2, 4, 8], metavar="N")
+    parser.add_argument("--scaling-connections", type=int, default=64, help="h2load -c of the scaling load")
+    parser.add_argument("--scaling-streams", type=int, default=4, help="h2load -m of the scaling load")
+    parser.add_argument("--server-flags", default="", help="extra dmlrpc-server flags")
+    parser.add_argument("--quiet-wait", type=float, default=2.0, help="max seconds to wait for a quiet CPU per run")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="save rows, raw results and conditions")
+    parser.add_argument("--markdown", type=Path, metavar="FILE", help="write the results table as Markdown")
+    args = parser.parse_args(argv)
+    binary = h2load.find(args.h2load)
+    if binary is None:
+        print(h2load.MISSING, file=sys.stderr)
+        return 3
+    command = "python bench/native.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    info = report.conditions(command.strip())
+    info["h2load"] = h2load.version(binary)
+    info["runner_cpus"] = sorted(os.sched_getaffinity(0))
+    info["h2load_cpus"] = args.h2load_cpus or "the runner's"
+    print(report.conditions_text(info))
+    print(f"{info['h2load']}; runner and servers on CPUs {info['runner_cpus']}, h2load on {info['h2load_cpus']}")
+    suite = Native(args, binary)
+    started = time.perf_counter()
+    try:
+        suite.scaling() if args.scaling else suite.serving()
+    finally:
+        suite.client.close()
+    quiet = 1 - suite.noisy_runs / suite.runs if suite.runs else 1.0
+    minutes = (time.perf_counter() - started) / 60
+    print(f"\n{suite.runs} measured runs in {minutes:.1f} min, each checked; {quiet:.0%} started on a quiet CPU")
+    print("\n== goals")
+    for row in suite.rows:
+        if row.goal is not None:
+            report.print_row(row)
+    if args.json:
+        data: dict[str, Any] = {"conditions": info, "args": vars(args) | {"json": None, "markdown": None}}
+        data.update(rows=[r.as_dict() for r in suite.rows], raw=suite.raw, quiet_share=quiet)
+        args.json.write_text(json.dumps(data, indent=1, default=str))
+    if args.markdown:
+        args.markdown.write_text(f"Conditions: {report.conditions_text(info)}\n\n{report.markdown_table(suite.rows)}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
