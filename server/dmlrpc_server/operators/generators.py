@@ -117,7 +117,7 @@ class OneHot(Operator[operators_pb2.OneHotOperatorDesc]):
         # NOTE: 32-bit indices compare at 32 bits (UINT32 against an INT32 Range cast to UINT32): a graph without
         # 64-bit integers compiles on every DirectML device, where one with them needs 64-bit shader operations.
         narrow = indices.dtype in (I32, U32) and depth <= np.iinfo(np.int32).max
-        wide = I32 if narrow else I64
+        compute = I32 if narrow else I64
         k = g.input("indices", indices.dtype, indices.sizes)
         if not narrow:
             k = g.cast(k, I64)
@@ -125,12 +125,11 @@ class OneHot(Operator[operators_pb2.OneHotOperatorDesc]):
             # Negative indices count from the end (from 3.0). One that stays out of [0, depth) after that, like
             # any index >= depth, matches no position: its whole sequence is OffValue, as the page says. (k + depth
             # of a negative k cannot overflow.)
-            k = g.op("Where", g.op("Less", k, g.const(0, wide), dtype=BOOL), g.op("Add", k, g.const(depth, wide)), k)
+            negative = g.op("Less", k, g.const(0, compute), dtype=BOOL)
+            k = g.op("Where", negative, g.op("Add", k, g.const(depth, compute)), k, dtype=compute)
         # Unsigned indices need no normalising: a UINT64 above INT64's range becomes negative in INT64 and, like
         # every other out-of-range index, matches no position.
-        iota = _iota(g, depth, feeds, wide)
-        if narrow and indices.dtype == U32:
-            iota = g.cast(iota, U32)
+        iota = g.cast(_iota(g, depth, feeds, compute), k.dtype)  # UINT32 indices: the INT32 Range as UINT32
         positions = [1] * rank
         positions[desc.axis] = depth
         hot = g.op("Equal", k, _shape(g, iota, positions), dtype=BOOL)
@@ -195,10 +194,10 @@ class FillValueSequence(Operator[operators_pb2.FillValueSequenceOperatorDesc]):
             # Integers wrap (two's complement), as the page's UINT8 example with ValueDelta -2 implies: unsigned
             # arithmetic modulo 2^32 (2^64 for 64-bit types) is exact modulo 2^bits, and the final Cast keeps the
             # low bits. Indices fit UINT32, a tensor having fewer than 2^32 elements.
-            wide = _WRAPPING[output.dtype.itemsize]
-            bits = 8 * wide.itemsize
-            term = g.op("Mul", g.cast(index, wide), g.const(int(delta) % (1 << bits), wide))
-            result = g.cast(g.op("Add", term, g.const(int(start) % (1 << bits), wide)), output.dtype)
+            compute = _WRAPPING[output.dtype.itemsize]
+            bits = 8 * compute.itemsize
+            term = g.op("Mul", g.cast(index, compute), g.const(int(delta) % (1 << bits), compute))
+            result = g.cast(g.op("Add", term, g.const(int(start) % (1 << bits), compute)), output.dtype)
         g.output(_shape(g, result, output.sizes), "output", output.sizes)
         return Plan((), (output,), g.model(), _feeding(feeds), _reshaped(output), direct_outputs=True)
 

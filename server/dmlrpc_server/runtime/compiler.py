@@ -131,7 +131,7 @@ class Compiled:
         stopped = options is not None and options.terminate  # a deadline stopped the run: not the device's failure
         if provider is None or provider.name == CPU or self.fallback == SESSION_FALLBACK or stopped:
             return failed is not self.session and failed is not self._batched  # another run moved it meanwhile
-        reason = str(error).splitlines()[0][:300]
+        reason = _first_line(error)
         if not provider.cpu_fallback:
             raise OperatorUnavailable(
                 f"{provider.name} on {provider.device} failed to run this operator's session ({reason}), and this "
@@ -258,6 +258,11 @@ class SessionCount:
 SESSIONS = SessionCount()
 
 
+def _first_line(error: Exception) -> str:
+    """ONNX Runtime's message, first line and at most 300 characters (its later lines are a stack)."""
+    return str(error).splitlines()[0][:300]
+
+
 def _session(model: onnx.ModelProto, provider: Provider) -> ort.InferenceSession:
     return _session_on(model, provider)[0]
 
@@ -285,7 +290,7 @@ def _session_on(model: onnx.ModelProto, provider: Provider) -> tuple[ort.Inferen
         reason = f"{provider.name} is not loaded"
         kind = SESSION_FALLBACK
     except Exception as error:
-        reason = str(error).splitlines()[0][:300]
+        reason = _first_line(error)
         kind = NODES_FALLBACK if _NODES_ON_CPU in reason else SESSION_FALLBACK
     what = (
         "leaves nodes of this operator's session to"
@@ -305,7 +310,7 @@ def _session_on(model: onnx.ModelProto, provider: Provider) -> tuple[ort.Inferen
             _log.warning("%s %s %s (%s)", provider.name, what, CPU, reason)
             return session, NODES_FALLBACK
         except Exception as error:
-            reason = str(error).splitlines()[0][:300]
+            reason = _first_line(error)
             what = "could not build this operator's session"
     # A device that cannot compile a graph (e.g. DirectML on a device without 64-bit shader operations) fails
     # the whole session; the desc still has an answer on the host, so it runs there rather than failing.
@@ -326,7 +331,7 @@ def _host_session(serialized: bytes, provider: Provider, *, counted: bool = Fals
         # fault nor a crash of the server.
         raise OperatorUnavailable(
             f"{provider.name} on {provider.device} could not build this operator's session, and the CPU provider "
-            f"it falls back to cannot run it either ({str(error).splitlines()[0][:300]})"
+            f"it falls back to cannot run it either ({_first_line(error)})"
         ) from None
 
 
