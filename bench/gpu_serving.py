@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import os
 import shlex
-import statistics
 import sys
 import time
 from collections import defaultdict
@@ -41,6 +39,7 @@ from run import (
     STREAM_ITEMS_PER_MESSAGE,
     STREAM_WINDOW,
     execute_many_available,
+    median,
     payload,
     tiny_calls,
     workers_available,
@@ -69,10 +68,6 @@ class Options:
     quiet_wait: float
     server_flags: list[str]
     inproc_number: int
-
-
-def median(values: list[float]) -> float:
-    return float(statistics.median(values))
 
 
 class Run:
@@ -365,12 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{run.runs} measured runs in {minutes:.1f} min; {run.runs - run.noisy_runs} started on a quiet CPU\n")
     table = report.markdown_table(run.rows)
     print(table)
-    if args.json:
-        data = {"conditions": info, "options": options.__dict__, "rows": [r.as_dict() for r in run.rows]}
-        data["raw"] = run.raw
-        args.json.write_text(json.dumps(data, indent=1, default=str))
-    if args.markdown:
-        args.markdown.write_text(f"Conditions: {report.conditions_text(info)}\n\n{table}\n")
+    report.save(run.rows, info, run.raw, args.json, args.markdown, options=options.__dict__)
     return 0
 
 

@@ -13,7 +13,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.request import urlopen
+
+import procs
 
 METHOD = "/dmlrpc.v1.DirectMLService/Execute"
 MISSING = "!!!!!!!! h2load IS NOT INSTALLED: run tools/install-h2load.sh (CI does) !!!!!!!!"
@@ -105,8 +106,7 @@ def parse_log(text: str) -> list[int]:
 
 def requests_by_code(metrics_port: int, method: str = "Execute") -> dict[str, float]:
     """``dmlrpc_requests_total`` of ``method`` from the server's /metrics, summed by gRPC status code."""
-    with urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as response:
-        text = response.read().decode()
+    text = procs.metrics_text(metrics_port)
     codes: dict[str, float] = {}
     for match in _REQUESTS_TOTAL.finditer(text):
         labels = dict(_LABEL.findall(match.group("labels")))

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 import base64
-import json
 import os
 import shlex
-import statistics
 import sys
 import time
 from collections import defaultdict
@@ -22,7 +20,7 @@ import report
 from h2load import H2load, Load, Run
 from loadgen import process_cpu
 from report import Row
-from run import payload, tiny_calls
+from run import median, payload, tiny_calls
 
 #: Runs of each (server, calls in flight).
 Results = dict[tuple[str, int], list[dict[str, Any]]]
@@ -31,10 +29,6 @@ Results = dict[tuple[str, int], list[dict[str, Any]]]
 WARMUP_CALLS = {1: 300, 64: 3000}
 #: The fewest calls of a measured run, however slow the warm-up was.
 MIN_CALLS = {1: 200, 64: 1000}
-
-
-def median(values: list[float]) -> float:
-    return float(statistics.median(values))
 
 
 def spread(ours: list[float], baseline: list[float] | None = None) -> str:
@@ -230,16 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     quiet = 1 - suite.noisy_runs / suite.runs if suite.runs else 1.0
     minutes = (time.perf_counter() - started) / 60
     print(f"\n{suite.runs} measured runs in {minutes:.1f} min, each checked; {quiet:.0%} started on a quiet CPU")
-    print("\n== goals")
-    for row in suite.rows:
-        if row.goal is not None:
-            report.print_row(row)
-    if args.json:
-        data: dict[str, Any] = {"conditions": info, "args": vars(args) | {"json": None, "markdown": None}}
-        data.update(rows=[r.as_dict() for r in suite.rows], raw=suite.raw, quiet_share=quiet)
-        args.json.write_text(json.dumps(data, indent=1, default=str))
-    if args.markdown:
-        args.markdown.write_text(f"Conditions: {report.conditions_text(info)}\n\n{report.markdown_table(suite.rows)}\n")
+    report.print_goals(suite.rows)
+    options = vars(args) | {"json": None, "markdown": None}
+    report.save(suite.rows, info, suite.raw, args.json, args.markdown, args=options, quiet_share=quiet)
     return 0
 
 

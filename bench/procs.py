@@ -284,12 +284,17 @@ def _cpu_times() -> tuple[int, int] | None:
     return sum(fields), fields[3] + fields[4]  # total, idle + iowait
 
 
-def scrape(metrics_port: int) -> dict[str, float]:
-    """The server's Prometheus samples without labels (``name -> value``)."""
+def metrics_text(metrics_port: int) -> str:
+    """The server's /metrics exposition, as text."""
     from urllib.request import urlopen
 
     with urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as response:
-        text = response.read().decode()
+        return str(response.read().decode())
+
+
+def scrape(metrics_port: int) -> dict[str, float]:
+    """The server's Prometheus samples without labels (``name -> value``)."""
+    text = metrics_text(metrics_port)
     samples: dict[str, float] = {}
     for line in text.splitlines():
         if line and not line.startswith("#") and "{" not in line:

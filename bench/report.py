@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import platform
 import sys
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 NA = "n/a (not in this build)"
@@ -160,3 +162,23 @@ def conditions_text(info: dict[str, Any]) -> str:
         f"Python {info['python']}, grpcio {info['grpcio']}, protobuf {info['protobuf']}, numpy {info['numpy']}, "
         f"onnxruntime {info['onnxruntime']}; command: `{info['command']}`"
     )
+
+
+def print_goals(rows: list[Row]) -> None:
+    """The rows that carry a goal, again, under one heading: the run's verdicts at a glance."""
+    print("\n== goals")
+    for row in rows:
+        if row.goal is not None:
+            print_row(row)
+
+
+def save(
+    rows: list[Row], info: dict[str, Any], raw: Any, json_path: Path | None, markdown_path: Path | None, **extra: Any
+) -> None:
+    """``--json``: the conditions, ``extra``, the rows and the raw results; ``--markdown``: the conditions and the
+    rows' table; each where asked."""
+    if json_path:
+        data = {"conditions": info, **extra, "rows": [row.as_dict() for row in rows], "raw": raw}
+        json_path.write_text(json.dumps(data, indent=1, default=str))
+    if markdown_path:
+        markdown_path.write_text(f"Conditions: {conditions_text(info)}\n\n{markdown_table(rows)}\n")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import base64
 import inspect
-import json
 import os
 import random
 import shlex
@@ -696,18 +695,8 @@ def main(argv: list[str] | None = None) -> int:
     minutes = (time.perf_counter() - started) / 60
     quiet_share = 1 - suite.noisy_runs / suite.runs if suite.runs else 1.0
     print(f"\n{suite.runs} measured runs in {minutes:.1f} min; {quiet_share:.0%} started on a quiet CPU")
-    print("\n== goals")
-    for row in suite.rows:
-        if row.goal is not None:
-            report.print_row(row)
-    if args.json:
-        data: dict[str, Any] = {"conditions": info, "config": config.__dict__}
-        data["rows"] = [r.as_dict() for r in suite.rows]
-        data.update(raw=suite.raw, quiet_share=quiet_share)
-        args.json.write_text(json.dumps(data, indent=1, default=str))
-    if args.markdown:
-        text = f"Conditions: {report.conditions_text(info)}\n\n{report.markdown_table(suite.rows)}\n"
-        args.markdown.write_text(text)
+    report.print_goals(suite.rows)
+    report.save(suite.rows, info, suite.raw, args.json, args.markdown, config=config.__dict__, quiet_share=quiet_share)
     return 0
 
 
