@@ -9,6 +9,7 @@ import shlex
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,16 +56,24 @@ class Native:
         self.rows.append(row)
         report.print_row(row)
 
-    def servers(self, workers: list[int | None]) -> dict[str, procs.Server]:
-        """The single-process aio echo and our server with each ``--workers`` (None: the default)."""
+    def servers(self, workers: list[int | None], floor: int = 0) -> dict[str, procs.Server | procs.EchoGroup]:
+        """The single-process aio echo, our server with each ``--workers`` (None: the default) and, with ``floor``,
+        the floor: the aio echo that also runs the tiny TopK in ONNX Runtime per call, in one process and in
+        ``floor`` processes sharing the port (the default workers' count)."""
         flags = shlex.split(self.args.server_flags)
-        servers = {"echo": procs.echo_server("aio")}
+        servers: dict[str, procs.Server | procs.EchoGroup] = {"echo": procs.echo_server("aio")}
+        if floor:
+            servers["floor"] = procs.echo_server("aio-onnx")
+            if floor > 1:
+                servers[f"floor-p{floor}"] = procs.EchoGroup("aio-onnx", floor)
         for n in workers:
             name = "ours" if n is None else f"ours-w{n}"
             servers[name] = procs.our_server(name, flags + ([] if n is None else ["--workers", str(n)]))
         return servers
 
-    def measure(self, servers: dict[str, procs.Server], loads: dict[int, Load], latency: bool) -> Results:
+    def measure(
+        self, servers: dict[str, procs.Server | procs.EchoGroup], loads: dict[int, Load], latency: bool
+    ) -> Results:
         """Runs every server at every load, ``reps`` times interleaved (the order rotating), after one counted warm-up
         run each, whose calls are checked exactly against the server's count. Runs at 1 in flight are counted (sized
         by the warm-up to about ``duration`` seconds; with ``latency``, logged for percentiles); the others are timed
@@ -101,8 +110,10 @@ class Native:
                 server.stop()
         return results
 
-    def _run(self, server: procs.Server, name: str, load: Load, run: Run, *, log: bool) -> dict[str, Any]:
-        echo = name == "echo"
+    def _run(
+        self, server: procs.Server | procs.EchoGroup, name: str, load: Load, run: Run, *, log: bool
+    ) -> dict[str, Any]:
+        echo = name == "echo" or name.startswith("floor")  # the floor answers with the request's bytes too
         metrics_port = None if echo else server.metrics_port
         return self.client.run(server.target, load, run, log=log, echo=echo, metrics_port=metrics_port)
 
@@ -116,7 +127,8 @@ class Native:
         print(f"\n== tiny top-k, h2load: {load.label()} ({load.inflight} in flight) and 1 in flight; ours (default "
               f"--workers {default}, and {others}) vs the single-process aio echo")  # fmt: skip
         loads = {load.inflight: load, 1: Load(1, 1, 1)}
-        results = self.measure(self.servers(workers), loads, latency=True)
+        floor = default if self.args.floor else 0
+        results = self.measure(self.servers(workers, floor), loads, latency=True)
         self.raw["serving"] = {f"{name}@{n}": runs for (name, n), runs in results.items()}
 
         def figure(name: str, inflight: int, key: str) -> float | None:
@@ -142,6 +154,7 @@ class Native:
                          figure(f"ours-w{w}", n, "rps"), f"--workers {w}", "req/s"))  # fmt: skip
         self.add(Row(scenario, "h2load CPU per call", figure("echo", n, "client_cpu_us_per_call"), None, unit="µs",
                      note="echo runs"))  # fmt: skip
+        self._floor_rows(figure, scenario, n, "rps", "req/s", floor)
         scenario = "top-k @1 in flight, h2load 1 conn x 1 stream"
         for index, w in enumerate(workers):
             name = "ours" if w is None else f"ours-w{w}"
@@ -152,6 +165,25 @@ class Native:
                          "aio echo", "µs", goal, note))  # fmt: skip
             self.add(Row(scenario, f"server CPU per call, {label}", figure(name, 1, "server_cpu_us_per_call"),
                          figure("echo", 1, "server_cpu_us_per_call"), "aio echo", "µs"))  # fmt: skip
+        self._floor_rows(figure, scenario, 1, "p50_us", "µs", floor)
+
+    def _floor_rows(
+        self, figure: Callable[[str, int, str], float | None], scenario: str, n: int, key: str, unit: str, floor: int
+    ) -> None:
+        """What any per-call server on grpc.aio that runs ONNX Runtime reaches (the floor, against the echo), and
+        ours against it: the share of a goal that gRPC and ONNX Runtime leave to the rest of the request path."""
+        if not floor:
+            return
+        metric = "req/s" if key == "rps" else "p50 latency"
+        note = "aio echo + ONNX Runtime TopK per call"
+        self.add(Row(scenario, f"{metric}, floor (1 process)", figure("floor", n, key), figure("echo", n, key),
+                     "aio echo", unit, note=note))  # fmt: skip
+        widest = "floor" if floor == 1 else f"floor-p{floor}"
+        if floor > 1:
+            self.add(Row(scenario, f"{metric}, floor ({floor} processes, one port)", figure(widest, n, key),
+                         figure("echo", n, key), "aio echo", unit, note=note))  # fmt: skip
+        self.add(Row(scenario, f"{metric}, ours (default workers) vs the floor", figure("ours", n, key),
+                     figure(widest, n, key), f"floor, {floor} process{'es' if floor > 1 else ''}", unit))  # fmt: skip
 
     # -- worker scaling -----------------------------------------------------------------------------------------------
 
@@ -199,6 +231,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scaling-workers", type=int, nargs="+", default=[1, 2, 4, 8], metavar="N")
     parser.add_argument("--scaling-connections", type=int, default=64, help="h2load -c of the scaling load")
     parser.add_argument("--scaling-streams", type=int, default=4, help="h2load -m of the scaling load")
+    parser.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True,
+                        help="also measure the floor: the aio echo running ONNX Runtime's TopK per call, in one "
+                        "process and in as many as the default workers")  # fmt: skip
     parser.add_argument("--server-flags", default="", help="extra dmlrpc-server flags")
     parser.add_argument("--quiet-wait", type=float, default=2.0, help="max seconds to wait for a quiet CPU per run")
     parser.add_argument("--json", type=Path, metavar="FILE", help="save rows, raw results and conditions")

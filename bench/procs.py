@@ -130,12 +130,13 @@ class Server:
 def our_server(name: str, flags: list[str] | None = None, *, malloc: bool = False, provider: str = "cpu") -> Server:
     argv = [sys.executable, "-m", "dmlrpc_server", "--port", "0", "--metrics-port", "0", "--provider", provider]
     flags = flags or []
-    count = worker_count([*flags, "--provider", provider])
+    count = worker_count(flags, provider)
     return Server(name, [*argv, *flags], malloc=malloc, ready=_WARMED, ready_count=count)
 
 
-def worker_count(flags: list[str]) -> int:
-    """The server processes a server started with ``flags`` runs (``--workers N``, else the build's default)."""
+def worker_count(flags: list[str], provider: str = "cpu") -> int:
+    """The server processes ``our_server(name, flags, provider=provider)`` runs (``--workers N``, else the build's
+    default for that provider: a ``--provider`` in ``flags`` wins, as it does on the server's command line)."""
     if "--workers" in flags:
         return int(flags[flags.index("--workers") + 1])
     try:
@@ -143,13 +144,46 @@ def worker_count(flags: list[str]) -> int:
     except ImportError:
         return 1
     # NOTE: the build's own settings resolve the default (it depends on the CPUs, the provider and the platform);
-    # builds without --workers have no worker_processes.
-    return int(getattr(load_settings(flags, environ={}), "worker_processes", 1))
+    # builds without --workers have no worker_processes. The provider must be the server's: on a GPU host "auto"
+    # would resolve to the GPU's default (one worker) for a server that runs on the CPU provider.
+    return int(getattr(load_settings(["--provider", provider, *flags], environ={}), "worker_processes", 1))
 
 
 def echo_server(mode: str, *, malloc: bool = False) -> Server:
     argv = [sys.executable, str(BENCH / "echo_server.py"), "--mode", mode]
     return Server(f"echo-{mode}", argv, malloc=malloc)
+
+
+class EchoGroup:
+    """``processes`` echo servers of one mode sharing one port (gRPC sets ``SO_REUSEPORT`` on Linux, as our
+    ``--workers`` do): the first picks the port, the others bind it once it is known (in ``wait_ready``)."""
+
+    def __init__(self, mode: str, processes: int) -> None:
+        self.mode = mode
+        self.processes = processes
+        self.members = [echo_server(mode)]
+
+    def wait_ready(self, timeout: float = 60.0) -> EchoGroup:
+        first = self.members[0].wait_ready(timeout)
+        while len(self.members) < self.processes:
+            argv = [sys.executable, str(BENCH / "echo_server.py"), "--mode", self.mode, "--port", str(first.port)]
+            self.members.append(Server(f"echo-{self.mode}", argv).wait_ready(timeout))
+        return self
+
+    @property
+    def target(self) -> str:
+        return self.members[0].target
+
+    @property
+    def metrics_port(self) -> int:
+        return 0
+
+    def pids(self) -> list[int]:
+        return [pid for member in self.members for pid in member.pids()]
+
+    def stop(self) -> None:
+        for member in self.members:
+            member.stop()
 
 
 def tcp_server() -> Server:
