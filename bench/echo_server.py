@@ -29,11 +29,13 @@ def _announce(port: int, mode: str) -> None:
 
 
 def _top_k_run() -> Callable[[], object]:
-    """One TopK of [1, 1, 3, 4] (K=2, axis 3, the tiny scenario's operator) in a session made as the server makes
-    its sessions (one thread, no CPU arena, basic optimisation): a call that runs it once, on a fixed input."""
+    """One TopK of [1, 1, 3, 4] (K=2, axis 3, the tiny scenario's operator) in a session made with the server's own
+    session options for the CPU provider: a call that runs it once, on a fixed input."""
     import numpy as np
     import onnxruntime as ort
     from onnx import TensorProto, helper
+
+    from dmlrpc_server.runtime.providers import choose_provider
 
     node = helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=3)
     graph = helper.make_graph(
@@ -48,12 +50,8 @@ def _top_k_run() -> Callable[[], object]:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.enable_cpu_mem_arena = False
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    cpu = choose_provider("cpu")
+    session = ort.InferenceSession(model.SerializeToString(), cpu.session_options(), providers=cpu.providers())
     feeds = {"x": np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4)}
     run = session._sess.run  # as the server calls it: no wrapper-side validation
     values, indices = run(["values", "indices"], feeds, None)

@@ -149,8 +149,8 @@ def worker_count(flags: list[str], provider: str = "cpu") -> int:
     return int(getattr(load_settings(["--provider", provider, *flags], environ={}), "worker_processes", 1))
 
 
-def echo_server(mode: str, *, malloc: bool = False) -> Server:
-    argv = [sys.executable, str(BENCH / "echo_server.py"), "--mode", mode]
+def echo_server(mode: str, *, malloc: bool = False, port: int = 0) -> Server:
+    argv = [sys.executable, str(BENCH / "echo_server.py"), "--mode", mode, "--port", str(port)]
     return Server(f"echo-{mode}", argv, malloc=malloc)
 
 
@@ -166,8 +166,7 @@ class EchoGroup:
     def wait_ready(self, timeout: float = 60.0) -> EchoGroup:
         first = self.members[0].wait_ready(timeout)
         while len(self.members) < self.processes:
-            argv = [sys.executable, str(BENCH / "echo_server.py"), "--mode", self.mode, "--port", str(first.port)]
-            self.members.append(Server(f"echo-{self.mode}", argv).wait_ready(timeout))
+            self.members.append(echo_server(self.mode, port=first.port).wait_ready(timeout))
         return self
 
     @property
