@@ -1,13 +1,17 @@
 """A bare gRPC echo server on dmlrpc's Execute method path: the response is the request's bytes, unparsed; mode
-``aio-onnx`` also runs one ONNX Runtime TopK per call (the floor of any per-call server on grpc.aio)."""
+``aio-onnx`` also runs one ONNX Runtime TopK per call (the floor of any per-call server on grpc.aio), and mode
+``aio-top-k`` answers the top-k of a [1, C] row read from the request, alone per call or in dynamic batches (the
+floor of batching on grpc.aio)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -81,6 +85,144 @@ async def _serve_aio(port: int, onnx_run: bool = False) -> None:
     await server.wait_for_termination()
 
 
+@dataclass(frozen=True)
+class TopK:
+    """The top-k floor's operator: TOP_K1 of a [1, ``columns``] FLOAT32 row, K = ``k``, on ``provider``."""
+
+    columns: int
+    k: int
+    provider: str
+
+
+def _top_k_rows(spec: TopK) -> tuple[Callable[[Any], tuple[Any, Any]], int]:
+    """A session running ONNX TopK over [rows, columns] (the server's session options for the provider) and the
+    byte offset of the row's data in the Execute request the benchmarks send (ExecuteRequest of ``ops.top_k``)."""
+    import numpy as np
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    from dmlrpc import ops
+    from dmlrpc._base import prepare_execute
+    from dmlrpc_server.runtime.providers import choose_provider
+
+    node = helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=1)
+    graph = helper.make_graph(
+        [node],
+        "top_k_rows",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["rows", spec.columns])],
+        [
+            helper.make_tensor_value_info("values", TensorProto.FLOAT, ["rows", spec.k]),
+            helper.make_tensor_value_info("indices", TensorProto.INT64, ["rows", spec.k]),
+        ],
+        [helper.make_tensor("k", TensorProto.INT64, [1], [spec.k])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    provider = choose_provider(spec.provider)
+    session = ort.InferenceSession(
+        model.SerializeToString(), provider.session_options(), providers=provider.providers()
+    )
+    run = session._sess.run
+
+    def top_k(rows: Any) -> tuple[Any, Any]:
+        values, indices = run(["values", "indices"], {"x": rows}, None)
+        return values, indices
+
+    # The row's bytes sit at one offset in every request of this shape: found once, on a marked row.
+    marker = np.arange(spec.columns, dtype=np.float32)
+    message = prepare_execute(*_call(ops.top_k(marker[None], spec.k))).request.SerializeToString()
+    offset = message.find(marker.tobytes())
+    check = np.random.default_rng(0).standard_normal((3, spec.columns), dtype=np.float32)
+    values, indices = top_k(check)
+    # A floor that ran nothing would be no floor: the session must really compute each row's top K.
+    expected = -np.sort(-check, axis=1)[:, : spec.k]
+    picked = np.take_along_axis(check, indices, axis=1)
+    if offset < 0 or not (np.array_equal(values, expected) and np.array_equal(picked, expected)):
+        raise RuntimeError(f"the top-k floor is wrong (offset {offset})")
+    return top_k, offset
+
+
+def _call(call: Any) -> tuple[Any, Any]:
+    return call.operator_desc, call.inputs
+
+
+class _Batches:
+    """Dynamic batching at its barest: rows that arrive while a run is under way wait, then run as one (up to
+    ``size``); results go back to the event loop once per batch."""
+
+    def __init__(self, top_k: Callable[[Any], tuple[Any, Any]], size: int, threads: ThreadPoolExecutor) -> None:
+        self.top_k = top_k
+        self.size = size
+        self.threads = threads
+        self.waiting: list[tuple[Any, asyncio.Future[bytes]]] = []
+        self.busy = False
+        self.loop = asyncio.get_running_loop()
+
+    def submit(self, row: Any) -> asyncio.Future[bytes]:
+        future: asyncio.Future[bytes] = self.loop.create_future()
+        self.waiting.append((row, future))
+        if not self.busy:
+            self._start()
+        return future
+
+    def _start(self) -> None:
+        batch = self.waiting[: self.size]
+        del self.waiting[: self.size]
+        self.busy = True
+        work = self.threads.submit(self._run, [row for row, _ in batch])
+        work.add_done_callback(lambda done: self.loop.call_soon_threadsafe(self._finished, batch, done))
+
+    def _run(self, rows: list[Any]) -> list[bytes]:
+        import numpy as np
+
+        values, indices = self.top_k(np.stack(rows))
+        return [values[i].tobytes() + indices[i].tobytes() for i in range(len(rows))]
+
+    def _finished(self, batch: list[tuple[Any, asyncio.Future[bytes]]], done: Future[list[bytes]]) -> None:
+        self.busy = False
+        error = done.exception()
+        for index, (_, future) in enumerate(batch):
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(done.result()[index])
+        if self.waiting:
+            self._start()
+
+
+async def _serve_top_k(port: int, spec: TopK, batch_size: int, threads: int) -> None:
+    import numpy as np
+
+    top_k, offset = _top_k_rows(spec)
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="floor")
+    loop = asyncio.get_running_loop()
+    batches = _Batches(top_k, batch_size, pool)
+    row_bytes = 4 * spec.columns
+
+    def alone(row: Any) -> bytes:
+        values, indices = top_k(row[None])
+        return bytes(values.tobytes() + indices.tobytes())
+
+    async def answer(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+        if len(request) < offset + row_bytes:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "not a top-k request of this floor's shape")
+        row = np.frombuffer(request, dtype=np.float32, count=spec.columns, offset=offset)
+        if batch_size > 1:
+            return await batches.submit(row)
+        return await loop.run_in_executor(pool, alone, row)
+
+    handler = grpc.method_handlers_generic_handler(
+        SERVICE,
+        {METHOD: grpc.unary_unary_rpc_method_handler(answer, _identity, _identity)},
+    )
+    server = grpc.aio.server(options=OPTIONS)
+    server.add_generic_rpc_handlers((handler,))
+    bound = server.add_insecure_port(f"127.0.0.1:{port}")
+    await server.start()
+    _announce(bound, f"aio-top-k, batch {batch_size}")
+    await server.wait_for_termination()
+
+
 def _serve_sync(port: int, threads: int) -> None:
     def echo(request: bytes, context: grpc.ServicerContext) -> bytes:
         return request
@@ -99,15 +241,24 @@ def _serve_sync(port: int, threads: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--mode", choices=["aio", "aio-onnx", "sync"], default="aio")
+    parser.add_argument("--mode", choices=["aio", "aio-onnx", "aio-top-k", "sync"], default="aio")
     parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=16, help="thread pool size of the sync server")
+    parser.add_argument(
+        "--threads", type=int, help="thread pool size (default: 16 for sync, the CPU count for aio-top-k)"
+    )
+    parser.add_argument("--provider", default="cpu", help="aio-top-k: the ONNX Runtime provider (cpu, cuda, ...)")
+    parser.add_argument("--columns", type=int, default=32000, help="aio-top-k: the row length")
+    parser.add_argument("--k", type=int, default=8, help="aio-top-k: K")
+    parser.add_argument("--batch-size", type=int, default=64, help="aio-top-k: rows a run may batch (1: off)")
     args = parser.parse_args()
     try:
-        if args.mode in ("aio", "aio-onnx"):
+        if args.mode == "aio-top-k":
+            spec = TopK(args.columns, args.k, args.provider)
+            asyncio.run(_serve_top_k(args.port, spec, args.batch_size, args.threads or os.cpu_count() or 1))
+        elif args.mode in ("aio", "aio-onnx"):
             asyncio.run(_serve_aio(args.port, onnx_run=args.mode == "aio-onnx"))
         else:
-            _serve_sync(args.port, args.threads)
+            _serve_sync(args.port, args.threads or 16)
     except KeyboardInterrupt:
         pass
 

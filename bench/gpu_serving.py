@@ -11,18 +11,25 @@ In one run (``--provider cuda`` on an NVIDIA host; ``--provider cpu`` runs it an
     scaling = req/s(N) / req/s(1); goal >= 0.7 x N.
 (c) the bare gRPC echo at 64 in flight (one process, and ``--processes`` processes) for reference.
 
+Beside (a) with one worker, the floor of batching on grpc.aio: ``bench/echo_server.py --mode aio-top-k``, a bare aio
+server that reads the row from the request and runs the same top-k alone per call or in dynamic batches of up to 64
+(``--no-floor``: skip it). With ``--h2load`` the unary calls of (a) come from h2load (8 connections x 8 streams),
+which costs a call far less CPU than the Python load generator: the figures are the servers', not the client's.
+
 Prints every row as it is measured, then a Markdown table; ``--json FILE`` keeps rows and raw results.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import functools
 import os
 import shlex
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling bench modules
 
+import h2load
 import procs
 import report
 from inproc import per_call_us
@@ -51,6 +59,45 @@ from dmlrpc.codec import decode
 
 MiB = 1 << 20
 BATCH_OFF = ["--max-batch-size", "1"]
+#: The server's default --max-batch-size, which the floor's batches take too.
+MAX_BATCH = 64
+#: h2load's 64 calls in flight for the unary calls of (a).
+H2LOAD_LOAD = h2load.Load(connections=8, streams=8)
+#: Calls of h2load's warm-up run of each server.
+WARMUP_CALLS = 1000
+
+
+class Loaders:
+    """Runs each job on the Python load generator, or, for jobs of kind ``h2load``, on h2load: a timed run whose
+    calls are proven successes by the server's own count (``metrics_port``), the echo's response bytes (``echo``)
+    or the floor's (``response_bytes``)."""
+
+    def __init__(self, python: procs.Loadgen | procs.LoadgenPool, client: h2load.H2load | None) -> None:
+        self.python = python
+        self.client = client
+        self._warmed: set[str] = set()
+
+    def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        if job["kind"] != "h2load":
+            return self.python.run(job)
+        assert self.client is not None
+        target = job["target"]
+        proof = {
+            "metrics_port": job.get("metrics_port"),
+            "echo": job.get("echo", False),
+            "response_bytes": job.get("response_bytes"),
+        }
+        if target not in self._warmed:
+            # NOTE: a server's first calls compile the desc and make its sessions, which on a GPU can outlast a
+            # timed run's warm-up: a counted run first, once per server.
+            self.client.run(target, H2LOAD_LOAD, h2load.Run(count=WARMUP_CALLS), **proof)
+            self._warmed.add(target)
+        return self.client.run(target, H2LOAD_LOAD, h2load.Run(duration=job["duration"]), **proof)
+
+    def stop(self) -> None:
+        self.python.stop()
+        if self.client is not None:
+            self.client.close()
 
 
 @dataclass(frozen=True)
@@ -68,6 +115,8 @@ class Options:
     quiet_wait: float
     server_flags: list[str]
     inproc_number: int
+    floor: bool = True
+    h2load: str | None = None
 
 
 class Run:
@@ -135,10 +184,19 @@ class Run:
             "off": self.server("batch-off", [*BATCH_OFF, *count]),
             "echo": procs.echo_server("aio"),
         }
+        floor = o.floor and workers == 1
+        if floor:
+            top_k = ["--provider", o.provider, "--columns", str(o.columns), "--k", str(o.k)]
+            servers["floor-on"] = procs.echo_server("aio-top-k", args=[*top_k, "--batch-size", str(MAX_BATCH)])
+            servers["floor-off"] = procs.echo_server("aio-top-k", args=[*top_k, "--batch-size", "1"])
         # Several workers: the calls spread over several connections (each reaches one worker) from several load
         # processes (one Python client cannot keep several workers busy); still 64 calls in flight in all.
         processes = o.processes if workers > 1 else 1
-        loadgen: procs.Loadgen | procs.LoadgenPool = procs.LoadgenPool(processes) if processes > 1 else procs.Loadgen()
+        python: procs.Loadgen | procs.LoadgenPool = procs.LoadgenPool(processes) if processes > 1 else procs.Loadgen()
+        client = None
+        if o.h2load:
+            client = h2load.H2load(o.h2load, h2load.grpc_frame(base64.b64decode(body)))
+        loadgen = Loaders(python, client)
         channels = o.channels if workers > 1 else 1
         inflight = max(1, 64 // processes)
         unary = {"kind": "grpc", "payload_b64": body, "inflight": inflight, "duration": o.duration}
@@ -149,16 +207,31 @@ class Run:
             items_per_message=STREAM_ITEMS_PER_MESSAGE,
             inflight=max(STREAM_ITEMS_PER_MESSAGE, STREAM_WINDOW // (channels * processes)),
         )
-        variants = {
-            "unary-on": ("on", unary),
-            "unary-off": ("off", unary),
-            "many-on": ("on", many),
-            "many-off": ("off", many),
-            "echo": ("echo", unary),
-        }
         try:
             for server in servers.values():
                 server.wait_ready(180)
+            # The floor answers each call with its K values (FLOAT32) and indices (INT64).
+            proofs: dict[str, dict[str, Any]] = {
+                "on": {"metrics_port": servers["on"].metrics_port},
+                "off": {"metrics_port": servers["off"].metrics_port},
+                "echo": {"echo": True},
+                "floor-on": {"response_bytes": 12 * o.k},
+                "floor-off": {"response_bytes": 12 * o.k},
+            }
+
+            def calls(server: str) -> dict[str, Any]:
+                return {"kind": "h2load", "duration": o.duration, **proofs[server]} if o.h2load else unary
+
+            variants = {
+                "unary-on": ("on", calls("on")),
+                "unary-off": ("off", calls("off")),
+                "many-on": ("on", many),
+                "many-off": ("off", many),
+                "echo": ("echo", calls("echo")),
+            }
+            if floor:
+                variants["floor-on"] = ("floor-on", calls("floor-on"))
+                variants["floor-off"] = ("floor-off", calls("floor-off"))
             results = self.measure(servers, loadgen, variants)
         finally:
             loadgen.stop()
@@ -167,8 +240,8 @@ class Run:
         self.raw[f"batching-{workers}"] = dict(results)
 
         def figure(name: str, key: str = "rps") -> float | None:
-            runs = results.get(name)
-            return median([r[key] for r in runs]) if runs else None
+            values = [run[key] for run in results.get(name, []) if key in run]  # h2load's timed runs have no p50
+            return median(values) if values else None
 
         scenario = f"top-k {shape} K={o.k}, unary @64{spread}"
         self.add(
@@ -176,10 +249,13 @@ class Run:
                 "req/s", (">=", 2.0))
         )  # fmt: skip
         self.add(Row(scenario, "req/s, batching on vs echo", figure("unary-on"), figure("echo"), "aio echo", "req/s"))
-        self.add(
-            Row(scenario, "p50 latency, batching on vs off", figure("unary-on", "p50_us"),
-                figure("unary-off", "p50_us"), "batching off", "µs")
-        )  # fmt: skip
+        if not o.h2load:  # its timed runs log no latencies
+            self.add(
+                Row(scenario, "p50 latency, batching on vs off", figure("unary-on", "p50_us"),
+                    figure("unary-off", "p50_us"), "batching off", "µs")
+            )  # fmt: skip
+        if floor:
+            self._floor_rows(figure, scenario)
         many_scenario = (
             f"top-k {shape} K={o.k}, ExecuteMany ({STREAM_ITEMS_PER_MESSAGE}/msg, window {STREAM_WINDOW}){spread}"
         )
@@ -196,6 +272,16 @@ class Run:
             )  # fmt: skip
         if workers == 1:
             self.inprocess(call)
+
+    def _floor_rows(self, figure: Callable[..., float | None], scenario: str) -> None:
+        """What batching can give on grpc.aio at all (the floor's on vs off) and whether the goal fits under it: our
+        batching off against the floor's batching on is the most that our on / off could reach."""
+        self.add(Row(scenario, "req/s, floor: batching on vs off", figure("floor-on"), figure("floor-off"),
+                     "floor, batching off", "req/s"))  # fmt: skip
+        self.add(Row(scenario, "req/s, floor batching on vs our batching off", figure("floor-on"), figure("unary-off"),
+                     "ours, batching off", "req/s", note="the most our on / off can reach"))  # fmt: skip
+        self.add(Row(scenario, "req/s, our batching on vs the floor's", figure("unary-on"), figure("floor-on"),
+                     "floor, batching on", "req/s"))  # fmt: skip
 
     def inprocess(self, call: ops.Call) -> None:
         """ORT session.run of the server's lowering of the top-k, for 1 row and for ``rows`` rows."""
@@ -322,6 +408,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=64, help="rows of (a)'s batched in-process run")
     parser.add_argument("--quiet-wait", type=float, default=2.0, help="max seconds to wait for a quiet CPU per run")
     parser.add_argument("--server-flags", default="", help="extra dmlrpc-server flags")
+    parser.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True,
+                        help="beside (a) with one worker, the floor of batching on grpc.aio (bench/echo_server.py "
+                        "--mode aio-top-k)")  # fmt: skip
+    parser.add_argument("--h2load", metavar="BINARY", help="drive (a)'s unary calls with this h2load binary")
     parser.add_argument("--json", type=Path, metavar="FILE", help="save rows, raw results and conditions")
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="also write the Markdown table to FILE")
     args = parser.parse_args(argv)
@@ -340,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
         quiet_wait=0.0 if quick else args.quiet_wait,
         server_flags=shlex.split(args.server_flags),
         inproc_number=200 if quick else 2000,
+        floor=args.floor,
+        h2load=args.h2load,
     )
     command = "python bench/gpu_serving.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     info = report.conditions(command.strip())

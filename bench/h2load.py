@@ -45,6 +45,10 @@ def version(binary: str) -> str:
     return (done.stdout or done.stderr).strip().splitlines()[0] if (done.stdout or done.stderr).strip() else "?"
 
 
+#: Bytes of a gRPC message frame's header: the compressed flag and the 4-byte length.
+FRAME_HEADER = 5
+
+
 def grpc_frame(message: bytes) -> bytes:
     """One uncompressed gRPC message frame: flag byte 0, 4-byte big-endian length, the message."""
     return b"\0" + struct.pack(">I", len(message)) + message
@@ -171,10 +175,12 @@ class H2load:
 
     def run(
         self, target: str, load: Load, run: Run, *, log: bool = False, metrics_port: int | None = None,
-        echo: bool = False,
+        echo: bool = False, response_bytes: int | None = None,
     ) -> dict[str, Any]:  # fmt: skip
-        """One run; ``metrics_port`` (our server) or ``echo`` (the bare echo) says how to prove that its calls were
-        gRPC successes. Returns the summary, h2load's CPU seconds and, with ``log``, the latency percentiles."""
+        """One run; ``metrics_port`` (our server), ``echo`` (the bare echo) or ``response_bytes`` (a server that
+        answers every call with a message of that many bytes, e.g. the top-k floor) says how to prove that its calls
+        were gRPC successes. Returns the summary, h2load's CPU seconds and, with ``log``, the latency percentiles."""
+        frame = self.body_size if echo else None if response_bytes is None else response_bytes + FRAME_HEADER
         log_path = Path(self._dir.name) / "log" if log else None
         if log_path is not None:
             log_path.unlink(missing_ok=True)  # h2load appends to it
@@ -200,10 +206,10 @@ class H2load:
             raise CallsFailed(f"h2load: {run}, {result}")
         # The echo answers each call with the request's own frame; an error is trailers-only (no DATA). A timed run's
         # DATA bytes also hold its warm-up's and those of calls cut off at its end.
-        received = result["data_bytes"] // self.body_size
-        if echo and (received < count or (run.count is not None and result["data_bytes"] != count * self.body_size)):
+        received = result["data_bytes"] // (frame or self.body_size)
+        if frame and (received < count or (run.count is not None and result["data_bytes"] != count * frame)):
             raise CallsFailed(
-                f"echo: {result['data_bytes']} response bytes for {count} calls of {self.body_size} bytes "
+                f"{result['data_bytes']} response bytes for {count} calls of {frame} bytes each "
                 "(gRPC errors carry none)"
             )
         # Calls the server answered in the whole run, its warm-up and its end included: what its CPU time was spent on.

@@ -149,8 +149,9 @@ def worker_count(flags: list[str], provider: str = "cpu") -> int:
     return int(getattr(load_settings(["--provider", provider, *flags], environ={}), "worker_processes", 1))
 
 
-def echo_server(mode: str, *, malloc: bool = False, port: int = 0) -> Server:
-    argv = [sys.executable, str(BENCH / "echo_server.py"), "--mode", mode, "--port", str(port)]
+def echo_server(mode: str, *, malloc: bool = False, port: int = 0, args: list[str] | None = None) -> Server:
+    """``bench/echo_server.py --mode mode`` (``args``: its other flags, e.g. the top-k floor's)."""
+    argv = [sys.executable, str(BENCH / "echo_server.py"), "--mode", mode, "--port", str(port), *(args or [])]
     return Server(f"echo-{mode}", argv, malloc=malloc)
 
 

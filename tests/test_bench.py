@@ -155,3 +155,64 @@ def test_h2load_success_check_catches_grpc_errors() -> None:
             client.close()
         ours.stop()
         echo.stop()
+
+
+# -- the floor of batching on grpc.aio (bench/echo_server.py --mode aio-top-k) ---------------------------------------
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("batch_size", [1, 64])
+def test_top_k_floor_answers_each_call_its_own_rows_top_k(batch_size: int) -> None:
+    # The floor must compute what our server computes, per call, whether its calls run alone or batched: 64 calls
+    # at once (so that batches form), each answer checked against NumPy.
+    import asyncio
+
+    import grpc
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import procs
+    from run import payload
+
+    from dmlrpc import ops
+
+    columns, k = 1000, 5
+    args = ["--provider", "cpu", "--columns", str(columns), "--k", str(k), "--batch-size", str(batch_size)]
+    rows = np.random.default_rng(batch_size).standard_normal((64, columns), dtype=np.float32)
+    server = procs.echo_server("aio-top-k", args=args)
+
+    async def ask() -> list[bytes]:
+        async with grpc.aio.insecure_channel(server.target) as channel:
+            execute = channel.unary_unary("/dmlrpc.v1.DirectMLService/Execute")
+            calls = [execute(base64.b64decode(payload(ops.top_k(row[None], k)))) for row in rows]
+            return list(await asyncio.gather(*calls))
+
+    try:
+        server.wait_ready()
+        answers = asyncio.run(ask())
+    finally:
+        server.stop()
+    for row, answer in zip(rows, answers, strict=True):
+        values = np.frombuffer(answer[: 4 * k], dtype=np.float32)
+        indices = np.frombuffer(answer[4 * k :], dtype=np.int64)
+        np.testing.assert_array_equal(values, -np.sort(-row)[:k])
+        np.testing.assert_array_equal(row[indices], values)
+
+
+@pytest.mark.timeout(120)
+def test_gpu_bench_prints_the_batching_floor_under_h2load(tmp_path: Path) -> None:
+    # (a) of the GPU bench on the CPU provider with h2load: our batching on / off beside the floor's, every call
+    # proven (ours by its /metrics, the echo and the floor by their response bytes).
+    binary = _h2load()
+    command = [sys.executable, str(ROOT / "bench" / "gpu_serving.py"), "--provider", "cpu", "--quick"]
+    command += ["--workers", "1", "--batch-workers", "1", "--columns", "4000", "--duration", "0.3"]
+    command += ["--h2load", binary, "--json", str(tmp_path / "gpu.json")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=115, cwd=ROOT)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    ratio = r"ratio\s+\d+\.\d+x"
+    assert re.search(rf"unary @64\s+req/s, batching on vs off .*{ratio}\s+goal >= 2x", done.stdout), done.stdout
+    assert re.search(rf"req/s, floor: batching on vs off .*{ratio}", done.stdout), done.stdout
+    assert re.search(rf"req/s, floor batching on vs our batching off .*{ratio}", done.stdout)
+    raw = json.loads((tmp_path / "gpu.json").read_text())["raw"]["batching-1"]
+    for name in ("unary-on", "unary-off", "floor-on", "floor-off", "echo"):
+        assert raw[name] and all(run["count"] > 0 and run["served"] >= run["count"] for run in raw[name]), name
