@@ -130,7 +130,8 @@ def _top_k_rows(spec: TopK) -> tuple[Callable[[Any], tuple[Any, Any]], int]:
 
     # The row's bytes sit at one offset in every request of this shape: found once, on a marked row.
     marker = np.arange(spec.columns, dtype=np.float32)
-    message = prepare_execute(*_call(ops.top_k(marker[None], spec.k))).request.SerializeToString()
+    call = ops.top_k(marker[None], spec.k)
+    message = prepare_execute(call.operator_desc, call.inputs).request.SerializeToString()
     offset = message.find(marker.tobytes())
     check = np.random.default_rng(0).standard_normal((3, spec.columns), dtype=np.float32)
     values, indices = top_k(check)
@@ -140,10 +141,6 @@ def _top_k_rows(spec: TopK) -> tuple[Callable[[Any], tuple[Any, Any]], int]:
     if offset < 0 or not (np.array_equal(values, expected) and np.array_equal(picked, expected)):
         raise RuntimeError(f"the top-k floor is wrong (offset {offset})")
     return top_k, offset
-
-
-def _call(call: Any) -> tuple[Any, Any]:
-    return call.operator_desc, call.inputs
 
 
 class _Batches:
@@ -201,7 +198,7 @@ async def _serve_top_k(port: int, spec: TopK, batch_size: int, threads: int) -> 
 
     def alone(row: Any) -> bytes:
         values, indices = top_k(row[None])
-        return bytes(values.tobytes() + indices.tobytes())
+        return values.tobytes() + indices.tobytes()
 
     async def answer(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
         if len(request) < offset + row_bytes:

@@ -209,8 +209,8 @@ class H2load:
         received = result["data_bytes"] // (frame or self.body_size)
         if frame and (received < count or (run.count is not None and result["data_bytes"] != count * frame)):
             raise CallsFailed(
-                f"{result['data_bytes']} response bytes for {count} calls of {frame} bytes each "
-                "(gRPC errors carry none)"
+                f"{'echo' if echo else 'responses'}: {result['data_bytes']} response bytes for {count} calls of "
+                f"{frame} bytes each (gRPC errors carry none)"
             )
         # Calls the server answered in the whole run, its warm-up and its end included: what its CPU time was spent on.
         result["served"] = received
