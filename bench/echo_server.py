@@ -9,7 +9,7 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -32,37 +32,52 @@ def _announce(port: int, mode: str) -> None:
     sys.stderr.flush()
 
 
-def _top_k_run() -> Callable[[], object]:
-    """One TopK of [1, 1, 3, 4] (K=2, axis 3, the tiny scenario's operator) in a session made with the server's own
-    session options for the CPU provider: a call that runs it once, on a fixed input."""
-    import numpy as np
+def _top_k_session(shape: list[int | str], axis: int, k: int, provider: str) -> Callable[[Any], tuple[Any, Any]]:
+    """One ONNX TopK (K = ``k`` along ``axis``) of a FLOAT32 input of ``shape`` (a name: a symbolic dimension), in a
+    session made with the server's own session options for ``provider``; the callable runs it as the server runs its
+    sessions (no wrapper-side validation) and returns the values and the (INT64) indices."""
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
     from dmlrpc_server.runtime.providers import choose_provider
 
-    node = helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=3)
+    out = [*shape[:axis], k, *shape[axis + 1 :]]
+    node = helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=axis)
     graph = helper.make_graph(
         [node],
         "top_k",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 3, 4])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
         [
-            helper.make_tensor_value_info("values", TensorProto.FLOAT, [1, 1, 3, 2]),
-            helper.make_tensor_value_info("indices", TensorProto.INT64, [1, 1, 3, 2]),
+            helper.make_tensor_value_info("values", TensorProto.FLOAT, out),
+            helper.make_tensor_value_info("indices", TensorProto.INT64, out),
         ],
-        [helper.make_tensor("k", TensorProto.INT64, [1], [2])],
+        [helper.make_tensor("k", TensorProto.INT64, [1], [k])],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    cpu = choose_provider("cpu")
-    session = ort.InferenceSession(model.SerializeToString(), cpu.session_options(), providers=cpu.providers())
-    feeds = {"x": np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4)}
-    run = session._sess.run  # as the server calls it: no wrapper-side validation
-    values, indices = run(["values", "indices"], feeds, None)
+    chosen = choose_provider(provider)
+    session = ort.InferenceSession(model.SerializeToString(), chosen.session_options(), providers=chosen.providers())
+    run = session._sess.run
+
+    def top_k(x: Any) -> tuple[Any, Any]:
+        values, indices = run(["values", "indices"], {"x": x}, None)
+        return values, indices
+
+    return top_k
+
+
+def _top_k_run() -> Callable[[], object]:
+    """One TopK of [1, 1, 3, 4] (K=2, axis 3, the tiny scenario's operator) on the CPU provider: a call that runs it
+    once, on a fixed input."""
+    import numpy as np
+
+    top_k = _top_k_session([1, 1, 3, 4], 3, 2, "cpu")
+    x = np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4)
+    values, indices = top_k(x)
     # A floor that ran nothing would be no floor: the session must really compute the top 2 of each row.
     if values.ravel().tolist() != [3, 2, 7, 6, 11, 10] or indices.ravel().tolist() != [3, 2, 3, 2, 3, 2]:
         raise RuntimeError(f"the floor's TopK returned {values.ravel()} / {indices.ravel()}")
-    return lambda: run(["values", "indices"], feeds, None)
+    return lambda: top_k(x)
 
 
 async def _serve_aio(port: int, onnx_run: bool = False) -> None:
@@ -73,15 +88,20 @@ async def _serve_aio(port: int, onnx_run: bool = False) -> None:
             top_k()
         return request
 
+    await _serve_unary(port, echo, "aio-onnx" if onnx_run else "aio")
+
+
+async def _serve_unary(port: int, answer: Callable[..., Awaitable[bytes]], mode: str) -> None:
+    """An aio server answering Execute with ``answer`` (raw bytes in and out) until it is stopped."""
     handler = grpc.method_handlers_generic_handler(
         SERVICE,
-        {METHOD: grpc.unary_unary_rpc_method_handler(echo, _identity, _identity)},
+        {METHOD: grpc.unary_unary_rpc_method_handler(answer, _identity, _identity)},
     )
     server = grpc.aio.server(options=OPTIONS)
     server.add_generic_rpc_handlers((handler,))
     bound = server.add_insecure_port(f"127.0.0.1:{port}")
     await server.start()
-    _announce(bound, "aio-onnx" if onnx_run else "aio")
+    _announce(bound, mode)
     await server.wait_for_termination()
 
 
@@ -95,39 +115,14 @@ class TopK:
 
 
 def _top_k_rows(spec: TopK) -> tuple[Callable[[Any], tuple[Any, Any]], int]:
-    """A session running ONNX TopK over [rows, columns] (the server's session options for the provider) and the
-    byte offset of the row's data in the Execute request the benchmarks send (ExecuteRequest of ``ops.top_k``)."""
+    """A session running ONNX TopK over [rows, columns] on the provider (``_top_k_session``) and the byte offset
+    of the row's data in the Execute request the benchmarks send (ExecuteRequest of ``ops.top_k``)."""
     import numpy as np
-    import onnxruntime as ort
-    from onnx import TensorProto, helper
 
     from dmlrpc import ops
     from dmlrpc._base import prepare_execute
-    from dmlrpc_server.runtime.providers import choose_provider
 
-    node = helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=1)
-    graph = helper.make_graph(
-        [node],
-        "top_k_rows",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["rows", spec.columns])],
-        [
-            helper.make_tensor_value_info("values", TensorProto.FLOAT, ["rows", spec.k]),
-            helper.make_tensor_value_info("indices", TensorProto.INT64, ["rows", spec.k]),
-        ],
-        [helper.make_tensor("k", TensorProto.INT64, [1], [spec.k])],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    provider = choose_provider(spec.provider)
-    session = ort.InferenceSession(
-        model.SerializeToString(), provider.session_options(), providers=provider.providers()
-    )
-    run = session._sess.run
-
-    def top_k(rows: Any) -> tuple[Any, Any]:
-        values, indices = run(["values", "indices"], {"x": rows}, None)
-        return values, indices
-
+    top_k = _top_k_session(["rows", spec.columns], 1, spec.k, spec.provider)
     # The row's bytes sit at one offset in every request of this shape: found once, on a marked row.
     marker = np.arange(spec.columns, dtype=np.float32)
     call = ops.top_k(marker[None], spec.k)
@@ -154,6 +149,9 @@ class _Batches:
         self.waiting: list[tuple[Any, asyncio.Future[bytes]]] = []
         self.busy = False
         self.loop = asyncio.get_running_loop()
+        import numpy as np
+
+        self._stack = np.stack
 
     def submit(self, row: Any) -> asyncio.Future[bytes]:
         future: asyncio.Future[bytes] = self.loop.create_future()
@@ -170,9 +168,7 @@ class _Batches:
         work.add_done_callback(lambda done: self.loop.call_soon_threadsafe(self._finished, batch, done))
 
     def _run(self, rows: list[Any]) -> list[bytes]:
-        import numpy as np
-
-        values, indices = self.top_k(np.stack(rows))
+        values, indices = self.top_k(self._stack(rows))
         return [values[i].tobytes() + indices[i].tobytes() for i in range(len(rows))]
 
     def _finished(self, batch: list[tuple[Any, asyncio.Future[bytes]]], done: Future[list[bytes]]) -> None:
@@ -208,16 +204,7 @@ async def _serve_top_k(port: int, spec: TopK, batch_size: int, threads: int) -> 
             return await batches.submit(row)
         return await loop.run_in_executor(pool, alone, row)
 
-    handler = grpc.method_handlers_generic_handler(
-        SERVICE,
-        {METHOD: grpc.unary_unary_rpc_method_handler(answer, _identity, _identity)},
-    )
-    server = grpc.aio.server(options=OPTIONS)
-    server.add_generic_rpc_handlers((handler,))
-    bound = server.add_insecure_port(f"127.0.0.1:{port}")
-    await server.start()
-    _announce(bound, f"aio-top-k, batch {batch_size}")
-    await server.wait_for_termination()
+    await _serve_unary(port, answer, f"aio-top-k, batch {batch_size}")
 
 
 def _serve_sync(port: int, threads: int) -> None:
