@@ -8,6 +8,8 @@ from collections.abc import Iterator, Sequence
 
 import grpc
 import numpy as np
+import onnxruntime as ort
+import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from dmlrpc import ops
@@ -15,6 +17,7 @@ from dmlrpc._base import prepare_execute
 from dmlrpc.codec import tensor_desc
 from dmlrpc.v1 import operators_pb2
 from dmlrpc.wire import encode_chunk
+from dmlrpc_server.runtime.compiler import Compiled
 
 #: What "health answers promptly" means while a server is under attack.
 HEALTH_SECONDS = 0.2
@@ -47,7 +50,8 @@ class Stalling:
 
 def slow_pooling(size: int) -> tuple[operators_pb2.OperatorDesc, np.ndarray]:
     """A max pooling of a ``size`` x ``size`` image with a window half its side: one ONNX Runtime node whose work
-    grows as size^4 while its bytes grow as size^2 (size 768 runs about 2 s on one CPU core)."""
+    grows as size^4 while its bytes grow as size^2, so the server runs it off its event loop. How long it takes
+    depends on the machine: a test that needs it to last holds it with a ``RunGate``."""
     image = np.random.default_rng(0).random((1, 1, size, size), dtype=np.float32)
     window = size // 2
     out = size - window + 1
@@ -63,6 +67,26 @@ def slow_pooling(size: int) -> tuple[operators_pb2.OperatorDesc, np.ndarray]:
         )
     )
     return desc, image
+
+
+class RunGate:
+    """Holds each operator run whose feeds include an array of ``shape`` until ``release`` is set: work that lasts
+    as long as the test says, on a machine of any speed. ``entered`` is set once such a run has begun."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, shape: tuple[int, ...]) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        run = Compiled.run
+
+        def gated(
+            compiled: Compiled, feeds: dict[str, np.ndarray], options: ort.RunOptions | None = None
+        ) -> list[np.ndarray]:
+            if any(array.shape == shape for array in feeds.values()):
+                self.entered.set()
+                self.release.wait(60)
+            return run(compiled, feeds, options)
+
+        monkeypatch.setattr(Compiled, "run", gated)
 
 
 def wait_serving(channel: grpc.Channel, timeout: float = 60.0) -> None:

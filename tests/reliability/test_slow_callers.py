@@ -19,7 +19,7 @@ from dmlrpc.v1 import service_pb2, service_pb2_grpc
 from dmlrpc.wire import encode_chunk
 from tests.conftest import ServerThread, scrape, start_server
 from tests.reliability.fuzzing import EXECUTE, EXECUTE_STREAM
-from tests.reliability.hostile import Stalling, half_upload, health_is_prompt, slow_pooling
+from tests.reliability.hostile import RunGate, Stalling, half_upload, health_is_prompt, slow_pooling
 from tests.reliability.test_fuzz import assert_still_serving
 
 IDLE = 1.0
@@ -127,10 +127,13 @@ def test_a_stalled_create_tensor_ends_and_frees_its_reservation(idle_server: Ser
         assert_still_serving(channel)
 
 
-def test_execute_many_may_wait_longer_than_the_idle_time_for_its_results(idle_server: ServerThread) -> None:
+def test_execute_many_may_wait_longer_than_the_idle_time_for_its_results(
+    idle_server: ServerThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Idle time counts only while nothing of the stream is in flight: a caller waiting for a slow result is not
     idle, and one that answers within the idle time after its result keeps its stream."""
-    desc, image = slow_pooling(768)
+    desc, image = slow_pooling(256)
+    gate = RunGate(monkeypatch, image.shape)  # the run lasts as long as this test holds it, on any machine
     request = prepare_execute(desc, [image]).request
     item = service_pb2.ExecuteItem(tag=7, execute=request)
     answered = threading.Event()
@@ -140,18 +143,23 @@ def test_execute_many_may_wait_longer_than_the_idle_time_for_its_results(idle_se
         answered.wait(60)
         time.sleep(IDLE / 3)
 
-    with grpc.insecure_channel(idle_server.address) as channel:
-        stream = channel.stream_stream(EXECUTE_MANY, request_serializer=None, response_deserializer=None)
-        results = []
-        started = time.monotonic()
-        for raw in stream(messages(), timeout=60):
-            results.extend(service_pb2.ExecuteManyResponse.FromString(raw).results)
-            answered.set()
-        assert time.monotonic() - started > IDLE * 4 / 3  # the run alone outlasted the idle time
-        assert [result.tag for result in results] == [7]
-        assert results[0].status.code == 0, results[0].status
-        assert len(results[0].response.outputs[0].buffer.data) == 385 * 385 * 4
-        health_is_prompt(channel)
+    try:
+        with grpc.insecure_channel(idle_server.address) as channel:
+            stream = channel.stream_stream(EXECUTE_MANY, request_serializer=None, response_deserializer=None)
+            responses = stream(messages(), timeout=60)
+            assert gate.entered.wait(30)
+            time.sleep(IDLE * 4 / 3)  # the run, held, outlasts the idle time
+            gate.release.set()
+            results = []
+            for raw in responses:
+                results.extend(service_pb2.ExecuteManyResponse.FromString(raw).results)
+                answered.set()
+            assert [result.tag for result in results] == [7]
+            assert results[0].status.code == 0, results[0].status
+            assert len(results[0].response.outputs[0].buffer.data) == 129 * 129 * 4
+            health_is_prompt(channel)
+    finally:
+        gate.release.set()
 
 
 @pytest.fixture(scope="module")
