@@ -11,6 +11,8 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from prometheus_client import generate_latest
+
 from dmlrpc_server.logs import configure_logging
 from dmlrpc_server.runtime.compiler import SESSIONS
 from dmlrpc_server.runtime.memory import tune_malloc
@@ -88,6 +90,9 @@ async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> N
         settings.shutdown_grace_seconds,
     )
     await built.stop(settings.shutdown_grace_seconds, drain=drain, handoff=handoff)
+    if worker is not None and built.metrics is not None:
+        # Its calls are over: the supervisor carries these counters on in the summed /metrics after it exits.
+        worker.send("final_metrics", text=generate_latest(built.metrics.registry).decode())
     stopper.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await starting

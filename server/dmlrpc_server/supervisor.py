@@ -26,6 +26,8 @@ WORKER_ENV = "_DMLRPC_WORKER"
 GENERATION_ENV = "_DMLRPC_WORKER_GENERATION"
 #: A worker's control lines on its stdout start with this; anything else there is not ours and is ignored.
 _MARK = "dmlrpc-worker "
+#: The longest control line a worker sends: its final metrics fit on one.
+_CONTROL_LINE_BYTES = 16 << 20
 #: A worker that exits within this long of its start counts as failing to start (it is not serving).
 _QUICK_EXIT_SECONDS = 10.0
 #: Quick exits in a row after which the supervisor gives up on a worker and stops the server.
@@ -127,6 +129,8 @@ class Supervisor:
         self._metrics: Any = None
         #: Whether every worker has listened once (the server served); failures before it end the start.
         self._served = False
+        #: Every worker process started and not yet exited, in the order they started.
+        self._running: list[_Process] = []
         #: Recycled processes still finishing their calls beside their replacements.
         self._retiring: set[asyncio.Task[int]] = set()
 
@@ -303,8 +307,10 @@ class Supervisor:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             env={**os.environ, WORKER_ENV: str(worker.index), GENERATION_ENV: str(generation)},
+            limit=_CONTROL_LINE_BYTES,
         )
         started = _Process(process, time.monotonic())
+        self._running.append(started)
         if current:
             worker.current = started
         started.exited = asyncio.create_task(self._follow(worker, started))
@@ -323,6 +329,7 @@ class Supervisor:
         finally:
             stopper.cancel()
             started.metrics_port = None
+            self._running.remove(started)
 
     def _on_line(self, worker: _Worker, started: _Process, line: str) -> None:
         if not line.startswith(_MARK):
@@ -341,6 +348,8 @@ class Supervisor:
             started.recycle.set()
         elif event == "error":
             started.error = str(message.get("message"))
+        elif event == "final_metrics" and self._metrics is not None:
+            self._metrics.retire(started.process.pid, str(message.get("text", "")))
 
     async def _stop_on_request(self, process: asyncio.subprocess.Process) -> None:
         """On the stop: ask the worker to stop (it drains as a lone server does), then kill it if it outstays."""
@@ -371,17 +380,21 @@ class Supervisor:
         from dmlrpc_server.metrics import WorkerMetrics
 
         self._metrics = WorkerMetrics(
-            self._metrics_ports,
+            self._metrics_of,
             lambda: sum(w.restarts for w in self._workers),
             recycles=lambda: sum(w.recycles for w in self._workers),
         )
         host = self.settings.metrics_host or self.settings.host
         await self._metrics.serve(host, self.settings.metrics_port)
 
-    def _metrics_ports(self) -> list[int]:
-        # NOTE: read from the thread that collects a scrape; a list comprehension over the fixed list of workers
-        # reads each worker's current port once (a restarting worker's None is skipped).
-        return [port for port in (w.metrics_port for w in self._workers) if port]
+    def _metrics_of(self) -> list[tuple[int, int, bool]]:
+        """(pid, metrics port, whether it is a worker's current process) of every process that serves metrics: a
+        recycled one finishing its calls beside its replacement too."""
+        # NOTE: read from the thread that collects a scrape: a copy of the list, each process's port read once.
+        current = {id(w.current) for w in self._workers}
+        return [
+            (p.process.pid, port, id(p) in current) for p in list(self._running) if (port := p.metrics_port) is not None
+        ]
 
     def _close(self) -> None:
         if self._metrics is not None:
