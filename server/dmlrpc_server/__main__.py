@@ -39,6 +39,14 @@ async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> N
         with contextlib.suppress(NotImplementedError):  # Windows event loops have no signal handlers
             loop.add_signal_handler(sig, stop.set)
     if worker is not None:
+        # The Open Inference Protocol answers for the server: its statistics, loads and unloads go through the
+        # supervisor to the other workers; a process started later first repeats the loads they made.
+        inference = built.inference
+        if inference is not None:
+            inference.peers = worker
+            worker.answer_with(inference.answer_peer)
+            for action in worker.models:
+                await inference.answer_peer(action["kind"], action["body"])
         worker.watch(loop, stop.set)
         limit = settings.sessions_per_worker
         if limit:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -12,7 +13,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,8 +25,13 @@ _log = logging.getLogger("dmlrpc_server")
 WORKER_ENV = "_DMLRPC_WORKER"
 #: Set in a worker's environment to which process of that worker it is (0, then one more per replacement).
 GENERATION_ENV = "_DMLRPC_WORKER_GENERATION"
+#: Set in a worker's environment to the model loads and unloads the server's other workers made (JSON), which a
+#: process started later repeats before it listens.
+MODELS_ENV = "_DMLRPC_WORKER_MODELS"
 #: A worker's control lines on its stdout start with this; anything else there is not ours and is ignored.
 _MARK = "dmlrpc-worker "
+#: What a worker answers a question of another worker with (see WorkerLink.answer_with).
+Answerer = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 #: A worker that exits within this long of its start counts as failing to start (it is not serving).
 _QUICK_EXIT_SECONDS = 10.0
 #: Quick exits in a row after which the supervisor gives up on a worker and stops the server.
@@ -39,20 +45,69 @@ _EXIT_MARGIN_SECONDS = 10.0
 
 
 class WorkerLink:
-    """A worker's line to its supervisor: events out as JSON lines on stdout, and stdin whose end means "stop".
+    """A worker's line to its supervisor: events out as JSON lines on stdout; on stdin, the supervisor's JSON lines
+    (questions from the other workers, and the answers to this worker's questions), whose end means "stop".
+
+    Through it the Open Inference Protocol answers for the server rather than the worker (``ask``): statistics are
+    summed over every worker, and a model load or unload is made by every worker before it is answered.
 
     NOTE: stdin and stdout work the same on every platform (no fd passing, no signals on Windows); stdin closes
     when the supervisor asks the worker to stop and also when the supervisor dies, so workers never outlive it.
     """
 
-    def __init__(self, index: int, generation: int = 0) -> None:
+    def __init__(self, index: int, generation: int = 0, models: list[dict[str, Any]] | None = None) -> None:
         self.index = index
         self.generation = generation
+        #: The model loads and unloads the other workers made before this process started, oldest first.
+        self.models = models or []
+        self._answerer: Answerer | None = None
+        self._asked: dict[int, asyncio.Future[list[dict[str, Any]]]] = {}
+        self._ids = itertools.count(1)
+        self._answering: set[asyncio.Task[None]] = set()
 
     @classmethod
     def from_environ(cls) -> WorkerLink | None:
         value = os.environ.get(WORKER_ENV)
-        return cls(int(value), int(os.environ.get(GENERATION_ENV) or 0)) if value else None
+        if not value:
+            return None
+        models = json.loads(os.environ.get(MODELS_ENV) or "[]")
+        return cls(int(value), int(os.environ.get(GENERATION_ENV) or 0), models)
+
+    def answer_with(self, answerer: Answerer) -> None:
+        """Answer the other workers' questions with ``answerer(kind, body)`` (on the event loop)."""
+        self._answerer = answerer
+
+    async def ask(self, kind: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """Ask every other worker of the server (those serving now, and those starting); their answers."""
+        asked = next(self._ids)
+        future: asyncio.Future[list[dict[str, Any]]] = asyncio.get_running_loop().create_future()
+        self._asked[asked] = future
+        try:
+            self.send("ask", id=asked, kind=kind, body=body)
+            return await future
+        finally:
+            self._asked.pop(asked, None)
+
+    def _received(self, message: dict[str, Any]) -> None:
+        event = message.get("event")
+        if event == "reply":
+            future = self._asked.get(message.get("id"))  # type: ignore[arg-type]
+            if future is not None and not future.done():
+                future.set_result([a for a in message.get("answers") or [] if isinstance(a, dict)])
+        elif event == "question":
+            task = asyncio.ensure_future(self._answer(message))
+            self._answering.add(task)
+            task.add_done_callback(self._answering.discard)
+
+    async def _answer(self, message: dict[str, Any]) -> None:
+        answer: dict[str, Any] = {}
+        if self._answerer is not None:
+            try:
+                answer = await self._answerer(str(message.get("kind")), dict(message.get("body") or {}))
+            except Exception as error:  # the asking worker reports it; this worker serves on
+                _log.warning("could not answer another worker's %s: %s", message.get("kind"), error)
+                answer = {"error": str(error) or type(error).__name__}
+        self.send("answer", id=message.get("id"), body=answer)
 
     def send(self, event: str, **fields: Any) -> None:
         line = _MARK + json.dumps({"event": event, **fields}) + "\n"
@@ -61,12 +116,16 @@ class WorkerLink:
             sys.stdout.flush()
 
     def watch(self, loop: asyncio.AbstractEventLoop, stop: Callable[[], None]) -> None:
-        """Call ``stop`` on ``loop`` once stdin ends (the supervisor asks for a stop, or died)."""
+        """Hand the supervisor's lines to ``loop``, and call ``stop`` on it once stdin ends (the supervisor asks for
+        a stop, or died)."""
 
         def wait_for_end() -> None:
             with contextlib.suppress(OSError, ValueError):
-                while sys.stdin.buffer.read(4096):
-                    pass
+                for raw in sys.stdin.buffer:
+                    message = _parse(raw.decode(errors="replace"))
+                    if message is not None:
+                        with contextlib.suppress(RuntimeError):  # the loop has closed: the worker is exiting
+                            loop.call_soon_threadsafe(self._received, message)
             with contextlib.suppress(RuntimeError):  # the loop has closed: the worker is exiting already
                 loop.call_soon_threadsafe(stop)
 
@@ -93,6 +152,8 @@ class _Process:
     error: str | None = None
     #: Its exit code, once its output has ended and it has exited.
     exited: asyncio.Task[int] | None = None
+    #: The other workers' questions it has not answered yet (answered with nothing if it exits first).
+    questions: set[int] = field(default_factory=set)
 
 
 @dataclass
@@ -129,6 +190,13 @@ class Supervisor:
         self._served = False
         #: Recycled processes still finishing their calls beside their replacements.
         self._retiring: set[asyncio.Task[int]] = set()
+        #: The last model load or unload per model name that a worker made for the server (JSON-ready): a process
+        #: started later repeats them (MODELS_ENV), so that every worker serves the same models.
+        self._models: dict[str, dict[str, Any]] = {}
+        #: Questions relayed to workers, by id: their answers.
+        self._answers: dict[int, asyncio.Future[dict[str, Any] | None]] = {}
+        self._ids = itertools.count(1)
+        self._relaying: set[asyncio.Task[None]] = set()
 
     # NOTE: workers are fresh interpreters started as `python -m dmlrpc_server` with the same flags (not forked,
     # not multiprocessing): gRPC's core does not survive fork, settings need no pickling (secrets included), and
@@ -302,7 +370,12 @@ class Supervisor:
             *self._command(worker),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            env={**os.environ, WORKER_ENV: str(worker.index), GENERATION_ENV: str(generation)},
+            env={
+                **os.environ,
+                WORKER_ENV: str(worker.index),
+                GENERATION_ENV: str(generation),
+                MODELS_ENV: json.dumps(list(self._models.values())),
+            },
         )
         started = _Process(process, time.monotonic())
         if current:
@@ -323,13 +396,14 @@ class Supervisor:
         finally:
             stopper.cancel()
             started.metrics_port = None
+            for question in started.questions:
+                waiting = self._answers.get(question)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result(None)
 
     def _on_line(self, worker: _Worker, started: _Process, line: str) -> None:
-        if not line.startswith(_MARK):
-            return
-        try:
-            message = json.loads(line[len(_MARK) :])
-        except ValueError:
+        message = _parse(line)
+        if message is None:
             return
         event = message.get("event")
         if event == "listening":
@@ -341,6 +415,48 @@ class Supervisor:
             started.recycle.set()
         elif event == "error":
             started.error = str(message.get("message"))
+        elif event == "ask":
+            task = asyncio.create_task(self._relay(started, message))
+            self._relaying.add(task)
+            task.add_done_callback(self._relaying.discard)
+        elif event == "answer":
+            waiting = self._answers.get(message.get("id"))  # type: ignore[arg-type]
+            if waiting is not None and not waiting.done():
+                body = message.get("body")
+                waiting.set_result(body if isinstance(body, dict) else {})
+
+    # -- questions between workers ----------------------------------------------------------------------------
+
+    async def _relay(self, asker: _Process, message: dict[str, Any]) -> None:
+        """Put a worker's question to every other worker's current process, and reply with their answers."""
+        kind, body = str(message.get("kind")), message.get("body")
+        body = body if isinstance(body, dict) else {}
+        if kind in ("load", "unload"):
+            # NOTE: recorded before it is relayed: a process started from now on repeats it at its start, and one
+            # started earlier gets the question (it reads its stdin once it has built its server).
+            self._models.pop(str(body.get("name")), None)
+            self._models[str(body.get("name"))] = {"kind": kind, "body": body}
+        others = [
+            w.current
+            for w in self._workers
+            if w.current is not None and w.current is not asker and not (w.current.exited and w.current.exited.done())
+        ]
+        answers = await asyncio.gather(*(self._question(other, kind, body) for other in others))
+        _tell(asker.process, {"event": "reply", "id": message.get("id"), "answers": [a for a in answers if a]})
+
+    async def _question(self, process: _Process, kind: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        """One process's answer to a question (None if it exits before it answers)."""
+        question = next(self._ids)
+        waiting: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
+        self._answers[question] = waiting
+        process.questions.add(question)
+        try:
+            if not _tell(process.process, {"event": "question", "id": question, "kind": kind, "body": body}):
+                return None
+            return await waiting
+        finally:
+            self._answers.pop(question, None)
+            process.questions.discard(question)
 
     async def _stop_on_request(self, process: asyncio.subprocess.Process) -> None:
         """On the stop: ask the worker to stop (it drains as a lone server does), then kill it if it outstays."""
@@ -388,6 +504,29 @@ class Supervisor:
             self._metrics.close()
         if self._holder is not None:
             self._holder.close()
+
+
+def _parse(line: str) -> dict[str, Any] | None:
+    """A control line's message (None for a line that is not one)."""
+    if not line.startswith(_MARK):
+        return None
+    try:
+        message = json.loads(line[len(_MARK) :])
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
+
+
+def _tell(process: asyncio.subprocess.Process, message: dict[str, Any]) -> bool:
+    """Write a control line to a worker's stdin; False if it can no longer read one (stopping or gone)."""
+    stdin = process.stdin
+    if stdin is None or stdin.is_closing() or process.returncode is not None:
+        return False
+    try:
+        stdin.write((_MARK + json.dumps(message) + "\n").encode())
+    except (OSError, RuntimeError):
+        return False
+    return True
 
 
 def _entry_module() -> str:
