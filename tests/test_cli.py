@@ -186,14 +186,15 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def test_port_in_use_exits_with_a_clear_message() -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_port_in_use_exits_with_a_clear_message_naming_the_flag(workers: str) -> None:
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         port = holder.getsockname()[1]
-        result = _run(["--port", str(port), "--provider", "cpu", "--metrics-port", "0"])
+        result = _run(["--port", str(port), "--provider", "cpu", "--metrics-port", "0", "--workers", workers])
     assert result.returncode != 0
-    assert f"127.0.0.1:{port}" in result.stderr
+    assert f"could not bind 127.0.0.1:{port} (--port)" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr, result.stderr
 
 

@@ -440,9 +440,9 @@ def build_server(settings: ServerSettings) -> BuiltServer:
             server.add_insecure_port(address) if credentials is None else server.add_secure_port(address, credentials)
         )
     except RuntimeError as error:
-        raise OSError(f"could not bind {address}: {error}") from None
+        raise OSError(f"could not bind {address} (--port): {error}") from None
     if port == 0:
-        raise OSError(f"could not bind {address}")
+        raise OSError(f"could not bind {address} (--port)")
     _log.info(
         "configured %s on %s, feature level %s%s%s",
         provider.name,

@@ -564,7 +564,7 @@ def _hold_shared_port(host: str, port: int) -> socket.socket:
         try:
             probe.bind(address)
         except OSError as error:
-            raise OSError(f"could not bind {host}:{port}: {error.strerror or error}") from None
+            raise OSError(f"could not bind {host}:{port} (--port): {error.strerror or error}") from None
         chosen = probe.getsockname()[1]
     holder = socket.socket(family, socket.SOCK_STREAM)
     holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
@@ -572,7 +572,7 @@ def _hold_shared_port(host: str, port: int) -> socket.socket:
         holder.bind((address[0], chosen, *address[2:]))
     except OSError as error:
         holder.close()
-        raise OSError(f"could not bind {host}:{chosen}: {error.strerror or error}") from None
+        raise OSError(f"could not bind {host}:{chosen} (--port): {error.strerror or error}") from None
     return holder
 
 
