@@ -260,3 +260,16 @@ def test_readme_worker_samples_serve(spawn: Callable[..., ServerProcess], comman
                     assert time.monotonic() < deadline, server.log()
                     time.sleep(0.2)
         np.testing.assert_array_equal(values, [[9, 7]])
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_second_ctrl_c_exits_at_once(spawn: Callable[..., ServerProcess], workers: str) -> None:
+    # The first SIGINT starts a shutdown that would drain for a minute; the second ends the server now (exit 1).
+    server = spawn("--port", "0", "--provider", "cpu", "--metrics-port", "0", "--workers", workers,
+                   "--shutdown-drain-seconds", "60")  # fmt: skip
+    assert server.wait_for(LISTENING) is not None, server.log()
+    server.process.send_signal(signal.SIGINT)
+    assert server.wait_for(re.compile(r"shutting down \(drain 60\.0 s")) is not None, server.log()
+    server.process.send_signal(signal.SIGINT)
+    assert server.finish(timeout=30) == 1, server.log()
+    assert "second stop signal" in server.log()

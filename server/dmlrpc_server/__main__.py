@@ -35,9 +35,17 @@ async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> N
     stop = asyncio.Event()
     recycling = asyncio.Event()
     loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        if stop.is_set():  # a second Ctrl-C: whoever sends it will not wait for the drain and the grace period
+            _log.warning("second stop signal: exiting now, without waiting for calls in flight")
+            logging.shutdown()
+            os._exit(1)
+        stop.set()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):  # Windows event loops have no signal handlers
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, on_signal)
     if worker is not None:
         # The Open Inference Protocol answers for the server: its statistics, loads and unloads go through the
         # supervisor to the other workers; a process started later first repeats the loads they made.

@@ -212,9 +212,9 @@ class Supervisor:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             try:
-                loop.add_signal_handler(sig, self._stopping.set)
+                loop.add_signal_handler(sig, self._on_signal)
             except NotImplementedError:  # Windows event loops have no signal handlers
-                signal.signal(sig, lambda *_: loop.call_soon_threadsafe(self._stopping.set))
+                signal.signal(sig, lambda *_: loop.call_soon_threadsafe(self._on_signal))
         ports = self._reserve_ports()
         self._workers = [_Worker(index, port) for index, port in enumerate(ports)]
         if self.settings.metrics:
@@ -248,6 +248,16 @@ class Supervisor:
         # A worker that had not yet set up its signal handlers when the stop came ends by SIGTERM itself: that is
         # a clean stop too.
         return 0 if all(code in (0, -signal.SIGTERM) for code in codes) else 1
+
+    def _on_signal(self) -> None:
+        """The first SIGTERM/SIGINT stops the server (workers drain); a second one kills the workers at once."""
+        if self._stopping.is_set():
+            _log.warning("second stop signal: killing the workers, without waiting for calls in flight")
+            for worker in self._workers:
+                if worker.current is not None and worker.current.process.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        worker.current.process.kill()
+        self._stopping.set()
 
     def _reserve_ports(self) -> list[int]:
         host, port = self.settings.host.strip("[]"), self.settings.port
