@@ -8,10 +8,12 @@ import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.request import urlopen
 
 import grpc
 import numpy as np
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from tritonclient.grpc import service_pb2, service_pb2_grpc
 
 from dmlrpc.v1 import service_pb2 as dml
@@ -100,8 +102,23 @@ def connections(server: Workers) -> Iterator[list[Connection]]:
         connection.channel.close()
 
 
-def test_statistics_count_every_workers_inferences_whichever_connection_asks(connections: list[Connection]) -> None:
+def _inferences_metric(server: Workers) -> float:
+    """dmlrpc_model_inferences_total of model simple on the supervisor's /metrics (the workers' sum)."""
+    with urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as response:
+        families = text_string_to_metric_families(response.read().decode())
+        return sum(
+            sample.value
+            for family in families
+            for sample in family.samples
+            if sample.name == "dmlrpc_model_inferences_total" and sample.labels["model"] == "simple"
+        )
+
+
+def test_statistics_count_every_workers_inferences_whichever_connection_asks(
+    server: Workers, connections: list[Connection]
+) -> None:
     before = connections[0].statistics().inference_count
+    assert _inferences_metric(server) == before
     for count, connection in enumerate(connections, start=1):
         connection.infer(count)  # 1 + 2 + ... + 8 = 36 inferences, 10 on worker 0's connections, 26 on worker 1's
     answers = [connection.statistics() for connection in connections]
@@ -112,6 +129,7 @@ def test_statistics_count_every_workers_inferences_whichever_connection_asks(con
     assert stats.execution_count == sum(batch.compute_infer.count for batch in stats.batch_stats)
     everything = connections[-1].oip.ModelStatistics(service_pb2.ModelStatisticsRequest(), timeout=30)
     assert [s.inference_count for s in everything.model_stats if s.name == "simple"] == [stats.inference_count]
+    assert _inferences_metric(server) == stats.inference_count  # Prometheus counts the same, summed by the supervisor
 
 
 def test_index_readiness_load_and_unload_agree_on_every_connection(connections: list[Connection]) -> None:
