@@ -36,8 +36,15 @@ async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> N
     recycling = asyncio.Event()
     loop = asyncio.get_running_loop()
 
+    signals = 0
+
     def on_signal() -> None:
-        if stop.is_set():  # a second Ctrl-C: whoever sends it will not wait for the drain and the grace period
+        nonlocal signals
+        signals += 1
+        # A second Ctrl-C: whoever sends it will not wait for the drain and the grace period. NOTE: a worker does
+        # not count: it gets the terminal's SIGINT and its supervisor's SIGTERM for one Ctrl-C, and the supervisor
+        # kills it on the second.
+        if signals > 1 and worker is None:
             _log.warning("second stop signal: exiting now, without waiting for calls in flight")
             logging.shutdown()
             os._exit(1)

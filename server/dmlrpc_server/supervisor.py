@@ -167,6 +167,8 @@ class _Worker:
     recycles: int = 0
     #: Processes started for this worker so far; the next one's generation (its handles name it).
     started: int = 0
+    #: A replacement warming up beside the current process (recycling): it gets the other workers' loads too.
+    replacement: _Process | None = None
 
     @property
     def metrics_port(self) -> int | None:
@@ -253,10 +255,10 @@ class Supervisor:
         """The first SIGTERM/SIGINT stops the server (workers drain); a second one kills the workers at once."""
         if self._stopping.is_set():
             _log.warning("second stop signal: killing the workers, without waiting for calls in flight")
-            for worker in self._workers:
-                if worker.current is not None and worker.current.process.returncode is None:
+            for process in (p for w in self._workers for p in (w.current, w.replacement) if p is not None):
+                if process.process.returncode is None:
                     with contextlib.suppress(ProcessLookupError):
-                        worker.current.process.kill()
+                        process.process.kill()
         self._stopping.set()
 
     def _reserve_ports(self) -> list[int]:
@@ -331,7 +333,7 @@ class Supervisor:
         _log.info("recycling worker %d (pid %d): starting its replacement", worker.index, old.process.pid)
         failures = 0
         while True:
-            new = await self._start(worker, current=False)
+            new = worker.replacement = await self._start(worker, current=False)
             assert new.exited is not None
             listening = asyncio.ensure_future(new.listening.wait())
             stop = asyncio.ensure_future(self._stopping.wait())
@@ -356,7 +358,7 @@ class Supervisor:
             )
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), delay)
-        worker.current = new
+        worker.current, worker.replacement = new, None
         if new.listening.is_set():
             worker.listening.set()
         retiring = asyncio.create_task(self._retire(worker, old))
@@ -447,9 +449,10 @@ class Supervisor:
             self._models.pop(str(body.get("name")), None)
             self._models[str(body.get("name"))] = {"kind": kind, "body": body}
         others = [
-            w.current
+            process
             for w in self._workers
-            if w.current is not None and w.current is not asker and not (w.current.exited and w.current.exited.done())
+            for process in (w.current, w.replacement)
+            if process is not None and process is not asker and not (process.exited and process.exited.done())
         ]
         answers = await asyncio.gather(*(self._question(other, kind, body) for other in others))
         _tell(asker.process, {"event": "reply", "id": message.get("id"), "answers": [a for a in answers if a]})
