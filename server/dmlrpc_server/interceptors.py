@@ -118,7 +118,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
                 await self._failed(error, context, method, outcome)
             finally:
                 seconds = time.perf_counter() - started
-                start = _stream_start(peek.first)
+                start = _stream_start(peek.first) if method.endswith("/ExecuteStream") else None  # one desc
                 self._finished(method, _operator_label(start), outcome[0], outcome[1], seconds, context)
 
         return grpc.stream_stream_rpc_method_handler(

@@ -64,8 +64,9 @@ class ScatterNd(Operator[operators_pb2.ScatterNdOperatorDesc]):
         require(
             updates.sizes == expected,
             f"{tensors.field('updates_tensor')}.buffer.sizes",
-            f"sizes {list(updates.sizes)} must be {list(expected)} (indices sizes without the tuple dimension, then "
-            f"the input sizes after the first {tuple_size} meaningful ones, right-aligned)",
+            f"sizes {list(updates.sizes)} must be {list(expected)}: updates of shape {list(updates_shape)} (the "
+            f"meaningful indices sizes {list(indices_shape)} without the tuple dimension, then the meaningful input "
+            f"sizes {list(data_shape)} after the first {tuple_size}), padded with leading 1s to {rank} dimensions",
         )
         node = onnx.helper.make_node("ScatterND", ["input", "indices", "updates"], ["output"])
         model = make_model(
