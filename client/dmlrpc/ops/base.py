@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,9 @@ class Call:
     output_shapes: tuple[tuple[int, ...] | None, ...] = ()
     #: Per output, the dtype NumPy would give the caller (bool travels as UINT8); empty or ``None``: the desc's.
     output_dtypes: tuple[np.dtype[Any] | None, ...] = ()
+    #: What the results need beyond those, where NumPy's answer depends on the data (NONZERO_COORDINATES' rows up
+    #: to its count); ``None``: nothing.
+    finish: Callable[[list[Any]], list[Any]] | None = None
 
     def results(self, outputs: Sequence[Any]) -> list[Any]:
         """The outputs of executing this call reshaped and viewed as NumPy would return them (no copies); values
@@ -43,7 +46,7 @@ class Call:
             if shape is not None and output.shape != shape:
                 output = output.reshape(shape)
             results[i] = output
-        return results
+        return results if self.finish is None else self.finish(results)
 
 
 #: The operator descs built here that take FLOAT64 at some feature level (DirectML's tensor-support tables, as the

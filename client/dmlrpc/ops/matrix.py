@@ -7,6 +7,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import packed_strides, tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import GraphFace, operator
 from dmlrpc.ops.base import Call, _array, _flag, _float_operand, _is_python_scalar, _scalar
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
@@ -27,6 +28,7 @@ def _broadcast(array: np.ndarray, sizes: tuple[int, ...]) -> tuple[tensor_pb2.Te
     return tensor_desc((padded.dtype, sizes), strides), np.broadcast_to(padded, sizes)
 
 
+@operator(sends=("gemm",), graph=GraphFace(trace=lambda **arguments: _gemm(**arguments, where="Graph.gemm", rank=None)))
 def gemm(
     a: npt.ArrayLike,
     b: npt.ArrayLike,
@@ -167,6 +169,14 @@ def _zero_point(
     return flat.reshape((1,) * (len(sizes) - 2) + shape)
 
 
+@operator(
+    sends=("matrix_multiply_integer",),
+    graph=GraphFace(
+        trace=lambda **arguments: _matrix_multiply_integer(
+            **arguments, where="Graph.matrix_multiply_integer", rank=None
+        )
+    ),
+)
 def matrix_multiply_integer(
     a: npt.ArrayLike,
     b: npt.ArrayLike,

@@ -9,6 +9,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import GraphFace, operator
 from dmlrpc.ops.base import Call, _flag, _input, _reduce_axes, _wrap
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
@@ -27,6 +28,7 @@ _REDUCE_FUNCTIONS: dict[str, int] = {
 _FLOAT_ONLY_REDUCE = frozenset({"average", "mean", "l2", "log_sum", "log_sum_exp"})
 
 
+@operator(sends=("reduce",), graph=GraphFace(fixed={"keepdims": True}))
 def reduce(
     function: str,
     input: npt.ArrayLike,
@@ -119,6 +121,7 @@ def reduce(
 _ARG_INDEX_TYPES = ("int64", "int32", "uint64", "uint32")
 
 
+@operator(sends=("argmax",), graph=GraphFace(fixed={"keepdims": True}))
 def argmax(
     input: npt.ArrayLike,
     axes: int | Sequence[int] | None = None,
@@ -144,6 +147,7 @@ def argmax(
     return _arg("argmax", input, axes, keepdims, select_last_index, index_dtype)
 
 
+@operator(sends=("argmin",), graph=GraphFace(fixed={"keepdims": True}))
 def argmin(
     input: npt.ArrayLike,
     axes: int | Sequence[int] | None = None,
