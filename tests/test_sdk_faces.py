@@ -76,8 +76,9 @@ def test_the_faces_match_their_definition(name: str) -> None:
         assert [p for p in parameters[1:] if p[0] != "timeout"] == builder, face
     graph = inspect.signature(getattr(dmlrpc.Graph, name))
     assert [(p.name, p.kind, p.default) for p in graph.parameters.values()][1:] == _graph_signature(declared)
-    for face in (dmlrpc.Client, dmlrpc.AsyncClient, dmlrpc.Graph):
+    for face in (dmlrpc.Client, dmlrpc.AsyncClient):
         assert getattr(face, name).__doc__ == docstring(name) != ""
+    assert getattr(dmlrpc.Graph, name).__doc__ == docstring(name, graph=True) != docstring(name)
 
 
 def test_help_shows_the_full_signature_on_every_face() -> None:
@@ -97,6 +98,7 @@ def test_a_declared_graph_difference_is_the_only_one() -> None:
     g = dmlrpc.Graph()
     x = g.input("float32", (2, 3))
     assert g.reduce("sum", x, 1).shape == (2, 1)
+    assert "``keepdims=True`` always." in (dmlrpc.Graph.reduce.__doc__ or "")
 
 
 def test_a_second_declaration_of_a_function_is_refused() -> None:

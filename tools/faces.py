@@ -223,7 +223,7 @@ def graph_operators(registry: Any, modules: list[types.ModuleType]) -> str:
         "The operator methods of Graph, one per SDK function: its builder traced over graph tensors.",
         imports,
         [_class("GraphOperations", "Graph's operator methods: each adds its builder's node.", None, methods)],
-        "document(GraphOperations)\n",
+        "document(GraphOperations, graph=True)\n",
     )
 
 

@@ -1074,4 +1074,4 @@ class GraphOperations:
         return single(self._trace("value_scale_2d", input, scale, bias))
 
 
-document(GraphOperations)
+document(GraphOperations, graph=True)

@@ -226,11 +226,17 @@ def rules(operator_type: str) -> str:
     return ""
 
 
-def docstring(name: str) -> str:
-    """The docstring every face of the SDK function ``name`` shows: its builder's, then DirectML's rules of each
-    operator type it sends."""
+def docstring(name: str, *, graph: bool = False) -> str:
+    """The docstring a face of the SDK function ``name`` shows: its builder's, then (on a Graph, ``graph``) where
+    its node differs, then DirectML's rules of each operator type it sends."""
     declared = _OPERATORS[name]
     parts = [inspect.cleandoc(declared.builder.__doc__ or "")]
+    if graph:
+        differences = ["On a Graph: the builder traced over graph tensors, each entering the node as it is."]
+        differences += [f"``{key}={value!r}`` always." for key, value in declared.graph.fixed.items()]
+        if declared.graph.prepare is not None and declared.graph.prepare.__doc__:
+            differences.append(" ".join(declared.graph.prepare.__doc__.split()))
+        parts.append(" ".join(differences))
     for case in declared.sends:
         text = rules(case.upper())
         if text:
@@ -238,7 +244,8 @@ def docstring(name: str) -> str:
     return "\n\n".join(parts)
 
 
-def document(face: type) -> None:
-    """Give each operator method of ``face`` (a Client, AsyncClient or Graph face) its function's docstring."""
+def document(face: type, *, graph: bool = False) -> None:
+    """Give each operator method of ``face`` (Client's, AsyncClient's, or Graph's with ``graph``) its function's
+    docstring."""
     for name in _OPERATORS:
-        getattr(face, name).__doc__ = docstring(name)
+        getattr(face, name).__doc__ = docstring(name, graph=graph)
