@@ -19,7 +19,10 @@ from dmlrpc.v1 import graph_pb2, operators_pb2, tensor_pb2
 
 __all__ = ["Graph", "GraphTensor"]
 
-_Tensors = GraphTensor | list[GraphTensor] | None
+#: Per array argument of a builder, its graph tensors, each with the name an error gives it.
+_Tensors = dict[str, list[tuple[str, GraphTensor | None]]]
+#: Where ``_Tensors`` holds a variadic argument's tensors (no argument is named so).
+_VARIADIC = "*"
 
 
 class Graph(GraphOperations):
@@ -137,51 +140,40 @@ class Graph(GraphOperations):
         arguments.update(face.fixed)
         _tensors(where, declared, arguments)
         stand_ins = face.prepare(self, where, arguments) if face.prepare is not None else {}
-        tensors, ordered = _tensors(where, declared, arguments)  # again: prepare may add graph constants
+        tensors = _tensors(where, declared, arguments)  # again: prepare may add graph constants
         arguments.update(stand_ins)
         call = face.trace(**arguments) if face.trace else declared.builder(*bound.args, **bound.kwargs)
-        return self._traced(where, call.operator_desc, tensors, ordered, face.arrays)
+        return self._traced(where, call.operator_desc, tensors, face.arrays)
 
     def _traced(
-        self,
-        where: str,
-        operator_desc: operators_pb2.OperatorDesc,
-        tensors: dict[str, _Tensors],
-        ordered: list[GraphTensor],
-        arrays: TensorArrays,
+        self, where: str, operator_desc: operators_pb2.OperatorDesc, tensors: _Tensors, arrays: TensorArrays
     ) -> list[GraphTensor]:
-        """A traced desc's node. An input field takes the tensor of the argument named as it is (``rois`` fills
-        ``roi_tensor``, ``parameters`` fills ``input_parameters_tensor``), else the next tensor of a variadic
-        argument; an edge keeps its tensor's shape and type, so a desc that would pad, broadcast, reshape or convert
-        one is refused, naming the argument."""
-        case = desc_case(operator_desc)
-        desc = getattr(operator_desc, case)
+        """A traced desc's node. An input field takes the tensors of the argument named as it is (``rois`` fills
+        ``roi_tensor``, ``parameters`` fills ``input_parameters_tensor``, a tensor-array field those its declaration
+        names), else the next tensor of a variadic argument; an edge keeps its tensor's shape and type, so a desc
+        that would pad, broadcast, reshape or convert one is refused, naming the argument."""
+        desc = getattr(operator_desc, desc_case(operator_desc))
         input_fields, _ = tensor_fields(desc.DESCRIPTOR)
-        remaining = list(ordered)
+        variadic = list(tensors.get(_VARIADIC, []))
         slots: list[GraphTensor | None] = []
         for tensor_field in input_fields:
             stem = tensor_field.name.removesuffix("_tensors").removesuffix("_tensor")
             if stem in arrays:
-                given = [tensors.get(name) for name in arrays[stem]]
-                feeding: list[tuple[str, GraphTensor | None]] = [
-                    (name, t) for name, t in zip(arrays[stem], given, strict=True) if isinstance(t, GraphTensor)
-                ]
+                feeding = [item for name in arrays[stem] for item in tensors[name] if item[1] is not None]
             else:
                 source = next((n for n in (stem, f"{stem}s", stem.removeprefix("input_")) if n in tensors), None)
-                value = tensors[source] if source is not None else (remaining.pop(0) if remaining else None)
-                label = source or f"inputs[{len(ordered) - len(remaining) - 1}]"
-                values = value if isinstance(value, list) else [value]
-                feeding = [(f"{label}[{i}]" if isinstance(value, list) else label, t) for i, t in enumerate(values)]
-            elements = (
-                list(getattr(desc, tensor_field.name)) if tensor_field.array else [getattr(desc, tensor_field.name)]
-            )
-            if tensor_field.array and len(elements) != len(feeding):
-                raise ArgumentValueError(
-                    stem, f"{where}: {tensor_field.name} has {len(elements)} tensors; {len(feeding)} were given"
-                )
-            for element, (argument, tensor) in zip(elements, feeding, strict=True):
+                feeding = tensors[source] if source else [variadic.pop(0) if variadic else ("", None)]
+            if not tensor_field.array:
+                slots_of_field = [getattr(desc, tensor_field.name)]
+            else:
+                slots_of_field = list(getattr(desc, tensor_field.name))
+                if len(slots_of_field) != len(feeding):
+                    raise ArgumentValueError(
+                        stem, f"{where}: {tensor_field.name} has {len(slots_of_field)} tensors; {len(feeding)} given"
+                    )
+            for slot, (argument, tensor) in zip(slots_of_field, feeding, strict=True):
                 if tensor is not None:
-                    _enters_as_it_is(where, argument, tensor, element)
+                    _enters_as_it_is(where, argument, tensor, slot)
                 slots.append(tensor)
         return self._add(operator_desc, slots)
 
@@ -230,22 +222,24 @@ class Graph(GraphOperations):
         return outputs
 
 
-def _tensors(
-    where: str, declared: Operator, arguments: dict[str, Any]
-) -> tuple[dict[str, _Tensors], list[GraphTensor]]:
-    """The graph tensors of the builder's array arguments by name, and those of its variadic one (which fill the
-    desc's fields in order), each checked to be a graph tensor (or ``None`` where the argument is optional)."""
-    tensors: dict[str, _Tensors] = {}
-    ordered: list[GraphTensor] = []
+def _tensors(where: str, declared: Operator, arguments: dict[str, Any]) -> _Tensors:
+    """The graph tensors of the builder's array arguments, each checked to be one (or ``None`` where the argument
+    is optional): per argument, its tensors with the name an error gives each (``inputs[1]`` of a sequence); a
+    variadic argument's under ``_VARIADIC``, as they fill the desc's fields in order."""
+    tensors: _Tensors = {}
     for parameter in declared.tensors:
         value = arguments[parameter.name]
         if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
-            ordered = [_tensor(where, f"inputs[{i}]", t) for i, t in enumerate(value)]
+            tensors[_VARIADIC] = [(f"inputs[{i}]", _tensor(where, f"inputs[{i}]", t)) for i, t in enumerate(value)]
         elif str(parameter.annotation).startswith("Sequence["):
-            tensors[parameter.name] = [_tensor(where, f"{parameter.name}[{i}]", t) for i, t in enumerate(value)]
+            labels = [f"{parameter.name}[{i}]" for i in range(len(value))]
+            tensors[parameter.name] = [
+                (label, _tensor(where, label, t)) for label, t in zip(labels, value, strict=True)
+            ]
         else:
-            tensors[parameter.name] = _tensor(where, parameter.name, value, optional=parameter.default is None)
-    return tensors, ordered
+            optional = parameter.default is None
+            tensors[parameter.name] = [(parameter.name, _tensor(where, parameter.name, value, optional=optional))]
+    return tensors
 
 
 def _tensor(where: str, argument: str, value: object, *, optional: bool = False) -> Any:
