@@ -106,3 +106,40 @@ def test_a_second_declaration_of_a_function_is_refused() -> None:
 
     with pytest.raises(ValueError, match="declared twice"):
         operator(sends=("top_k",))(ops.top_k)
+
+
+def test_a_builder_takes_a_graph_tensor_where_it_takes_an_array() -> None:
+    g = dmlrpc.Graph()
+    x = g.input("float32", (2, 5))
+    call = ops.top_k(x, 2)  # the builder traced: the same function the Graph face calls
+    assert call.operator_desc.top_k1.input_tensor == x.desc
+    assert tuple(call.operator_desc.top_k1.output_value_tensor.buffer.sizes) == (2, 2)
+
+
+_TYPED_CALLS = """
+import numpy as np
+import dmlrpc
+
+async def calls(c: dmlrpc.Client, a: dmlrpc.AsyncClient, g: dmlrpc.Graph) -> None:
+    x = np.zeros((2, 3), np.float32)
+    values, indices = c.top_k(x, 2, timeout=1.0)
+    c.lstm(x, x, x, couple_input_forget="yes")
+    values, indices = await a.top_k(x, 2)
+    await a.gemm(x, x, alpha="1")
+    t = g.input(np.float32, (2, 3))
+    tensor, index = g.top_k(t, 2)
+    g.reduce("sum", t, keepdims=True)
+"""
+
+
+def test_mypy_checks_calls_on_every_face(tmp_path: Path) -> None:
+    from mypy import api
+
+    source = tmp_path / "calls.py"
+    source.write_text(_TYPED_CALLS)
+    out, _, status = api.run(["--strict", "--cache-dir", str(tmp_path / "cache"), str(source)])
+    errors = [line.split(": error: ")[1] for line in out.splitlines() if ": error: " in line]
+    assert status == 1 and len(errors) == 3, out
+    assert 'Argument "couple_input_forget" to "lstm" of "ClientOperations"' in errors[0]
+    assert 'Argument "alpha" to "gemm" of "AsyncClientOperations"' in errors[1]
+    assert 'Unexpected keyword argument "keepdims" for "reduce" of "GraphOperations"' in errors[2]
