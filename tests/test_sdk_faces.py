@@ -15,6 +15,7 @@ import pytest
 
 import dmlrpc
 from dmlrpc import ops
+from dmlrpc.ops import _registry as registry
 from dmlrpc.ops._registry import OPERATORS, Operator, docstring
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,3 +144,14 @@ def test_mypy_checks_calls_on_every_face(tmp_path: Path) -> None:
     assert 'Argument "couple_input_forget" to "lstm" of "ClientOperations"' in errors[0]
     assert 'Argument "alpha" to "gemm" of "AsyncClientOperations"' in errors[1]
     assert 'Unexpected keyword argument "keepdims" for "reduce" of "GraphOperations"' in errors[2]
+
+
+def test_directml_rules_of_an_operator_type_reach_every_face(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The data's rules (``directml_rules`` in tools/faces.py, by operator type) are written to ops/_rules.py, and
+    each face's docstring shows them after the builder's text."""
+    monkeypatch.setattr(faces, "directml_rules", lambda kind: "k <= the axis's size." if kind == "TOP_K1" else "")
+    assert "'TOP_K1': \"k <= the axis's size.\"" in faces.rules_module(faces._registry()[0])
+    monkeypatch.setitem(registry.RULES, "TOP_K1", "k <= the axis's size.")
+    text = docstring("top_k")
+    assert text.startswith(inspect.cleandoc(ops.top_k.__doc__ or ""))
+    assert text.endswith("DirectML's rules (DML_OPERATOR_TOP_K1):\n\nk <= the axis's size.")

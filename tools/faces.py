@@ -12,6 +12,8 @@ declarations and writes every file that lists them, so that each face carries th
 - ``client/dmlrpc/_graph_operators.py``: ``GraphOperations``, one method per function with graph tensors where the
   builder takes arrays (less what its ``GraphFace`` fixes), each tracing its builder;
 - ``client/dmlrpc/ops/__init__.py``: the builders and the types their signatures name;
+- ``client/dmlrpc/ops/_rules.py``: DirectML's rules per operator type (``directml_rules``), which every face's
+  docstring shows after the builder's text;
 - ``docs/sdk-functions.md``: the table of functions and the DirectML operators each sends.
 
 With ``--check`` it writes nothing and exits 1 when a file differs from what it would write (tests/test_sdk_faces.py
@@ -270,6 +272,29 @@ def ops_init(registry: Any, modules: list[types.ModuleType]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def directml_rules(operator_type: str) -> str:
+    """DirectML's rules of one operator type (``"TOP_K1"`` for DML_OPERATOR_TOP_K1) as every face's docstring of the
+    functions that send it shows them, after the builder's own text: empty for now, until the operator data
+    (DirectML's doc tables) feeds it."""
+    return ""
+
+
+def rules_module(registry: Any) -> str:
+    """``ops/_rules.py``: ``directml_rules`` of every operator type an SDK function sends (those it has text for), so
+    that the SDK shows them without the data's package at run time."""
+    types_sent = sorted({case.upper() for declared in registry.OPERATORS.values() for case in declared.sends})
+    entries = {name: text for name in types_sent if (text := directml_rules(name))}
+    lines = [
+        f'"""DirectML\'s rules per operator type, as the SDK\'s docstrings show them.\n\n{GENERATED}\n"""',
+        "",
+        "#: DML_OPERATOR_<type> -> its rules (only the types with any).",
+        "RULES: dict[str, str] = {",
+        *(f"    {name!r}: {text!r}," for name, text in entries.items()),
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def sdk_functions(registry: Any) -> str:
     """docs/sdk-functions.md: one row per function, with the DirectML operators it sends and its summary line."""
     lines = [
@@ -322,6 +347,7 @@ def outputs() -> dict[Path, str]:
         PACKAGE / "_client_operators.py": client_operators(registry, modules),
         PACKAGE / "_graph_operators.py": graph_operators(registry, modules),
         PACKAGE / "ops" / "__init__.py": ops_init(registry, modules),
+        PACKAGE / "ops" / "_rules.py": rules_module(registry),
     }
     files = {path: _formatted(source, path) for path, source in python.items()}
     files[ROOT / "docs" / "sdk-functions.md"] = sdk_functions(registry)

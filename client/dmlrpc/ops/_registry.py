@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from dmlrpc.errors import ArgumentValueError
+from dmlrpc.ops._rules import RULES
 from dmlrpc.v1 import operators_pb2
 
 __all__ = [
@@ -222,8 +223,9 @@ def operator(*, sends: tuple[str, ...], result: Result = SINGLE, graph: GraphFac
 
 def rules(operator_type: str) -> str:
     """DirectML's rules of one operator type (``"TOP_K1"`` for DML_OPERATOR_TOP_K1), as the text appended to the
-    docstrings of the functions that send it; empty where none are written down for the SDK."""
-    return ""
+    docstrings of the functions that send it (``ops/_rules.py``, which tools/faces.py writes); empty where none
+    are written down for the SDK."""
+    return RULES.get(operator_type, "")
 
 
 def docstring(name: str, *, graph: bool = False) -> str:
