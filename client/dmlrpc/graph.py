@@ -14,7 +14,7 @@ from dmlrpc._graph_tensors import GraphTensor
 from dmlrpc.codec import DTYPE_BY_DATA_TYPE, TensorLayout, encode, tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.ops._registry import OPERATORS, Operator, TensorArrays
-from dmlrpc.schema import desc_case, tensor_fields
+from dmlrpc.schema import check_input_count, desc_case, tensor_fields
 from dmlrpc.v1 import graph_pb2, operators_pb2, tensor_pb2
 
 __all__ = ["Graph", "GraphTensor"]
@@ -82,13 +82,7 @@ class Graph(GraphOperations):
             raise ArgumentValueError(
                 "operator_desc", f"Graph.node: {case} has tensor arrays; Graph.node takes operators without them"
             )
-        if len(inputs) != len(input_fields):
-            names = ", ".join(f.name for f in input_fields)
-            raise ArgumentValueError(
-                "inputs",
-                f"Graph.node: {case} takes {len(input_fields)} inputs ({names}); got {len(inputs)}",
-                allowed=(str(len(input_fields)),),
-            )
+        check_input_count(case, input_fields, len(inputs), "Graph.node: ")
         for i, tensor in enumerate(inputs):
             _tensor("Graph.node", f"inputs[{i}]", tensor, optional=True)
         return self._add(operator_desc, list(inputs))

@@ -115,22 +115,8 @@ def fill_value_sequence(
             fill, a float ``start``/``delta`` for an integer dtype, a value out of the type's range.
     """
     where = case = "fill_value_sequence"
-    items = [shape] if isinstance(shape, int | np.integer) else shape
-    if isinstance(shape, bool) or not isinstance(items, Sequence | np.ndarray):
-        raise ArgumentTypeError("shape", f"{where}: shape must be an int or a sequence of ints; got {shape!r}")
-    sizes = tuple(_count(size, "shape", where, 1) for size in items)
-    try:
-        target = np.dtype(dtype)
-    except TypeError:
-        raise ArgumentTypeError(
-            "dtype", f"{where}: dtype {dtype!r} is not a NumPy dtype", allowed=_SEQUENCE_TYPES
-        ) from None
-    if target.name not in _SEQUENCE_TYPES:
-        raise ArgumentTypeError(
-            "dtype",
-            f"{where}: dtype {target} is not one DML_OPERATOR_FILL_VALUE_SEQUENCE fills",
-            allowed=_SEQUENCE_TYPES,
-        )
+    sizes = _shape(shape, where)
+    target = _fill_dtype(dtype, where, _SEQUENCE_TYPES, "DML_OPERATOR_FILL_VALUE_SEQUENCE fills")
     scalars = [
         _sequence_scalar(value, argument, target, where) for argument, value in (("start", start), ("delta", delta))
     ]
@@ -178,17 +164,19 @@ def _shape(shape: object, where: str) -> tuple[int, ...]:
     return tuple(_count(size, "shape", where, 1) for size in items)
 
 
-def _fill_dtype(dtype: npt.DTypeLike, where: str) -> np.dtype[Any]:
+def _fill_dtype(
+    dtype: npt.DTypeLike,
+    where: str,
+    allowed: tuple[str, ...] = _FILL_TYPES,
+    fills: str = "DirectML fills (no bool: use uint8)",
+) -> np.dtype[Any]:
+    """``dtype`` as NumPy's, one of ``allowed`` (``fills`` says whose types they are)."""
     try:
         target = np.dtype(dtype)
     except TypeError:
-        raise ArgumentTypeError(
-            "dtype", f"{where}: dtype {dtype!r} is not a NumPy dtype", allowed=_FILL_TYPES
-        ) from None
-    if target.name not in _FILL_TYPES:
-        raise ArgumentTypeError(
-            "dtype", f"{where}: dtype {target} is not one DirectML fills (no bool: use uint8)", allowed=_FILL_TYPES
-        )
+        raise ArgumentTypeError("dtype", f"{where}: dtype {dtype!r} is not a NumPy dtype", allowed=allowed) from None
+    if target.name not in allowed:
+        raise ArgumentTypeError("dtype", f"{where}: dtype {target} is not one {fills}", allowed=allowed)
     return target
 
 
