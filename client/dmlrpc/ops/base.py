@@ -186,6 +186,19 @@ def _version(value: object, where: str, versions: tuple[int, ...]) -> int:
     return int(value)
 
 
+def _index_dtype(value: npt.DTypeLike, where: str, allowed: tuple[str, ...], whose: str) -> np.dtype[Any]:
+    """``index_dtype`` as NumPy's, one of ``allowed``: the index types of ``whose`` (an operator's name)."""
+    try:
+        dtype: np.dtype[Any] | None = np.dtype(value)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.name not in allowed:
+        raise ArgumentTypeError(
+            "index_dtype", f"{where}: index_dtype {value!r} is not an index type of {whose}", allowed=allowed
+        )
+    return dtype
+
+
 def _scalar(value: object, argument: str, where: str) -> float:
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating):
         raise ArgumentTypeError(argument, f"{where}: {argument} must be a number; got {type(value).__name__}")

@@ -12,7 +12,7 @@ import numpy.typing as npt
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.ops._registry import PAIR, GraphFace, Result, first, operator, pooled_input
-from dmlrpc.ops.base import Call, _array, _count, _float_operand, _input, _per_axis, _scalar
+from dmlrpc.ops.base import Call, _array, _count, _float_operand, _index_dtype, _input, _per_axis, _scalar
 from dmlrpc.v1 import operators_pb2
 
 __all__ = ["average_pooling", "lp_pooling", "max_pooling", "max_pooling_with_indices", "max_unpooling", "roi_pooling"]
@@ -222,16 +222,7 @@ def max_pooling_with_indices(
         ArgumentValueError, ArgumentTypeError: as ``max_pooling``; an index dtype other than uint32/uint64.
     """
     where = "max_pooling_with_indices"
-    try:
-        indices = np.dtype(index_dtype)
-    except TypeError:
-        indices = None
-    if indices is None or indices.name not in _INDEX_TYPES:
-        raise ArgumentTypeError(
-            "index_dtype",
-            f"{where}: index_dtype {index_dtype!r} is not an index type of MAX_POOLING1/2",
-            allowed=_INDEX_TYPES,
-        )
+    indices = _index_dtype(index_dtype, where, _INDEX_TYPES, "MAX_POOLING1/2")
     data, shape, attributes, result = _pooling(
         "max_pooling", input, window_size, strides, start_padding, end_padding, empty_ok=False, dilations=dilations
     )

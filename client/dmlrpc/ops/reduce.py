@@ -10,7 +10,7 @@ import numpy.typing as npt
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.ops._registry import GraphFace, operator
-from dmlrpc.ops.base import Call, _flag, _input, _reduce_axes, _wrap
+from dmlrpc.ops.base import Call, _flag, _index_dtype, _input, _reduce_axes, _wrap
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
 __all__ = ["argmax", "argmin", "reduce"]
@@ -170,16 +170,7 @@ def _arg(
         raise ArgumentTypeError(
             "input", f"{where}: input has dtype bool, which DirectML has no data type for; pass x.astype(np.uint8)"
         )
-    try:
-        dtype = np.dtype(index_dtype)
-    except TypeError:
-        dtype = None
-    if dtype is None or dtype.name not in _ARG_INDEX_TYPES:
-        raise ArgumentTypeError(
-            "index_dtype",
-            f"{where}: index_dtype {index_dtype!r} is not an index type of DML_OPERATOR_{case.upper()}",
-            allowed=_ARG_INDEX_TYPES,
-        )
+    dtype = _index_dtype(index_dtype, where, _ARG_INDEX_TYPES, f"DML_OPERATOR_{case.upper()}")
     shape = data.shape
     reduced = _reduce_axes(axes, data.ndim, where)
     data = data.reshape(1) if data.ndim == 0 else data
