@@ -13,7 +13,13 @@ from dmlrpc.ops._rules import RULES
 from dmlrpc.v1 import operators_pb2
 
 __all__ = [
+    "ARRAYS",
+    "FIRST",
     "OPERATORS",
+    "PAIR",
+    "PRESENT",
+    "SINGLE",
+    "TRIPLE",
     "GraphFace",
     "Operator",
     "Result",
@@ -102,7 +108,7 @@ class Result:
 
 
 SINGLE = Result(single, single)
-FIRST = Result(first, single)
+FIRST = Result(first, first)
 PAIR = Result(pair, pair)
 TRIPLE = Result(triple, triple)
 ARRAYS = Result(arrays, arrays)

@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
-from dmlrpc.ops._registry import PAIR, GraphFace, Result, first, operator, pooled_input
+from dmlrpc.ops._registry import FIRST, PAIR, GraphFace, operator, pooled_input
 from dmlrpc.ops.base import Call, _array, _count, _float_operand, _index_dtype, _input, _per_axis, _scalar
 from dmlrpc.v1 import operators_pb2
 
@@ -80,7 +80,7 @@ def average_pooling(
     return Call(operators_pb2.OperatorDesc(average_pooling=desc), (data,), (result,))
 
 
-@operator(sends=("max_pooling", "max_pooling2"), result=Result(first, first), graph=GraphFace(prepare=pooled_input))
+@operator(sends=("max_pooling", "max_pooling2"), result=FIRST, graph=GraphFace(prepare=pooled_input))
 def max_pooling(
     input: npt.ArrayLike,
     window_size: int | Sequence[int],

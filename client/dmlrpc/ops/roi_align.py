@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentValueError
-from dmlrpc.ops._registry import Result, first, operator
+from dmlrpc.ops._registry import FIRST, operator
 from dmlrpc.ops.base import Call, _count, _flag, _float_operand, _scalar, _wrap
 from dmlrpc.ops.convolution import _choice
 from dmlrpc.ops.random_generator import unsigned_words
@@ -144,7 +144,7 @@ def _alignment(
     return offsets, _flag(align_regions_to_corners, "align_regions_to_corners", where)
 
 
-@operator(sends=("roi_align_grad",), result=Result(first, first))
+@operator(sends=("roi_align_grad",), result=FIRST)
 def roi_align_grad(
     input_gradient: npt.ArrayLike,
     rois: npt.ArrayLike,
