@@ -56,12 +56,20 @@ class Pair:
         return f"{self.lines} lines: {self.a} = {self.b}"
 
 
+#: The SDK's faces, which tools/faces.py writes from the operator declarations (generated, as ``v1/`` is).
+FACES = ("client/dmlrpc/_client_operators.py", "client/dmlrpc/_graph_operators.py")
+
+
 def sources(roots: Iterable[Path] = SOURCES) -> list[Path]:
-    """The hand-written Python files under ``roots`` (generated protobuf code excluded)."""
+    """The hand-written Python files under ``roots`` (generated protobuf code and SDK faces excluded)."""
     found: list[Path] = []
     for root in roots:
         paths = [root] if root.is_file() else sorted(root.rglob("*.py"))
-        found.extend(path for path in paths if GENERATED not in path.relative_to(root.parent).parts[1:-1])
+        found.extend(
+            path
+            for path in paths
+            if GENERATED not in path.relative_to(root.parent).parts[1:-1] and not path.as_posix().endswith(FACES)
+        )
     return found
 
 
