@@ -12,8 +12,7 @@ from dmlrpc_server.operators._graph import F32, I32, I64, Graph, Value
 from dmlrpc_server.operators._support import reshaping_feeder, same_type, support_from
 from dmlrpc_server.operators.activation import ACTIVATIONS, apply_fused, check_fused
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
-from dmlrpc_server.operators.pages.activation import FUSABLE_GEMM_ONLY
+from dmlrpc_server.operators.pages import FUSABLE_GEMM_ONLY, page
 
 
 def _same_rank(tensors: Tensors, names: Sequence[str], first: str) -> None:

@@ -19,10 +19,7 @@ class MaxUnpooling(Operator[operators_pb2.MaxUnpoolingOperatorDesc]):
     """Zeros of the output's sizes with each input value written at its flat output index (ScatterElements)."""
 
     case: ClassVar[str] = "max_unpooling"
-    # DirectML.h introduces the type at 2.0 (DML_TARGET_VERSION 0x2000); the page's oldest table is headed 3.0,
-    # with nothing listed before it, so that table applies from the type's introduction. The page itself cannot
-    # say so (its Availability section also reads 3.0): the level is the one thing not taken from it.
-    support = support_from(page("MAX_UNPOOLING"), introduced=operators_pb2.FEATURE_LEVEL_2_0)
+    support = support_from(page("MAX_UNPOOLING"))
 
     def lower(self, desc: operators_pb2.MaxUnpoolingOperatorDesc, tensors: Tensors) -> Plan:
         source, indices, output = tensors["input_tensor"], tensors["indices_tensor"], tensors["output_tensor"]

@@ -33,8 +33,7 @@ from dmlrpc_server.operators._graph import BOOL, F32, I64, Graph, Value
 from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.activation import ACTIVATIONS
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
-from dmlrpc_server.operators.pages.activation import FUSABLE
+from dmlrpc_server.operators.pages import FUSABLE, page
 
 Direction = operators_pb2.RecurrentNetworkDirection
 _ACTIVATIONS: dict[str, ElementWise] = {operator.case: operator for operator in ACTIVATIONS}

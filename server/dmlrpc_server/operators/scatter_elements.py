@@ -35,9 +35,7 @@ class ScatterElements(Operator[operators_pb2.ScatterElementsOperatorDesc]):
     case: ClassVar[str] = "scatter_elements"
     # Indices address positions along the axis within their own slice: ScatterElements along axis + 1.
     batching = BatchRule("ScatterElements")
-    # DirectML.h puts DML_OPERATOR_SCATTER in the 2.0 block (its page says 1.0; the header is authoritative).
-    # DirectML.h introduces the type at 2.0; the page heads its oldest table 1.0 (and cannot say otherwise).
-    support = support_from(page("SCATTER_ELEMENTS"), introduced=FL.FEATURE_LEVEL_2_0)
+    support = support_from(page("SCATTER_ELEMENTS"))
 
     def lower(self, desc: operators_pb2.ScatterElementsOperatorDesc, tensors: Tensors) -> Plan:
         check_same_dimension_count_and_type(tensors)

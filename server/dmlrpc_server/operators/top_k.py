@@ -123,9 +123,7 @@ class _TopKBase(Operator[TopKDesc]):
 
 class TopK(_TopKBase[operators_pb2.TopKOperatorDesc]):
     case: ClassVar[str] = "top_k"
-    # DML_OPERATOR_TOP_K is in DirectML.h's base block (1.0); the page heads its oldest table (FLOAT32/FLOAT16 in 4
-    # dimensions) 2.0, and cannot say that it applies from 1.0.
-    support = support_from(page("TOP_K"), introduced=FL.FEATURE_LEVEL_1_0)
+    support = support_from(page("TOP_K"))
 
 
 class TopK1(_TopKBase[operators_pb2.TopK1OperatorDesc]):
