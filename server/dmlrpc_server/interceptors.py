@@ -19,6 +19,7 @@ from grpc_status import rpc_status
 from dmlrpc.v1 import service_pb2
 from dmlrpc_server.calls import EXECUTED_ON, OPERATOR, operator_case
 from dmlrpc_server.errors import ServiceError
+from dmlrpc_server.handlers import KINDS
 from dmlrpc_server.metrics import Metrics
 
 _log = logging.getLogger(__name__)
@@ -115,21 +116,11 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
             finally:
                 end.finished(label(request))
 
-        make = _HANDLERS[streams_in, streams_out]
-        return make(
+        return KINDS[streams_in, streams_out](
             streamed if streams_out else returned,
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
-
-
-#: The method handler of each call kind: (request streaming, response streaming) -> its grpc factory.
-_HANDLERS: dict[tuple[bool, bool], Callable[..., grpc.RpcMethodHandler]] = {
-    (False, False): grpc.unary_unary_rpc_method_handler,
-    (True, True): grpc.stream_stream_rpc_method_handler,
-    (True, False): grpc.stream_unary_rpc_method_handler,
-    (False, True): grpc.unary_stream_rpc_method_handler,
-}
 
 
 class _Ending:
