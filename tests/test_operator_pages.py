@@ -115,6 +115,7 @@ def test_the_rules_text_says_the_page() -> None:
     assert "OutputIndexTensor: 1-8D UINT64 UINT32." in text
     assert "dmlrpc's correction: The stored page lists the 2.1 and 3.1 tables" in text
     assert max(map(len, text.splitlines())) <= 100
+    assert "Notes: Ties:" in text and "Notes:" not in pages.rules("TOP_K1", notes=False)
 
 
 def test_the_pages_module_loads_by_path_without_the_server() -> None:

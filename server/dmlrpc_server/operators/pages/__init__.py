@@ -180,9 +180,10 @@ def _heading(table: Table) -> str:
     return f"{table['level']} ({functions})" if functions else table["level"]
 
 
-def rules(name: str, width: int = 100) -> str:
-    """DirectML's rules for operator type ``name`` (``"TOP_K1"``) as plain text, for a docstring section: the
-    function, the constraints, the support tables by feature level, the notes and dmlrpc's corrections."""
+def rules(name: str, width: int = 100, *, notes: bool = True) -> str:
+    """DirectML's rules for operator type ``name`` (``"TOP_K1"``) as plain text lines of at most ``width``
+    characters, for a docstring section: the function, the constraints, the support tables by feature level, the
+    notes (unless ``notes`` is false: some run to worked examples) and dmlrpc's corrections."""
     entry = page(name)
 
     def wrap(text: str, first: str = "", rest: str = "") -> list[str]:
@@ -193,7 +194,8 @@ def rules(name: str, width: int = 100) -> str:
     lines.append("Tensor support (from each feature level on: dimension counts, data types):")
     for table in entry["support"]:
         lines += wrap(f"{_heading(table)}: {'; '.join(_rows(table))}.", "- ")
-    lines += wrap(f"Notes: {entry['notes']}")
+    if notes:
+        lines += wrap(f"Notes: {entry['notes']}")
     lines += [line for reason in entry.get("corrections", ()) for line in wrap(f"dmlrpc's correction: {reason}")]
     return "\n".join(lines)
 
