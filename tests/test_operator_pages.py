@@ -98,6 +98,9 @@ def test_every_correction_is_applied_with_its_reason() -> None:
     assert all("correction" in table for table in top_k["support"])
     assert [table["level"] for table in pages.page("TOP_K1")["support"]] == ["2.1", "3.1", "5.0"]
     assert "correction" not in pages.page("TOP_K1")["support"][0]
+    (adam,) = pages.page("ADAM_OPTIMIZER")["support"]  # rows at a level the page has: replaced, the others kept
+    assert list(adam["tensors"]["TrainingStepTensor"]["types"]) == ["FLOAT32", "FLOAT16", "UINT32"]
+    assert len(adam["tensors"]) == 8 and "correction" in adam
 
 
 def test_page_lookup() -> None:

@@ -113,9 +113,13 @@ def _correct(pages: dict[str, Any], correction: Mapping[str, Any]) -> None:
                 table["correction"] = entry["corrections"][-1]
         entry["introduced"] = correction["introduced"]
     for added in correction.get("tables", ()):
+        same = [old for old in entry["support"] if old["level"] == added["level"] and "functions" not in old]
+        if same:  # rows the page has at that level, replaced
+            same[0]["tensors"] = {**same[0]["tensors"], **added["tensors"]}
+            same[0]["correction"] = entry["corrections"][-1]
+            continue
         table = {"level": added["level"], "tensors": added["tensors"], "correction": entry["corrections"][-1]}
-        kept = [old for old in entry["support"] if old["level"] != added["level"]]
-        entry["support"] = sorted([*kept, table], key=lambda table: _level(table["level"]))
+        entry["support"] = sorted([*entry["support"], table], key=lambda table: _level(table["level"]))
 
 
 def load(folder: Path = FOLDER) -> tuple[Mapping[str, Sequence[str]], Mapping[str, Page]]:
