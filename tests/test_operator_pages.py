@@ -142,3 +142,10 @@ def test_the_operator_docs_are_current() -> None:
     found = {path.name: path.read_text(encoding="utf-8") for path in DOCS.glob("*.md")}
     stale = sorted(name for name in expected.keys() | found.keys() if expected.get(name) != found.get(name))
     assert not stale, f"docs/operators/ is stale ({stale}): regenerate it with `python tools/operator_docs.py`"
+
+
+def test_the_docs_tool_finds_them_current() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "operator_docs.py"), "--check"], capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout) == (0, "")

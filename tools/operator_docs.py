@@ -11,18 +11,26 @@ import argparse
 import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "operators"
 PAGES = ROOT / "server" / "dmlrpc_server" / "operators" / "pages" / "__init__.py"
 
 
-def rendered() -> dict[str, str]:
-    """Every file docs/operators/ should hold, by name."""
+def pages_module() -> ModuleType:
+    """The server's operator data module (``dmlrpc_server.operators.pages``) loaded alone, by its path: its
+    ``rules(name)``, ``markdown(family)``, ``PAGES`` and ``FAMILIES`` without the server's dependencies."""
     spec = importlib.util.spec_from_file_location("operator_pages", PAGES)
     assert spec is not None and spec.loader is not None
     pages = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(pages)
+    return pages
+
+
+def rendered() -> dict[str, str]:
+    """Every file docs/operators/ should hold, by name."""
+    pages = pages_module()
     return {f"{family}.md": pages.markdown(family) for family in pages.FAMILIES} | {"README.md": pages.index()}
 
 

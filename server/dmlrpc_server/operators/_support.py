@@ -1,42 +1,21 @@
-"""Tensor-support tables from the page data, the checks operators share, DML_SCALAR_UNION and FLOAT conversions."""
+"""The checks operators share, DML_SCALAR_UNION and FLOAT conversions."""
 
 from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from dmlrpc.codec import DTYPE_BY_DATA_TYPE, data_type_name
-from dmlrpc.schema import snake_case
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument
-from dmlrpc_server.feature_levels import parse_feature_level
-from dmlrpc_server.operators import pages
-from dmlrpc_server.operators.base import Prepare, SupportTable, Tensors, require
-from dmlrpc_server.tensors import TensorRule
+from dmlrpc_server.operators.base import Prepare, Tensors, require
 
 FL = operators_pb2.FeatureLevel
 DT = tensor_pb2.TensorDataType
-
-
-def support_table(tensors: Mapping[str, pages.Tensor]) -> SupportTable:
-    """One page table's rows keyed by proto field name."""
-    return {
-        snake_case(field): TensorRule.of(
-            (row["dims"][0], row["dims"][1]), {DT.Value(f"TENSOR_DATA_TYPE_{name}") for name in row["types"]}
-        )
-        for field, row in tensors.items()
-    }
-
-
-def support_from(page: pages.Page) -> tuple[tuple[int, SupportTable], ...]:
-    """A page's tensor-support tables keyed by proto field name, ascending by feature level (the page data's
-    corrections applied: where DirectML.h introduces a type at another level than the page, its oldest table
-    applies from the header's level)."""
-    return tuple((parse_feature_level(table["level"]), support_table(table["tensors"])) for table in page["support"])
 
 
 # DML_SCALAR_UNION members by the data type they hold, and the struct format of its leading bytes.

@@ -10,16 +10,13 @@ import numpy as np
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._graph import F32, I64, Graph
 from dmlrpc_server.operators._indices import checked_indices, reject_overlaps
-from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
 
 
 class MaxUnpooling(Operator[operators_pb2.MaxUnpoolingOperatorDesc]):
     """Zeros of the output's sizes with each input value written at its flat output index (ScatterElements)."""
 
     case: ClassVar[str] = "max_unpooling"
-    support = support_from(page("MAX_UNPOOLING"))
 
     def lower(self, desc: operators_pb2.MaxUnpoolingOperatorDesc, tensors: Tensors) -> Plan:
         source, indices, output = tensors["input_tensor"], tensors["indices_tensor"], tensors["output_tensor"]

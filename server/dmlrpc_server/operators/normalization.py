@@ -11,10 +11,8 @@ import numpy as np
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._elementwise import Context
 from dmlrpc_server.operators._graph import F16, F32, Graph, Value
-from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.activation import apply_fused, check_fused
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
 
 FL = operators_pb2.FeatureLevel
 I64 = np.int64
@@ -207,7 +205,6 @@ def _mean_variance(
 class BatchNormalization(_Normalization):
     case: ClassVar[str] = "batch_normalization"
     type_name: ClassVar[str] = "BATCH_NORMALIZATION"
-    support = support_from(page("BATCH_NORMALIZATION"))
     parameters = ("mean_tensor", "variance_tensor", "scale_tensor", "bias_tensor")
 
     def check(self, desc: Any, tensors: Tensors) -> None:
@@ -235,7 +232,6 @@ class BatchNormalization(_Normalization):
 class MeanVarianceNormalization(_Normalization):
     case: ClassVar[str] = "mean_variance_normalization"
     type_name: ClassVar[str] = "MEAN_VARIANCE_NORMALIZATION"
-    support = support_from(page("MEAN_VARIANCE_NORMALIZATION"))
     parameters = ("scale_tensor", "bias_tensor")
     paired_scale_bias = True
 
@@ -251,7 +247,6 @@ class MeanVarianceNormalization(_Normalization):
 class MeanVarianceNormalization1(_Normalization):
     case: ClassVar[str] = "mean_variance_normalization1"
     type_name: ClassVar[str] = "MEAN_VARIANCE_NORMALIZATION1"
-    support = support_from(page("MEAN_VARIANCE_NORMALIZATION1"))
     parameters = ("scale_tensor", "bias_tensor")
     paired_scale_bias = True
 
@@ -288,7 +283,6 @@ class MeanVarianceNormalization2(MeanVarianceNormalization1):
     # variance is the mean of squares about 0; without UseVariance the divisor is 1 (Epsilon unused).
     case: ClassVar[str] = "mean_variance_normalization2"
     type_name: ClassVar[str] = "MEAN_VARIANCE_NORMALIZATION2"
-    support = support_from(page("MEAN_VARIANCE_NORMALIZATION2"))
 
     def flags(self, desc: Any) -> tuple[bool, bool]:
         return bool(desc.use_mean), bool(desc.use_variance)
@@ -297,7 +291,6 @@ class MeanVarianceNormalization2(MeanVarianceNormalization1):
 class LpNormalization(_Normalization):
     case: ClassVar[str] = "lp_normalization"
     type_name: ClassVar[str] = "LP_NORMALIZATION"
-    support = support_from(page("LP_NORMALIZATION"))
     fused = False
 
     def check(self, desc: Any, tensors: Tensors) -> None:
@@ -325,7 +318,6 @@ class LocalResponseNormalization(_Normalization):
     # page's formula says (not by the window's element count).
     case: ClassVar[str] = "local_response_normalization"
     type_name: ClassVar[str] = "LOCAL_RESPONSE_NORMALIZATION"
-    support = support_from(page("LOCAL_RESPONSE_NORMALIZATION"))
     fused = False
 
     def check(self, desc: Any, tensors: Tensors) -> None:

@@ -16,10 +16,8 @@ from dmlrpc_server.operators._support import (
     axis_direction,
     same_dimension_count,
     same_type,
-    support_from,
-    support_table,
 )
-from dmlrpc_server.operators.base import Operator, Plan, SupportTable, Tensors, require
+from dmlrpc_server.operators.base import Operator, Plan, SupportTable, Tensors, require, support_table
 from dmlrpc_server.operators.pages import page
 from dmlrpc_server.tensors import TensorRule
 
@@ -307,13 +305,11 @@ class _ArgBase(Operator[ArgDesc]):
 
 class Argmin(_ArgBase[operators_pb2.ArgminOperatorDesc]):
     case: ClassVar[str] = "argmin"
-    support = support_from(page("ARGMIN"))
     largest = False
 
 
 class Argmax(_ArgBase[operators_pb2.ArgmaxOperatorDesc]):
     case: ClassVar[str] = "argmax"
-    support = support_from(page("ARGMAX"))
     largest = True
 
 

@@ -12,9 +12,8 @@ from dmlrpc.codec import packed_strides
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators._indices import checked_indices, reject_overlaps
-from dmlrpc_server.operators._support import same_rank, same_sizes_but_axis, same_type, support_from
+from dmlrpc_server.operators._support import same_rank, same_sizes_but_axis, same_type
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
-from dmlrpc_server.operators.pages import page
 
 FL = operators_pb2.FeatureLevel
 
@@ -35,7 +34,6 @@ class ScatterElements(Operator[operators_pb2.ScatterElementsOperatorDesc]):
     case: ClassVar[str] = "scatter_elements"
     # Indices address positions along the axis within their own slice: ScatterElements along axis + 1.
     batching = BatchRule("ScatterElements")
-    support = support_from(page("SCATTER_ELEMENTS"))
 
     def lower(self, desc: operators_pb2.ScatterElementsOperatorDesc, tensors: Tensors) -> Plan:
         check_same_dimension_count_and_type(tensors)

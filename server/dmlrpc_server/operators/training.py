@@ -11,7 +11,7 @@ import numpy as np
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators._elementwise import Context
 from dmlrpc_server.operators._graph import F16, F32, F64, Graph, Value
-from dmlrpc_server.operators._support import same_type, support_from
+from dmlrpc_server.operators._support import same_type
 from dmlrpc_server.operators.activation import apply_fused, check_fused
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.normalization import (
@@ -21,7 +21,6 @@ from dmlrpc_server.operators.normalization import (
     lrn_base,
     lrn_sums,
 )
-from dmlrpc_server.operators.pages import page
 
 I64 = np.int64
 
@@ -124,7 +123,6 @@ class BatchNormalizationGrad(_BatchNormalizationGradient):
     # only InputGradient * Scale / sqrt(Variance + Epsilon), with no terms through the statistics.
     case: ClassVar[str] = "batch_normalization_grad"
     type_name: ClassVar[str] = "BATCH_NORMALIZATION_GRAD"
-    support = support_from(page("BATCH_NORMALIZATION_GRAD"))
 
     def gradient(
         self, graph: Graph, values: dict[str, Value], variance: Value, axes: Sequence[int], deviation: Value
@@ -139,7 +137,6 @@ class BatchNormalizationTrainingGrad(_BatchNormalizationGradient):
     # The page's 'InputCentered = InputCentered - mean(InputCentered)' is read as Input - mean(Input).
     case: ClassVar[str] = "batch_normalization_training_grad"
     type_name: ClassVar[str] = "BATCH_NORMALIZATION_TRAINING_GRAD"
-    support = support_from(page("BATCH_NORMALIZATION_TRAINING_GRAD"))
 
     def gradient(
         self, graph: Graph, values: dict[str, Value], variance: Value, axes: Sequence[int], deviation: Value
@@ -159,7 +156,6 @@ class BatchNormalizationTraining(_Training):
     # every batch-normalization training pass, and is what OutputVarianceTensor receives.
     case: ClassVar[str] = "batch_normalization_training"
     type_name: ClassVar[str] = "BATCH_NORMALIZATION_TRAINING"
-    support = support_from(page("BATCH_NORMALIZATION_TRAINING"))
 
     def check(self, desc: Any, tensors: Tensors) -> None:
         names = [field.name for field in (*self.inputs, *self.outputs)]
@@ -197,7 +193,6 @@ class LocalResponseNormalizationGrad(_Training):
     # LocalSize), so the second sum is the forward's Conv with its pads exchanged.
     case: ClassVar[str] = "local_response_normalization_grad"
     type_name: ClassVar[str] = "LOCAL_RESPONSE_NORMALIZATION_GRAD"
-    support = support_from(page("LOCAL_RESPONSE_NORMALIZATION_GRAD"))
 
     def check(self, desc: Any, tensors: Tensors) -> None:
         names = ("input_gradient_tensor", "output_gradient_tensor")
@@ -223,7 +218,6 @@ class AdamOptimizer(_Training):
     # FLOAT32. Element-wise with a scalar step: requests stack on a leading axis.
     case: ClassVar[str] = "adam_optimizer"
     type_name: ClassVar[str] = "ADAM_OPTIMIZER"
-    support = support_from(page("ADAM_OPTIMIZER"))
     batching: ClassVar[BatchRule | None] = BatchRule()
 
     def check(self, desc: Any, tensors: Tensors) -> None:
