@@ -128,6 +128,20 @@ def same_sizes_but_axis(tensors: Tensors, name: str, axis: int, reference: str =
         )
 
 
+def elements_axis(tensors: Tensors, axis: int, sized: str) -> None:
+    """GATHER_ELEMENTS' and SCATTER_ELEMENTS' axis rules: Axis below the DimensionCount, indices_tensor of
+    input_tensor's sizes but along Axis, and ``sized`` (the output, or the updates) of indices_tensor's sizes."""
+    rank = len(tensors["input_tensor"].sizes)
+    require(axis < rank, tensors.field("axis"), f"axis {axis} is not less than the dimension count {rank}")
+    same_sizes_but_axis(tensors, "indices_tensor", axis)
+    indices, target = tensors["indices_tensor"], tensors[sized]
+    require(
+        target.sizes == indices.sizes,
+        f"{tensors.field(sized)}.buffer.sizes",
+        f"sizes {list(target.sizes)} must equal indices_tensor's {list(indices.sizes)}",
+    )
+
+
 def same_dimension_count(tensors: Tensors, name: str = "output_tensor", reference: str = "input_tensor") -> None:
     """``name`` has ``reference``'s DimensionCount (the field at fault: its dimension_count)."""
     require(

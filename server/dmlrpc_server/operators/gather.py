@@ -11,7 +11,7 @@ import onnx
 from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._indices import checked_indices
-from dmlrpc_server.operators._support import same_rank, same_sizes_but_axis, same_type
+from dmlrpc_server.operators._support import elements_axis, same_rank, same_type
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
 
 #: Where a gather's index values are bound in a request.
@@ -163,16 +163,9 @@ class GatherElements(Operator[operators_pb2.GatherElementsOperatorDesc]):
     case: ClassVar[str] = "gather_elements"
 
     def lower(self, desc: operators_pb2.GatherElementsOperatorDesc, tensors: Tensors) -> Plan:
-        source, indices, output = check_common(tensors)
-        rank = len(source.sizes)
+        source, indices, _ = check_common(tensors)
         axis = desc.axis
-        require(axis < rank, tensors.field("axis"), f"axis {axis} is not less than the dimension count {rank}")
-        same_sizes_but_axis(tensors, "indices_tensor", axis)
-        require(
-            output.sizes == indices.sizes,
-            f"{tensors.field('output_tensor')}.buffer.sizes",
-            f"sizes {list(output.sizes)} must equal indices_tensor's {list(indices.sizes)}",
-        )
+        elements_axis(tensors, axis, "output_tensor")
         bound = np.asarray(source.sizes[axis], dtype=np.int64)
         node = onnx.helper.make_node("GatherElements", ["input", "indices"], ["output"], axis=int(axis))
 

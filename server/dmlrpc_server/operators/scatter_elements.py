@@ -12,7 +12,7 @@ from dmlrpc.codec import packed_strides
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators._indices import checked_indices, reject_overlaps
-from dmlrpc_server.operators._support import same_rank, same_sizes_but_axis, same_type
+from dmlrpc_server.operators._support import elements_axis, same_rank, same_type
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
 
 FL = operators_pb2.FeatureLevel
@@ -41,13 +41,7 @@ class ScatterElements(Operator[operators_pb2.ScatterElementsOperatorDesc]):
         output = tensors["output_tensor"]
         rank = len(source.sizes)
         axis = desc.axis
-        require(axis < rank, tensors.field("axis"), f"axis {axis} is not less than the dimension count {rank}")
-        same_sizes_but_axis(tensors, "indices_tensor", axis)
-        require(
-            updates.sizes == indices.sizes,
-            f"{tensors.field('updates_tensor')}.buffer.sizes",
-            f"sizes {list(updates.sizes)} must equal indices_tensor's {list(indices.sizes)}",
-        )
+        elements_axis(tensors, axis, "updates_tensor")
         node = onnx.helper.make_node("ScatterElements", ["input", "indices", "updates"], ["output"], axis=int(axis))
         model = make_model(
             [node],
