@@ -48,7 +48,6 @@ class ElementWise(Operator[Any]):
     stride-0 dimensions), type groups share a data type, an optional ScaleBias applies to the first input."""
 
     #: DirectML's operator type name (the page key).
-    type_name: ClassVar[str]
     #: Groups of tensor fields that share one data type; ``None``: all of them.
     same_type: ClassVar[tuple[tuple[str, ...], ...] | None] = None
     #: Fields whose sizes need not equal the output's (per-tensor quantisation parameters).
@@ -184,7 +183,6 @@ def define(
     """One operator of the family (its support tables are its page's): its function and any options (ClassVars)."""
     namespace: dict[str, Any] = {
         "case": type_name.lower(),
-        "type_name": type_name,
         "function": _method(function),
     }
     for name, value in options.items():

@@ -223,6 +223,11 @@ class Operator(abc.ABC, Generic[DescT]):
                 )
 
     @property
+    def type_name(self) -> str:
+        """The DML_OPERATOR_TYPE name without its prefix ("TOP_K1"), which also names the operator's page."""
+        return self.case.upper()
+
+    @property
     def operator_type(self) -> int:
         return operators_pb2.OperatorDesc.DESCRIPTOR.fields_by_name[self.case].number
 

@@ -78,7 +78,6 @@ class _Recurrent(Operator[Any]):
     """The family's shared rules and lowering; an operator adds its gate count, states and step."""
 
     #: DirectML's operator type name (the page key).
-    type_name: ClassVar[str]
     #: G: the gates stacked in WeightTensor and RecurrenceTensor.
     gates: ClassVar[int]
     #: Activations per direction (f; f, g; f, g, h).
@@ -323,7 +322,6 @@ class _Recurrent(Operator[Any]):
 
 class Rnn(_Recurrent):
     case: ClassVar[str] = "rnn"
-    type_name: ClassVar[str] = "RNN"
     gates: ClassVar[int] = 1
     activation_count: ClassVar[int] = 1
 
@@ -337,7 +335,6 @@ class Rnn(_Recurrent):
 
 class Lstm(_Recurrent):
     case: ClassVar[str] = "lstm"
-    type_name: ClassVar[str] = "LSTM"
     gates: ClassVar[int] = 4
     activation_count: ClassVar[int] = 3
     states = (("hidden_init_tensor", "output_single_tensor"), ("cell_mem_init_tensor", "output_cell_single_tensor"))
@@ -393,7 +390,6 @@ class Lstm(_Recurrent):
 
 class Gru(_Recurrent):
     case: ClassVar[str] = "gru"
-    type_name: ClassVar[str] = "GRU"
     gates: ClassVar[int] = 3
     activation_count: ClassVar[int] = 2
     fold_recurrence_bias: ClassVar[bool] = False
