@@ -12,9 +12,7 @@ from dmlrpc.codec import packed_strides
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._batching import IndexTupleBatchRule
 from dmlrpc_server.operators._indices import checked_indices, reject_overlaps
-from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
-from dmlrpc_server.operators.pages import page
 from dmlrpc_server.operators.scatter_elements import check_same_dimension_count_and_type
 
 FL = operators_pb2.FeatureLevel
@@ -24,7 +22,6 @@ class ScatterNd(Operator[operators_pb2.ScatterNdOperatorDesc]):
     case: ClassVar[str] = "scatter_nd"
     # Each index tuple gets its request's batch coordinate prepended.
     batching = IndexTupleBatchRule()
-    support = support_from(page("SCATTER_ND"))
 
     def lower(self, desc: operators_pb2.ScatterNdOperatorDesc, tensors: Tensors) -> Plan:
         check_same_dimension_count_and_type(tensors)
