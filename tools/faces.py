@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 import re
@@ -272,11 +274,22 @@ def ops_init(registry: Any, modules: list[types.ModuleType]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@functools.cache
+def _operator_pages() -> Any:
+    """The server's operator data (``dmlrpc_server.operators.pages``), loaded alone through tools/operator_docs.py."""
+    spec = importlib.util.spec_from_file_location("operator_docs", ROOT / "tools" / "operator_docs.py")
+    assert spec is not None and spec.loader is not None
+    operator_docs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(operator_docs)
+    return operator_docs.pages_module()
+
+
 def directml_rules(operator_type: str) -> str:
     """DirectML's rules of one operator type (``"TOP_K1"`` for DML_OPERATOR_TOP_K1) as every face's docstring of the
-    functions that send it shows them, after the builder's own text: empty for now, until the operator data
-    (DirectML's doc tables) feeds it."""
-    return ""
+    functions that send it shows them, after the builder's own text: the operator data's rules, without the notes
+    (some run to worked examples: docs/operators/ has them)."""
+    pages = _operator_pages()
+    return str(pages.rules(operator_type, notes=False)) if operator_type in pages.PAGES else ""
 
 
 def rules_module(registry: Any) -> str:
