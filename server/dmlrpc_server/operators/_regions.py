@@ -134,6 +134,11 @@ class Tables:
     mask: np.ndarray
     outside: np.ndarray
 
+    def sampling(self) -> dict[str, np.ndarray]:
+        """The feeds that pick and weigh each region's samples, the forward's and the gradient's alike: "batch",
+        "wy" and "wx"."""
+        return {"batch": self.batch, "wy": self.wy, "wx": self.wx}
+
 
 def check_regions(
     tensors: Tensors, output_name: str, source: tuple[int, int, int, int], attrs: SamplingAttributes

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from dmlrpc.codec import DTYPE_BY_DATA_TYPE, data_type_name
+from dmlrpc.codec import DTYPE_BY_DATA_TYPE, TensorLayout, data_type_name
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.operators.base import Prepare, Tensors, require
@@ -83,26 +83,48 @@ def integer_bounds(low: float, high: float, dtype: np.dtype[Any]) -> tuple[int, 
     )
 
 
-def same_type(tensors: Tensors, names: Sequence[str], reference: str = "input_tensor") -> None:
-    """Every set tensor of ``names`` has ``reference``'s data type."""
-    data_type = tensors[reference].data_type
+def _set_beside(
+    tensors: Tensors, names: Sequence[str], reference: str
+) -> Iterator[tuple[str, TensorLayout, TensorLayout]]:
+    """Each set tensor of ``names`` with its layout and ``reference``'s (none where ``reference`` is unset): what
+    the ``same_*`` rules compare, an unset optional tensor having nothing to agree with."""
+    beside = tensors.layouts[reference]
+    if beside is None:
+        return
     for name in names:
         layout = tensors.layouts[name]
+        if layout is not None:
+            yield name, layout, beside
+
+
+def same_type(tensors: Tensors, names: Sequence[str], reference: str = "input_tensor") -> None:
+    """Every set tensor of ``names`` has ``reference``'s data type."""
+    for name, layout, beside in _set_beside(tensors, names, reference):
         require(
-            layout is None or layout.data_type == data_type,
+            layout.data_type == beside.data_type,
             f"{tensors.field(name)}.buffer.data_type",
             f"must equal {reference}'s data type",
         )
 
 
 def same_rank(tensors: Tensors, names: Sequence[str], reference: str = "input_tensor") -> None:
-    """Every tensor of ``names`` has ``reference``'s DimensionCount (its sizes are the field at fault)."""
-    rank = len(tensors[reference].sizes)
-    for name in names:
+    """Every set tensor of ``names`` has ``reference``'s DimensionCount (its sizes are the field at fault)."""
+    for name, layout, beside in _set_beside(tensors, names, reference):
         require(
-            len(tensors[name].sizes) == rank,
+            len(layout.sizes) == len(beside.sizes),
             f"{tensors.field(name)}.buffer.sizes",
-            f"{len(tensors[name].sizes)} dimensions; must equal {reference}'s {rank}",
+            f"{len(layout.sizes)} dimensions; must equal {reference}'s {len(beside.sizes)}",
+        )
+
+
+def equal_sizes(tensors: Tensors, names: Sequence[str], reference: str, why: str = "") -> None:
+    """Every set tensor of ``names`` has ``reference``'s sizes (so also its DimensionCount); ``why`` says the rule
+    where the sizes alone would not."""
+    for name, layout, beside in _set_beside(tensors, names, reference):
+        require(
+            list(layout.sizes) == list(beside.sizes),
+            f"{tensors.field(name)}.buffer.sizes",
+            f"sizes {list(layout.sizes)} must equal {reference}'s sizes {list(beside.sizes)}{why}",
         )
 
 
@@ -149,6 +171,26 @@ def same_dimension_count(tensors: Tensors, name: str = "output_tensor", referenc
         f"{tensors.field(name)}.buffer.dimension_count",
         f"must equal {reference}'s dimension count",
     )
+
+
+def spatial_arrays(desc: Any, tensors: Tensors, source: str, arrays: Sequence[str], positive: Sequence[str]) -> int:
+    """The windowed operators' rules (convolution, pooling): DimensionCount is ``source``'s spatial dimension count
+    (its rank less N and C), each field of ``arrays`` has that many values, each value of ``positive`` at least 1.
+    The spatial dimension count."""
+    rank = len(tensors[source].sizes)
+    spatial = rank - 2
+    require(
+        desc.dimension_count == spatial,
+        tensors.field("dimension_count"),
+        f"{desc.dimension_count}; must be {spatial} (the spatial dimensions of a {rank}-D {source})",
+    )
+    for name in arrays:
+        count = len(getattr(desc, name))
+        require(count == spatial, tensors.field(name), f"{count} values; must have dimension_count ({spatial})")
+    for name in positive:
+        for index, value in enumerate(getattr(desc, name)):
+            require(value >= 1, f"{tensors.field(name)}[{index}]", f"{value}; must be at least 1")
+    return spatial
 
 
 def axis_direction(direction: int, tensors: Tensors, field: str = "axis_direction") -> int:

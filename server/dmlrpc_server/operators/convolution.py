@@ -11,7 +11,7 @@ import onnx
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._elementwise import Context
 from dmlrpc_server.operators._graph import F32, I32, I64, U8, Graph, Value
-from dmlrpc_server.operators._support import reshaping_feeder
+from dmlrpc_server.operators._support import reshaping_feeder, same_rank, same_type, spatial_arrays
 from dmlrpc_server.operators.activation import apply_fused, check_fused
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 
@@ -31,46 +31,14 @@ class Geometry:
     output_channels: int
 
 
-def _same(tensors: Tensors, names: Sequence[str], first: str, *, types: bool, ranks: bool) -> None:
-    reference = tensors.layouts[first]
-    if reference is None:
-        return
-    for name in names:
-        layout = tensors.layouts[name]
-        if layout is None:
-            continue
-        require(
-            not types or layout.data_type == reference.data_type,
-            f"{tensors.field(name)}.buffer.data_type",
-            f"must equal {first}'s data type",
-        )
-        require(
-            not ranks or len(layout.sizes) == len(reference.sizes),
-            f"{tensors.field(name)}.buffer.sizes",
-            f"must have {first}'s dimension count {len(reference.sizes)}",
-        )
-
-
 def _geometry(desc: Any, tensors: Tensors, *, backward: bool, has_output_padding: bool) -> Geometry:
     """DirectML's shared convolution rules: array counts, attribute ranges, channel groups and the sizes the
     output must have."""
     source, weights, output = tensors["input_tensor"], tensors["filter_tensor"], tensors["output_tensor"]
-    rank = len(source.sizes)
-    spatial = rank - 2
-    require(
-        desc.dimension_count == spatial,
-        tensors.field("dimension_count"),
-        f"{desc.dimension_count} must be the number of spatial dimensions: {spatial} for {rank}-D tensors",
-    )
     arrays = ["strides", "dilations", "start_padding", "end_padding"] + (
         ["output_padding"] if has_output_padding else []
     )
-    for name in arrays:
-        count = len(getattr(desc, name))
-        require(count == spatial, tensors.field(name), f"{count} values; dimension_count is {spatial}")
-    for name in ("strides", "dilations"):
-        for index, value in enumerate(getattr(desc, name)):
-            require(value >= 1, f"{tensors.field(name)}[{index}]", f"{value} must be at least 1")
+    spatial = spatial_arrays(desc, tensors, "input_tensor", arrays, ("strides", "dilations"))
     groups = desc.group_count
     require(groups >= 1, tensors.field("group_count"), f"{groups} must be at least 1")
     channels = source.sizes[1]
@@ -164,7 +132,8 @@ class Convolution(Operator[operators_pb2.ConvolutionOperatorDesc]):
     case: ClassVar[str] = "convolution"
 
     def lower(self, desc: operators_pb2.ConvolutionOperatorDesc, tensors: Tensors) -> Plan:
-        _same(tensors, ("filter_tensor", "bias_tensor", "output_tensor"), "input_tensor", types=True, ranks=True)
+        same_type(tensors, ("filter_tensor", "bias_tensor", "output_tensor"))
+        same_rank(tensors, ("filter_tensor", "bias_tensor", "output_tensor"))
         require(
             desc.mode in operators_pb2.ConvolutionMode.values(),
             tensors.field("mode"),
@@ -238,6 +207,16 @@ class Convolution(Operator[operators_pb2.ConvolutionOperatorDesc]):
         return Plan(layouts, (output,), graph.model(), direct_inputs=direct, direct_outputs=True)
 
 
+def integer_geometry(desc: Any, tensors: Tensors) -> Geometry:
+    """The rules CONVOLUTION_INTEGER and QUANTIZED_LINEAR_CONVOLUTION share (the filter and the output of the
+    input's DimensionCount, each zero point of its tensor's data type, a forward convolution's geometry), checked;
+    the geometry."""
+    same_rank(tensors, ("filter_tensor", "output_tensor"))
+    same_type(tensors, ("input_zero_point_tensor",))
+    same_type(tensors, ("filter_zero_point_tensor",), "filter_tensor")
+    return _geometry(desc, tensors, backward=False, has_output_padding=False)
+
+
 def integer_convolution(graph: Graph, tensors: Tensors, geometry: Geometry) -> tuple[Value, tuple[int, ...]]:
     """conv(Input - InputZeroPoint, Filter - FilterZeroPoint) in INT32 over graph inputs "input", "input_zero",
     "filter" and "filter_zero" (the zero points reshaped to the returned filter zero point shape, or to a scalar for
@@ -303,13 +282,10 @@ class ConvolutionInteger(Operator[operators_pb2.ConvolutionIntegerOperatorDesc])
     case: ClassVar[str] = "convolution_integer"
 
     def lower(self, desc: operators_pb2.ConvolutionIntegerOperatorDesc, tensors: Tensors) -> Plan:
-        _same(tensors, ("filter_tensor", "output_tensor"), "input_tensor", types=False, ranks=True)
-        _same(tensors, ("input_zero_point_tensor",), "input_tensor", types=True, ranks=False)
-        _same(tensors, ("filter_zero_point_tensor",), "filter_tensor", types=True, ranks=False)
-        _same(tensors, ("filter_zero_point_tensor",), "input_zero_point_tensor", types=False, ranks=True)
         # The page says DimensionCount must be 2, yet its 4.0 table takes 3-D tensors (one spatial dimension):
         # the table wins, DimensionCount is the tensors' spatial dimension count (1 or 2).
-        geometry = _geometry(desc, tensors, backward=False, has_output_padding=False)
+        geometry = integer_geometry(desc, tensors)
+        same_rank(tensors, ("filter_zero_point_tensor",), "input_zero_point_tensor")
         output = tensors["output_tensor"]
         graph = Graph()
         y, filter_zero_shape = integer_convolution(graph, tensors, geometry)

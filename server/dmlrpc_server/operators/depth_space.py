@@ -6,8 +6,9 @@ from typing import Any, ClassVar, TypeVar
 
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._graph import I64, Graph
+from dmlrpc_server.operators._support import same_type
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.movement import _output_sizes, _same_data_type
+from dmlrpc_server.operators.movement import _output_sizes
 
 DepthSpaceDesc = TypeVar(
     "DepthSpaceDesc",
@@ -29,7 +30,7 @@ class _DepthSpaceBase(Operator[DepthSpaceDesc]):
 
     def lower(self, desc: DepthSpaceDesc, tensors: Tensors) -> Plan:
         source, output = tensors["input_tensor"], tensors["output_tensor"]
-        _same_data_type(tensors)
+        same_type(tensors, ("output_tensor",))
         order = self.order(desc, tensors)
         block = desc.block_size
         require(block >= 1, tensors.field("block_size"), "must be at least 1")

@@ -40,6 +40,12 @@ def _feeding(feeds: Feeds) -> Prepare:
     return prepare
 
 
+def _generated(g: Graph, result: Value, output: TensorLayout, feeds: Feeds) -> Plan:
+    """The plan of a generator without inputs: ``result`` as its output, ``feeds`` (its run-time scalars) fed."""
+    g.output(result, "output", output.sizes)
+    return Plan((), (output,), g.model(), _feeding(feeds), _reshaped(output), direct_outputs=True)
+
+
 def _reshaped(*layouts: TensorLayout | None) -> Finish:
     """A ``finish`` that reshapes each model output to its output tensor's sizes and dtype."""
 
@@ -164,8 +170,7 @@ class FillValueConstant(Operator[operators_pb2.FillValueConstantOperatorDesc]):
         g = Graph()
         feeds: Feeds = {"value": np.array([value], dtype=output.dtype)}
         filled = g.op("Expand", g.input("value", output.dtype, [1]), g.const(list(output.sizes), np.int64))
-        g.output(filled, "output", output.sizes)
-        return Plan((), (output,), g.model(), _feeding(feeds), _reshaped(output), direct_outputs=True)
+        return _generated(g, filled, output, feeds)
 
 
 class FillValueSequence(Operator[operators_pb2.FillValueSequenceOperatorDesc]):
@@ -194,8 +199,7 @@ class FillValueSequence(Operator[operators_pb2.FillValueSequenceOperatorDesc]):
             bits = 8 * compute.itemsize
             term = g.op("Mul", g.cast(index, compute), g.const(int(delta) % (1 << bits), compute))
             result = g.cast(g.op("Add", term, g.const(int(start) % (1 << bits), compute)), output.dtype)
-        g.output(_shape(g, result, output.sizes), "output", output.sizes)
-        return Plan((), (output,), g.model(), _feeding(feeds), _reshaped(output), direct_outputs=True)
+        return _generated(g, _shape(g, result, output.sizes), output, feeds)
 
 
 def _diagonals(g: Graph, height: int, width: int, feeds: Feeds) -> Value:
@@ -243,8 +247,7 @@ class DiagonalMatrix(Operator[operators_pb2.DiagonalMatrixOperatorDesc]):
         height, width = output.sizes[-2:]
         on = g.op("Equal", _diagonals(g, height, width, feeds), g.const(int(desc.offset), np.int64), dtype=BOOL)
         result, _ = _fill_plan(g, on, value, None, output)
-        g.output(result, "output", output.sizes)
-        return Plan((), (output,), g.model(), _feeding(feeds), _reshaped(output), direct_outputs=True)
+        return _generated(g, result, output, feeds)
 
 
 class DiagonalMatrix1(Operator[operators_pb2.DiagonalMatrix1OperatorDesc]):

@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.feature_levels import parse_feature_level
 from dmlrpc_server.operators._elementwise import Context, ElementWise
 from dmlrpc_server.operators._graph import F32, I32, I64, Graph, Value
-from dmlrpc_server.operators._support import reshaping_feeder, same_type
+from dmlrpc_server.operators._support import equal_sizes, reshaping_feeder, same_rank, same_type
 from dmlrpc_server.operators.activation import ACTIVATIONS, apply_fused, check_fused
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.pages import FUSABLE_GEMM_ONLY
-
-
-def _same_rank(tensors: Tensors, names: Sequence[str], first: str) -> None:
-    rank = len(tensors[first].sizes)
-    for name in names:
-        layout = tensors.layouts[name]
-        require(
-            layout is None or len(layout.sizes) == rank,
-            f"{tensors.field(name)}.buffer.sizes",
-            f"must have {first}'s dimension count {rank}",
-        )
 
 
 def _product_sizes(
@@ -93,7 +81,7 @@ class Gemm(Operator[operators_pb2.GemmOperatorDesc]):
     def lower(self, desc: operators_pb2.GemmOperatorDesc, tensors: Tensors) -> Plan:
         names = ("b_tensor", "c_tensor", "output_tensor")
         same_type(tensors, names, "a_tensor")
-        _same_rank(tensors, names, "a_tensor")
+        same_rank(tensors, names, "a_tensor")
         transforms = operators_pb2.MatrixTransform.values()
         for name in ("trans_a", "trans_b"):
             require(
@@ -106,13 +94,7 @@ class Gemm(Operator[operators_pb2.GemmOperatorDesc]):
         _product_sizes(tensors, "a_tensor", "b_tensor", (1, 0) if trans_a else (0, 1), (1, 0) if trans_b else (0, 1))
         output = tensors["output_tensor"]
         c_layout = tensors.layouts["c_tensor"]
-        if c_layout is not None:
-            require(
-                c_layout.sizes == output.sizes,
-                f"{tensors.field('c_tensor')}.buffer.sizes",
-                f"sizes {list(c_layout.sizes)} must equal output_tensor's {list(output.sizes)} (C broadcasts "
-                "through zero strides, not through sizes)",
-            )
+        equal_sizes(tensors, ("c_tensor",), "output_tensor", " (C broadcasts through zero strides, not through sizes)")
         context = Context(desc, tensors, output.dtype, tensors.feature_level, tensors.path)
         softmax = _gemm_softmax(desc, tensors)
         if softmax is None:
@@ -178,7 +160,7 @@ class MatrixMultiplyInteger(Operator[operators_pb2.MatrixMultiplyIntegerOperator
     case: ClassVar[str] = "matrix_multiply_integer"
 
     def lower(self, desc: operators_pb2.MatrixMultiplyIntegerOperatorDesc, tensors: Tensors) -> Plan:
-        _same_rank(tensors, ("b_tensor", "output_tensor"), "a_tensor")
+        same_rank(tensors, ("b_tensor", "output_tensor"), "a_tensor")
         same_type(tensors, ("a_zero_point_tensor",), "a_tensor")
         same_type(tensors, ("b_zero_point_tensor",), "b_tensor")
         m, n = _product_sizes(tensors, "a_tensor", "b_tensor", (0, 1), (0, 1))

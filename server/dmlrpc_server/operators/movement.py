@@ -12,7 +12,7 @@ from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.operators._graph import I16, I32, I64, U16, U32, Graph, Value
-from dmlrpc_server.operators._support import scalar_value
+from dmlrpc_server.operators._support import same_type, scalar_value
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 
 FL = operators_pb2.FeatureLevel
@@ -22,14 +22,6 @@ _PAD_WIDENED = {I16: I32, U16: U32}
 
 
 # --- shared checks ----------------------------------------------------------------------------------------------
-
-
-def _same_data_type(tensors: Tensors, source: str = "input_tensor", target: str = "output_tensor") -> None:
-    require(
-        tensors[target].data_type == tensors[source].data_type,
-        f"{tensors.field(target)}.buffer.data_type",
-        f"must equal {source}'s data type",
-    )
 
 
 def _output_sizes(tensors: Tensors, expected: Sequence[int], rule: str, name: str = "output_tensor") -> None:
@@ -93,7 +85,7 @@ class Slice(Operator[operators_pb2.SliceOperatorDesc]):
 
     def lower(self, desc: operators_pb2.SliceOperatorDesc, tensors: Tensors) -> Plan:
         source, output = tensors["input_tensor"], tensors["output_tensor"]
-        _same_data_type(tensors)
+        same_type(tensors, ("output_tensor",))
         rank = _dimension_count(desc.dimension_count, tensors)
         offsets = _array(desc.offsets, rank, tensors, "offsets", "dimension_count")
         sizes = _array(desc.sizes, rank, tensors, "sizes", "dimension_count")
@@ -135,7 +127,7 @@ def slice1_window(
     ``output_name``'s sizes."""
     source, output = tensors[source_name], tensors[output_name]
     what = source_name.removesuffix("_tensor").replace("_", " ")
-    _same_data_type(tensors, source_name, output_name)
+    same_type(tensors, (output_name,), source_name)
     rank = _dimension_count(desc.dimension_count, tensors, source_name, output_name)
     offsets = _array(desc.input_window_offsets, rank, tensors, "input_window_offsets", "dimension_count")
     sizes = _array(desc.input_window_sizes, rank, tensors, "input_window_sizes", "dimension_count")
@@ -221,7 +213,7 @@ class _PaddingBase(Operator[PaddingDesc]):
 
     def lower(self, desc: PaddingDesc, tensors: Tensors) -> Plan:
         source, output = tensors["input_tensor"], tensors["output_tensor"]
-        _same_data_type(tensors)
+        same_type(tensors, ("output_tensor",))
         rank = _dimension_count(desc.dimension_count, tensors)
         starts = _array(desc.start_padding, rank, tensors, "start_padding", "dimension_count")
         ends = _array(desc.end_padding, rank, tensors, "end_padding", "dimension_count")
@@ -296,7 +288,7 @@ class Tile(Operator[operators_pb2.TileOperatorDesc]):
 
     def lower(self, desc: operators_pb2.TileOperatorDesc, tensors: Tensors) -> Plan:
         source, output = tensors["input_tensor"], tensors["output_tensor"]
-        _same_data_type(tensors)
+        same_type(tensors, ("output_tensor",))
         rank = len(source.sizes)
         require(
             desc.repeats_count == rank,
@@ -326,7 +318,7 @@ class ReverseSubsequences(Operator[operators_pb2.ReverseSubsequencesOperatorDesc
             tensors["sequence_lengths_tensor"],
             tensors["output_tensor"],
         )
-        _same_data_type(tensors)
+        same_type(tensors, ("output_tensor",))
         rank = len(source.sizes)
         axis = desc.axis
         require(axis < rank, tensors.field("axis"), f"{axis} is not less than the dimension count {rank}")

@@ -13,6 +13,7 @@ from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import InvalidArgument, ResourceExhausted
 from dmlrpc_server.operators._graph import BOOL, F32, I16, I32, I64, U16, U32, U64, Graph, Value
+from dmlrpc_server.operators._support import same_rank, spatial_arrays
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 
 #: Entries of one spatial dimension's window table (output positions x in-bounds window elements) beyond which a
@@ -70,36 +71,15 @@ def pooling_geometry(
     ``pooled_names`` are the tensors of the pooled sizes (a pooling's outputs, a pooling gradient's input gradient).
     """
     source = tensors[source_name]
-    rank = len(source.sizes)
-    spatial = rank - 2
-    require(
-        desc.dimension_count == spatial,
-        tensors.field("dimension_count"),
-        f"{desc.dimension_count}; must be {spatial} (the spatial dimensions of a {rank}-D {source_name})",
-    )
     names = ["strides", "window_size", "start_padding", "end_padding"]
     if has_dilations:
         names.append("dilations")
-    values: list[list[int]] = []
-    for name in names:
-        field = list(getattr(desc, name))
-        require(
-            len(field) == spatial,
-            tensors.field(name),
-            f"{len(field)} values; must have dimension_count ({spatial})",
-        )
-        if name in ("strides", "window_size", "dilations"):
-            for i, value in enumerate(field):
-                require(value >= 1, f"{tensors.field(name)}[{i}]", f"{value}; must be at least 1")
-        values.append(field)
+    positive = [name for name in names if name in ("strides", "window_size", "dilations")]
+    spatial = spatial_arrays(desc, tensors, source_name, names, positive)
+    values = [list(getattr(desc, name)) for name in names]
     if not has_dilations:
         values.append([1] * spatial)
-    for name in pooled_names:
-        require(
-            len(tensors[name].sizes) == rank,
-            f"{tensors.field(name)}.buffer.sizes",
-            f"{len(tensors[name].sizes)} dimensions; must equal {source_name}'s {rank}",
-        )
+    same_rank(tensors, pooled_names, source_name)
     strides, window, start, end, dilations = values
     expected = list(source.sizes[:2])
     for i in range(spatial):

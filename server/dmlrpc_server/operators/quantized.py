@@ -11,10 +11,10 @@ from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators._graph import BOOL, F32, I32, I64, Graph, Value
-from dmlrpc_server.operators._support import reshaping_feeder, same_type
+from dmlrpc_server.operators._support import equal_sizes, reshaping_feeder, same_rank, same_type
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.convolution import _geometry, _same, integer_convolution
-from dmlrpc_server.operators.matrix import _product_sizes, _same_rank, _zero_point_shape
+from dmlrpc_server.operators.convolution import integer_convolution, integer_geometry
+from dmlrpc_server.operators.matrix import _product_sizes, _zero_point_shape
 from dmlrpc_server.operators.pooling import _Pooling
 from dmlrpc_server.operators.quantize import _dequantize, _quantize
 
@@ -76,7 +76,7 @@ def _per_channel(tensors: Tensors, name: str, channels: int, rank: int) -> tuple
 def _same_parameter_rank(tensors: Tensors, names: Sequence[str]) -> None:
     """The page's rule that the scale and zero-point tensors share one DimensionCount."""
     present = [name for name in names if tensors.layouts[name] is not None]
-    _same_rank(tensors, present[1:], present[0])
+    same_rank(tensors, present[1:], present[0])
 
 
 class _Quantization(Operator[QuantizationDesc]):
@@ -176,7 +176,7 @@ class DynamicQuantizeLinear(Operator[operators_pb2.DynamicQuantizeLinearOperator
     def lower(self, desc: operators_pb2.DynamicQuantizeLinearOperatorDesc, tensors: Tensors) -> Plan:
         source, output = tensors["input_tensor"], tensors["output_tensor"]
         scale_out, zero_out = tensors["output_scale_tensor"], tensors["output_zero_point_tensor"]
-        _same_rank(tensors, ("output_tensor", "output_scale_tensor", "output_zero_point_tensor"), "input_tensor")
+        same_rank(tensors, ("output_tensor", "output_scale_tensor", "output_zero_point_tensor"), "input_tensor")
         same_type(tensors, ("output_zero_point_tensor",), "output_tensor")
         require(
             output.sizes == source.sizes,
@@ -254,7 +254,7 @@ class QuantizedLinearMatrixMultiply(Operator[operators_pb2.QuantizedLinearMatrix
     )
 
     def lower(self, desc: operators_pb2.QuantizedLinearMatrixMultiplyOperatorDesc, tensors: Tensors) -> Plan:
-        _same_rank(tensors, ("b_tensor", "output_tensor"), "a_tensor")
+        same_rank(tensors, ("b_tensor", "output_tensor"), "a_tensor")
         same_type(tensors, ("a_zero_point_tensor",), "a_tensor")
         same_type(tensors, ("b_zero_point_tensor",), "b_tensor")
         same_type(tensors, ("output_zero_point_tensor",), "output_tensor")
@@ -301,19 +301,14 @@ class MatrixMultiplyIntegerToFloat(Operator[operators_pb2.MatrixMultiplyIntegerT
     _FIELDS = ("a_scale_tensor", "a_zero_point_tensor", "b_scale_tensor", "b_zero_point_tensor")
 
     def lower(self, desc: operators_pb2.MatrixMultiplyIntegerToFloatOperatorDesc, tensors: Tensors) -> Plan:
-        _same_rank(tensors, ("b_tensor", "bias_tensor", "output_tensor"), "a_tensor")
+        same_rank(tensors, ("b_tensor", "bias_tensor", "output_tensor"), "a_tensor")
         same_type(tensors, ("a_zero_point_tensor", "b_tensor", "b_zero_point_tensor"), "a_tensor")
         same_type(tensors, ("a_scale_tensor", "b_scale_tensor", "bias_tensor"), "output_tensor")
         _same_parameter_rank(tensors, self._FIELDS)
         m, n = _product_sizes(tensors, "a_tensor", "b_tensor", (0, 1), (0, 1))
         output = tensors["output_tensor"]
+        equal_sizes(tensors, ("bias_tensor",), "output_tensor")
         bias = tensors.layouts["bias_tensor"]
-        if bias is not None:
-            require(
-                bias.sizes == output.sizes,
-                f"{tensors.field('bias_tensor')}.buffer.sizes",
-                f"sizes {list(bias.sizes)} must equal output_tensor's {list(output.sizes)}",
-            )
         rank = len(output.sizes)
         shapes = {
             name: _zero_point_shape(tensors, name, n if name.startswith("b_") else m, name.startswith("a_"), rank)
@@ -348,11 +343,8 @@ class QuantizedLinearConvolution(Operator[operators_pb2.QuantizedLinearConvoluti
     case: ClassVar[str] = "quantized_linear_convolution"
 
     def lower(self, desc: operators_pb2.QuantizedLinearConvolutionOperatorDesc, tensors: Tensors) -> Plan:
-        _same(tensors, ("filter_tensor", "output_tensor"), "input_tensor", types=False, ranks=True)
-        _same(tensors, ("input_zero_point_tensor",), "input_tensor", types=True, ranks=False)
-        _same(tensors, ("filter_zero_point_tensor",), "filter_tensor", types=True, ranks=False)
-        _same(tensors, ("output_zero_point_tensor",), "output_tensor", types=True, ranks=False)
-        geometry = _geometry(desc, tensors, backward=False, has_output_padding=False)
+        geometry = integer_geometry(desc, tensors)
+        same_type(tensors, ("output_zero_point_tensor",), "output_tensor")
         output = tensors["output_tensor"]
         rank = len(output.sizes)
         channels = geometry.output_channels

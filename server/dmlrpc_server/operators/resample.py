@@ -13,7 +13,7 @@ import numpy as np
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.errors import ResourceExhausted
 from dmlrpc_server.operators._graph import F32, I64, Graph, Value
-from dmlrpc_server.operators._support import axis_direction
+from dmlrpc_server.operators._support import axis_direction, same_rank, same_type
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 
 NEAREST = operators_pb2.INTERPOLATION_MODE_NEAREST_NEIGHBOR
@@ -163,17 +163,8 @@ def lower_resampling(tensors: Tensors, resampling: Resampling) -> Plan:
 def check_same_type_and_rank(
     tensors: Tensors, source_name: str = "input_tensor", target_name: str = "output_tensor"
 ) -> None:
-    source, target = tensors[source_name], tensors[target_name]
-    require(
-        target.data_type == source.data_type,
-        f"{tensors.field(target_name)}.buffer.data_type",
-        f"must equal {source_name}'s data type",
-    )
-    require(
-        len(target.sizes) == len(source.sizes),
-        f"{tensors.field(target_name)}.buffer.sizes",
-        f"{len(target.sizes)} dimensions; must equal {source_name}'s dimension count {len(source.sizes)}",
-    )
+    same_type(tensors, (target_name,), source_name)
+    same_rank(tensors, (target_name,), source_name)
 
 
 def check_interpolation_mode(mode: int, tensors: Tensors) -> None:

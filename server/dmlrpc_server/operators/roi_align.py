@@ -83,13 +83,7 @@ class _RoiAlign(Operator[RoiDesc]):
             data, roi_values, index_values = arrays
             assert data is not None and roi_values is not None and index_values is not None
             tables = region_tables(regions, attrs, roi_values, index_values, (1, 2))
-            feeds = {
-                "input": np.ascontiguousarray(data),
-                "batch": tables.batch,
-                "wy": tables.wy,
-                "wx": tables.wx,
-                "outside": tables.outside,
-            }
+            feeds = {"input": np.ascontiguousarray(data), "outside": tables.outside, **tables.sampling()}
             if with_slots:
                 feeds["mask"] = tables.mask
             return feeds
@@ -247,12 +241,7 @@ class RoiAlignGrad(Operator[operators_pb2.RoiAlignGradOperatorDesc]):
             data, dy_values, roi_values, index_values = arrays
             assert dy_values is not None and roi_values is not None and index_values is not None
             tables = region_tables(regions, attrs, roi_values, index_values, (2, 3))
-            feeds = {
-                "gradient": np.ascontiguousarray(dy_values),
-                "batch": tables.batch,
-                "wy": tables.wy,
-                "wx": tables.wx,
-            }
+            feeds = {"gradient": np.ascontiguousarray(dy_values), **tables.sampling()}
             if not attrs.average:
                 assert data is not None
                 feeds["input"] = np.ascontiguousarray(data)

@@ -11,6 +11,7 @@ import onnx
 from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._graph import F32, I64, Graph, Value
+from dmlrpc_server.operators._support import same_type
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.movement import slice1_window
 from dmlrpc_server.operators.pooling import (
@@ -76,14 +77,6 @@ def _plan(graph: Graph, inputs: tuple[TensorLayout, ...], names: tuple[str, ...]
     return Plan(inputs, (output,), graph.model(), direct_inputs=names, direct_outputs=True)
 
 
-def _same_type(tensors: Tensors, name: str, reference: str) -> None:
-    require(
-        tensors[name].data_type == tensors[reference].data_type,
-        f"{tensors.field(name)}.buffer.data_type",
-        f"must equal {reference}'s data type",
-    )
-
-
 class AveragePoolingGrad(Operator[operators_pb2.AveragePoolingGradOperatorDesc]):
     """Each incoming gradient spread over its window's in-bounds elements, divided by the forward's divisor.
 
@@ -97,7 +90,7 @@ class AveragePoolingGrad(Operator[operators_pb2.AveragePoolingGradOperatorDesc])
 
     def lower(self, desc: operators_pb2.AveragePoolingGradOperatorDesc, tensors: Tensors) -> Plan:
         dy, dx = tensors["input_gradient_tensor"], tensors["output_gradient_tensor"]
-        _same_type(tensors, "output_gradient_tensor", "input_gradient_tensor")
+        same_type(tensors, ("output_gradient_tensor",), "input_gradient_tensor")
         strides, window, start, _, dilations = pooling_geometry(
             desc, tensors, "output_gradient_tensor", ["input_gradient_tensor"], has_dilations=False
         )
@@ -125,8 +118,8 @@ class MaxPoolingGrad(Operator[operators_pb2.MaxPoolingGradOperatorDesc]):
 
     def lower(self, desc: operators_pb2.MaxPoolingGradOperatorDesc, tensors: Tensors) -> Plan:
         x, dy, dx = tensors["input_tensor"], tensors["input_gradient_tensor"], tensors["output_gradient_tensor"]
-        _same_type(tensors, "input_gradient_tensor", "input_tensor")
-        _same_type(tensors, "output_gradient_tensor", "input_tensor")
+        same_type(tensors, ("input_gradient_tensor",), "input_tensor")
+        same_type(tensors, ("output_gradient_tensor",), "input_tensor")
         require(
             list(dx.sizes) == list(x.sizes),
             f"{tensors.field('output_gradient_tensor')}.buffer.sizes",

@@ -11,7 +11,7 @@ import numpy as np
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators._elementwise import Context
 from dmlrpc_server.operators._graph import F16, F32, F64, Graph, Value
-from dmlrpc_server.operators._support import same_type
+from dmlrpc_server.operators._support import equal_sizes, same_type
 from dmlrpc_server.operators.activation import apply_fused, check_fused
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.normalization import (
@@ -23,18 +23,6 @@ from dmlrpc_server.operators.normalization import (
 )
 
 I64 = np.int64
-
-
-def _same_sizes(tensors: Tensors, names: Sequence[str], reference: str) -> None:
-    """Every set tensor of ``names`` has ``reference``'s sizes (so also its dimension count)."""
-    sizes = list(tensors[reference].sizes)
-    for name in names:
-        layout = tensors.layouts[name]
-        require(
-            layout is None or list(layout.sizes) == sizes,
-            f"{tensors.field(name)}.buffer.sizes",
-            f"sizes {None if layout is None else list(layout.sizes)} must equal {reference}'s sizes {sizes}",
-        )
 
 
 def _reduced_axes(tensors: Tensors, statistics: str) -> list[int]:
@@ -88,10 +76,10 @@ class _BatchNormalizationGradient(_Training):
     def check(self, desc: Any, tensors: Tensors) -> None:
         names = [field.name for field in (*self.inputs, *self.outputs)]
         same_type(tensors, names)
-        _same_sizes(tensors, ("input_gradient_tensor", "output_gradient_tensor"), "input_tensor")
+        equal_sizes(tensors, ("input_gradient_tensor", "output_gradient_tensor"), "input_tensor")
         # Mean carries the dimension-count and broadcast rules; the other statistics tensors must equal it.
         check_broadcast(tensors, ("mean_tensor",))
-        _same_sizes(
+        equal_sizes(
             tensors,
             ("variance_tensor", "scale_tensor", "output_scale_gradient_tensor", "output_bias_gradient_tensor"),
             "mean_tensor",
@@ -156,9 +144,9 @@ class BatchNormalizationTraining(_Training):
     def check(self, desc: Any, tensors: Tensors) -> None:
         names = [field.name for field in (*self.inputs, *self.outputs)]
         same_type(tensors, names)
-        _same_sizes(tensors, ("fused_add_tensor", "output_tensor"), "input_tensor")
+        equal_sizes(tensors, ("fused_add_tensor", "output_tensor"), "input_tensor")
         check_broadcast(tensors, ("scale_tensor",))
-        _same_sizes(tensors, ("bias_tensor", "output_mean_tensor", "output_variance_tensor"), "scale_tensor")
+        equal_sizes(tensors, ("bias_tensor", "output_mean_tensor", "output_variance_tensor"), "scale_tensor")
         check_epsilon(desc.epsilon, tensors.field("epsilon"))
         check_fused(desc, self._context(desc, tensors))
 
@@ -192,7 +180,7 @@ class LocalResponseNormalizationGrad(_Training):
     def check(self, desc: Any, tensors: Tensors) -> None:
         names = ("input_gradient_tensor", "output_gradient_tensor")
         same_type(tensors, names)
-        _same_sizes(tensors, names, "input_tensor")
+        equal_sizes(tensors, names, "input_tensor")
         check_local_response(desc, tensors)
 
     def compute(self, graph: Graph, desc: Any, values: dict[str, Value], tensors: Tensors) -> dict[str, Value]:
@@ -217,7 +205,7 @@ class AdamOptimizer(_Training):
     def check(self, desc: Any, tensors: Tensors) -> None:
         names = [field.name for field in (*self.inputs, *self.outputs) if field.name != "training_step_tensor"]
         same_type(tensors, names, "input_parameters_tensor")
-        _same_sizes(tensors, names, "input_parameters_tensor")
+        equal_sizes(tensors, names, "input_parameters_tensor")
         step_type = tensors["training_step_tensor"].dtype
         require(
             step_type.kind == "u" or step_type == tensors["input_parameters_tensor"].dtype,
