@@ -141,6 +141,24 @@ def _input(value: npt.ArrayLike, argument: str, case: str, where: str) -> np.nda
     return data
 
 
+def _typed(data: np.ndarray, argument: str, where: str, allowed: tuple[str, ...], rule: str) -> np.ndarray:
+    """``data``, refused unless its dtype is one of ``allowed``; ``rule`` says which types the operator takes for
+    it (and how to pass one)."""
+    if data.dtype.name not in allowed:
+        raise ArgumentTypeError(argument, f"{where}: {argument} has dtype {data.dtype}; {rule}", allowed=allowed)
+    return data
+
+
+def _numpy_dtype(value: npt.DTypeLike, argument: str, where: str, allowed: tuple[str, ...]) -> np.dtype[Any]:
+    """``value`` as NumPy's dtype, refused (naming ``allowed``, the types ``argument`` takes) where it is none."""
+    try:
+        return np.dtype(value)
+    except TypeError:
+        raise ArgumentTypeError(
+            argument, f"{where}: {argument} {value!r} is not a NumPy dtype", allowed=allowed
+        ) from None
+
+
 _FLOATS = ("float32", "float16")
 
 
@@ -152,12 +170,7 @@ def _float_operand(
     if like is not None and _is_python_scalar(value):
         return _array(value, argument, where, like.dtype)
     data = _input(value, argument, case, where)  # float64 is refused with a hint
-    if data.dtype.name not in _FLOATS:
-        raise ArgumentTypeError(
-            argument,
-            f"{where}: {argument} has dtype {data.dtype}; DML_OPERATOR_{case.upper()} takes float32 and float16 only",
-            allowed=_FLOATS,
-        )
+    _typed(data, argument, where, _FLOATS, f"DML_OPERATOR_{case.upper()} takes float32 and float16 only")
     if like is not None and data.dtype != like.dtype:
         raise ArgumentTypeError(
             argument,
@@ -250,6 +263,15 @@ def _fits(rank: int, argument: str, where: str) -> None:
         raise ArgumentValueError(
             argument, f"{where}: the tensors need {rank} dimensions; DirectML takes at most {_MOST_DIMENSIONS}"
         )
+
+
+def _dimensioned(value: npt.ArrayLike, case: str, where: str, purpose: str) -> np.ndarray:
+    """``input`` as DML_OPERATOR_``case`` takes it: 1 to 8 dimensions (a 0-d one has none to ``purpose``)."""
+    data = _input(value, "input", case, where)
+    if data.ndim == 0:
+        raise ArgumentValueError("input", f"{where}: input is 0-d; it needs at least 1 dimension to {purpose}")
+    _fits(data.ndim, "input", where)
+    return data
 
 
 def _per_axis(

@@ -8,7 +8,7 @@ import numpy.typing as npt
 from dmlrpc.codec import DATA_TYPE_BY_DTYPE, DTYPE_NAMES, tensor_desc
 from dmlrpc.errors import ArgumentTypeError
 from dmlrpc.ops._registry import operator
-from dmlrpc.ops.base import Call, _array
+from dmlrpc.ops.base import Call, _array, _numpy_dtype
 from dmlrpc.v1 import operators_pb2
 
 __all__ = ["cast"]
@@ -29,12 +29,7 @@ def cast(input: npt.ArrayLike, dtype: npt.DTypeLike) -> Call:
     """
     where = "cast"
     data = _array(input, "input", where)
-    try:
-        target = np.dtype(dtype)
-    except TypeError:
-        raise ArgumentTypeError(
-            "dtype", f"{where}: dtype {dtype!r} is not a NumPy dtype", allowed=DTYPE_NAMES
-        ) from None
+    target = _numpy_dtype(dtype, "dtype", where, DTYPE_NAMES)
     names = tuple(name for name in DTYPE_NAMES if name != "bool")
     if target not in DATA_TYPE_BY_DTYPE or target == np.bool_:
         raise ArgumentTypeError(

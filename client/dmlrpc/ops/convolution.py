@@ -12,7 +12,7 @@ import numpy.typing as npt
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.ops._registry import operator
-from dmlrpc.ops.base import Call, _array, _count, _float_operand
+from dmlrpc.ops.base import Call, _array, _count, _float_operand, _typed
 from dmlrpc.v1 import operators_pb2
 
 __all__ = ["convolution", "convolution_integer"]
@@ -204,13 +204,13 @@ _INTEGER_TYPES = ("int8", "uint8")
 
 def _integer_operand(value: npt.ArrayLike, argument: str, where: str) -> np.ndarray:
     data = _array(value, argument, where)
-    if data.dtype.name not in _INTEGER_TYPES:
-        raise ArgumentTypeError(
-            argument,
-            f"{where}: {argument} has dtype {data.dtype}; DML_OPERATOR_CONVOLUTION_INTEGER takes int8 and uint8, e.g. "
-            f"np.asarray({argument}, np.uint8)",
-            allowed=_INTEGER_TYPES,
-        )
+    _typed(
+        data,
+        argument,
+        where,
+        _INTEGER_TYPES,
+        f"DML_OPERATOR_CONVOLUTION_INTEGER takes int8 and uint8, e.g. np.asarray({argument}, np.uint8)",
+    )
     return data
 
 

@@ -6,9 +6,9 @@ import numpy.typing as npt
 from google.protobuf import message_factory
 
 from dmlrpc.codec import tensor_desc
-from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.errors import ArgumentValueError
 from dmlrpc.ops._registry import operator
-from dmlrpc.ops.base import Call, _axis, _flag, _input, _wrap
+from dmlrpc.ops.base import Call, _axis, _flag, _input, _typed, _wrap
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
 __all__ = ["cumprod", "cumsum"]
@@ -57,13 +57,13 @@ def _scan(
     where: str, case: str, exclusive_field: str, input: npt.ArrayLike, axis: int, reverse: object, exclusive: object
 ) -> Call:
     data = _input(input, "input", case, where)
-    if data.dtype.name not in _SCAN_TYPES:
-        raise ArgumentTypeError(
-            "input",
-            f"{where}: input has dtype {data.dtype}, which DML_OPERATOR_{case.upper()} does not take; cast it, e.g. "
-            f"x.astype(np.int32)",
-            allowed=_SCAN_TYPES,
-        )
+    _typed(
+        data,
+        "input",
+        where,
+        _SCAN_TYPES,
+        f"DML_OPERATOR_{case.upper()} does not take it; cast it, e.g. x.astype(np.int32)",
+    )
     if data.ndim == 0:
         raise ArgumentValueError("input", f"{where}: input is 0-d; it needs at least 1 dimension to scan along")
     attributes = {

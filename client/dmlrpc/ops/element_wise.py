@@ -11,7 +11,7 @@ from dmlrpc.codec import DATA_TYPE_BY_DTYPE, DTYPE_NAMES
 from dmlrpc.errors import ArgumentTypeError
 from dmlrpc.ops._elementwise import _operator_name, _operator_names, _single_output
 from dmlrpc.ops._registry import GraphFace, cases, operator, same_shapes
-from dmlrpc.ops.base import Call
+from dmlrpc.ops.base import Call, _numpy_dtype
 
 __all__ = ["element_wise"]
 
@@ -68,12 +68,7 @@ def element_wise(
     where = f"element_wise({lowered!r})"
     output = None
     if output_dtype is not None:
-        try:
-            output = np.dtype(output_dtype)
-        except TypeError:
-            raise ArgumentTypeError(
-                "output_dtype", f"{where}: output_dtype {output_dtype!r} is not a NumPy dtype", allowed=DTYPE_NAMES
-            ) from None
+        output = _numpy_dtype(output_dtype, "output_dtype", where, DTYPE_NAMES)
         if output not in DATA_TYPE_BY_DTYPE:
             raise ArgumentTypeError(
                 "output_dtype", f"{where}: output_dtype {output} has no DirectML data type", allowed=DTYPE_NAMES

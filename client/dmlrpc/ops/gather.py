@@ -11,7 +11,7 @@ import numpy.typing as npt
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.ops._registry import GraphFace, operator
-from dmlrpc.ops.base import Call, _array, _axis, _count, _fits, _input, _padded, _version, _wrap
+from dmlrpc.ops.base import Call, _array, _axis, _count, _dimensioned, _fits, _input, _padded, _version, _wrap
 from dmlrpc.v1 import operators_pb2
 
 __all__ = ["gather", "gather_elements", "gather_nd"]
@@ -106,11 +106,8 @@ def gather_elements(input: npt.ArrayLike, indices: npt.ArrayLike, axis: int = 0)
             whose shape differs from the input's other than along ``axis`` (both shapes quoted).
     """
     where = "gather_elements"
-    data = _input(input, "input", where, where)
+    data = _dimensioned(input, where, where, "gather along")
     index_array = _indices(indices, where)
-    if data.ndim == 0:
-        raise ArgumentValueError("input", f"{where}: input is 0-d; it needs at least 1 dimension to gather along")
-    _fits(data.ndim, "input", where)
     axis = _axis(axis, data.ndim, where)
     if index_array.ndim != data.ndim or any(
         d != axis and size != data.shape[d] for d, size in enumerate(index_array.shape)

@@ -12,7 +12,7 @@ import numpy.typing as npt
 from dmlrpc.codec import DATA_TYPE_BY_DTYPE, tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.ops._registry import GraphFace, Result, operator, pair, second, sized_output
-from dmlrpc.ops.base import Call, _array, _axis, _count, _fits, _input, _scalar, _wrap
+from dmlrpc.ops.base import Call, _array, _axis, _count, _fits, _input, _numpy_dtype, _scalar, _typed, _wrap
 from dmlrpc.v1 import operators_pb2
 
 __all__ = ["diagonal_matrix", "fill_value_constant", "fill_value_sequence", "nonzero_coordinates", "one_hot"]
@@ -58,14 +58,13 @@ def one_hot(indices: npt.ArrayLike, depth: int, values: npt.ArrayLike = (0, 1), 
             two elements, an axis out of range.
     """
     where = case = "one_hot"
-    index_array = _array(indices, "indices", where)
-    if index_array.dtype.name not in _INDEX_TYPES:
-        raise ArgumentTypeError(
-            "indices",
-            f"{where}: indices has dtype {index_array.dtype}; DML_OPERATOR_ONE_HOT takes integer indices of 32 or 64 "
-            f"bits, e.g. np.asarray(indices, np.int64)",
-            allowed=_INDEX_TYPES,
-        )
+    index_array = _typed(
+        _array(indices, "indices", where),
+        "indices",
+        where,
+        _INDEX_TYPES,
+        "DML_OPERATOR_ONE_HOT takes integer indices of 32 or 64 bits, e.g. np.asarray(indices, np.int64)",
+    )
     count = _count(depth, "depth", where, 1)
     value_array = _input(values, "values", case, where)
     if value_array.size != 2:
@@ -171,10 +170,7 @@ def _fill_dtype(
     fills: str = "DirectML fills (no bool: use uint8)",
 ) -> np.dtype[Any]:
     """``dtype`` as NumPy's, one of ``allowed`` (``fills`` says whose types they are)."""
-    try:
-        target = np.dtype(dtype)
-    except TypeError:
-        raise ArgumentTypeError("dtype", f"{where}: dtype {dtype!r} is not a NumPy dtype", allowed=allowed) from None
+    target = _numpy_dtype(dtype, "dtype", where, allowed)
     if target.name not in allowed:
         raise ArgumentTypeError("dtype", f"{where}: dtype {target} is not one {fills}", allowed=allowed)
     return target
@@ -309,12 +305,7 @@ def nonzero_coordinates(input: npt.ArrayLike) -> Call:
     data = _input(input, "input", case, where)
     if data.dtype == np.bool_:
         data = data.view(np.uint8)
-    if data.dtype.name not in _NONZERO_TYPES:
-        raise ArgumentTypeError(
-            "input",
-            f"{where}: input has dtype {data.dtype}, which DML_OPERATOR_NONZERO_COORDINATES does not take",
-            allowed=_NONZERO_TYPES,
-        )
+    _typed(data, "input", where, _NONZERO_TYPES, "DML_OPERATOR_NONZERO_COORDINATES does not take it")
     data = data.reshape(1) if data.ndim == 0 else data
     _fits(data.ndim, "input", where)
     desc = operators_pb2.NonzeroCoordinatesOperatorDesc(

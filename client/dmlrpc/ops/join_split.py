@@ -10,7 +10,7 @@ import numpy.typing as npt
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.ops._registry import ARRAYS, operator
-from dmlrpc.ops.base import Call, _axis, _count, _fits, _input, _per_axis
+from dmlrpc.ops.base import Call, _axis, _count, _dimensioned, _fits, _input, _per_axis
 from dmlrpc.v1 import operators_pb2
 
 __all__ = ["join", "split"]
@@ -81,10 +81,7 @@ def split(input: npt.ArrayLike, sizes: int | Sequence[int], axis: int = 0) -> Ca
             not sum to the axis' size, an ``n`` that does not divide it.
     """
     where = "split"
-    data = _input(input, "input", "split", where)
-    if data.ndim == 0:
-        raise ArgumentValueError("input", f"{where}: input is 0-d; it needs at least 1 dimension to split")
-    _fits(data.ndim, "input", where)
+    data = _dimensioned(input, "split", where, "split")
     axis = _axis(axis, data.ndim, where)
     total = data.shape[axis]
     if isinstance(sizes, int | np.integer) and not isinstance(sizes, bool):

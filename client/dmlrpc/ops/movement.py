@@ -16,11 +16,13 @@ from dmlrpc.ops.base import (
     _array,
     _axis,
     _count,
+    _dimensioned,
     _fits,
     _input,
     _is_python_scalar,
     _padded,
     _per_axis,
+    _typed,
     _version,
     _wrap,
 )
@@ -87,10 +89,7 @@ def slice(
             ``version=0``), a version other than 0 or 1.
     """
     where = "slice"
-    data = _input(input, "input", "slice1", where)
-    if data.ndim == 0:
-        raise ArgumentValueError("input", f"{where}: input is 0-d; it needs at least 1 dimension to slice")
-    _fits(data.ndim, "input", where)
+    data = _dimensioned(input, "slice1", where, "slice")
     starts = _per_axis(offsets, "offsets", where, data.ndim, 0)
     windows = _per_axis(sizes, "sizes", where, data.ndim, 1)
     steps = [1] * data.ndim if strides is None else _per_axis(strides, "strides", where, data.ndim, None)
@@ -157,10 +156,7 @@ def pad(
             other than 0 or 1.
     """
     where = "pad"
-    data = _input(input, "input", "padding1", where)
-    if data.ndim == 0:
-        raise ArgumentValueError("input", f"{where}: input is 0-d; it has no dimension to pad")
-    _fits(data.ndim, "input", where)
+    data = _dimensioned(input, "padding1", where, "pad")
     starts = _per_axis(start_padding, "start_padding", where, data.ndim, 0)
     ends = _per_axis(end_padding, "end_padding", where, data.ndim, 0)
     if not isinstance(mode, str) or mode not in _PADDING_MODES:
@@ -335,19 +331,15 @@ def reverse_subsequences(input: npt.ArrayLike, sequence_lengths: npt.ArrayLike, 
             another dtype, a length above the axis's size.
     """
     where = case = "reverse_subsequences"
-    data = _input(input, "input", case, where)
-    if data.ndim == 0:
-        raise ArgumentValueError("input", f"{where}: input is 0-d; it needs an axis to reverse along")
-    _fits(data.ndim, "input", where)
+    data = _dimensioned(input, case, where, "reverse along")
     position = _axis(axis, data.ndim, where)
-    lengths = _array(sequence_lengths, "sequence_lengths", where)
-    if lengths.dtype.name not in _LENGTH_TYPES:
-        raise ArgumentTypeError(
-            "sequence_lengths",
-            f"{where}: sequence_lengths has dtype {lengths.dtype}; DirectML takes uint32 or uint64, e.g. "
-            f"np.asarray(lengths, np.uint32)",
-            allowed=_LENGTH_TYPES,
-        )
+    lengths = _typed(
+        _array(sequence_lengths, "sequence_lengths", where),
+        "sequence_lengths",
+        where,
+        _LENGTH_TYPES,
+        "DirectML takes uint32 or uint64, e.g. np.asarray(lengths, np.uint32)",
+    )
     expected = data.shape[:position] + (1,) + data.shape[position + 1 :]
     if lengths.ndim == data.ndim - 1:
         lengths = np.expand_dims(lengths, position)

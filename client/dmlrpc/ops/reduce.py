@@ -10,7 +10,7 @@ import numpy.typing as npt
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.ops._registry import GraphFace, operator
-from dmlrpc.ops.base import Call, _flag, _index_dtype, _input, _reduce_axes, _wrap
+from dmlrpc.ops.base import Call, _flag, _index_dtype, _input, _numpy_dtype, _reduce_axes, _wrap
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
 __all__ = ["argmax", "argmin", "reduce"]
@@ -95,14 +95,7 @@ def reduce(
     arg = function_value in (operators_pb2.REDUCE_FUNCTION_ARGMAX, operators_pb2.REDUCE_FUNCTION_ARGMIN)
     dtype = data.dtype
     if arg:
-        try:
-            dtype = np.dtype(index_dtype)
-        except TypeError:
-            raise ArgumentTypeError(
-                "index_dtype",
-                f"{where}: index_dtype {index_dtype!r} is not a NumPy dtype",
-                allowed=("int64", "int32", "uint64", "uint32"),
-            ) from None
+        dtype = _numpy_dtype(index_dtype, "index_dtype", where, _ARG_INDEX_TYPES)
         # Other DirectML types go into the desc as asked; the server refuses them, naming the index types.
     desc = operators_pb2.ReduceOperatorDesc(
         function=function_value,  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ import numpy.typing as npt
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.ops._registry import PAIR, operator
-from dmlrpc.ops.base import Call, _axis, _input, _version
+from dmlrpc.ops.base import Call, _axis, _input, _numpy_dtype, _version
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
 __all__ = ["Direction", "top_k"]
@@ -105,11 +105,5 @@ def _direction(direction: object, where: str) -> int:
 
 
 def _index_dtype(index_dtype: npt.DTypeLike, where: str) -> np.dtype[Any]:
-    try:
-        dtype = np.dtype(index_dtype)
-    except TypeError:
-        raise ArgumentTypeError(
-            "index_dtype", f"{where}: index_dtype {index_dtype!r} is not a NumPy dtype", allowed=("uint32", "uint64")
-        ) from None
     # Other DirectML types go into the desc as asked; the server refuses them, naming UINT32 and UINT64.
-    return dtype
+    return _numpy_dtype(index_dtype, "index_dtype", where, ("uint32", "uint64"))
