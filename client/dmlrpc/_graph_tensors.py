@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from dmlrpc.codec import DTYPE_BY_DATA_TYPE
+from dmlrpc.codec import Described
 from dmlrpc.v1 import tensor_pb2
 
 __all__ = ["GraphTensor"]
 
 
 @dataclass(frozen=True)
-class GraphTensor:
+class GraphTensor(Described):
     """A tensor of a graph being built: a graph input, a constant, or a node's output.
 
     Wherever a ``dmlrpc.ops`` builder takes an array it takes a graph tensor too (``np.asarray`` of one is a
@@ -25,14 +25,6 @@ class GraphTensor:
     index: int
     output: int
     desc: tensor_pb2.TensorDesc
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.desc.buffer.sizes)
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        return DTYPE_BY_DATA_TYPE[self.desc.buffer.data_type]
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         stand_in = np.broadcast_to(np.zeros((), self.dtype), self.shape)

@@ -117,6 +117,21 @@ def calc_buffer_tensor_size(data_type: int, sizes: Sequence[int], strides: Seque
     return (byte_count + 3) & ~3
 
 
+class Described:
+    """A tensor known by its desc (a resident tensor, a graph's tensor): its shape and dtype as NumPy's, read from
+    the desc."""
+
+    desc: tensor_pb2.TensorDesc
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.desc.buffer.sizes)
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return DTYPE_BY_DATA_TYPE[self.desc.buffer.data_type]
+
+
 @dataclass(frozen=True)
 class TensorLayout:
     """A validated buffer tensor: its NumPy dtype, shape, element strides and buffer size in bytes."""

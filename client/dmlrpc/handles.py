@@ -11,7 +11,7 @@ import numpy as np
 
 from dmlrpc import _calls
 from dmlrpc._base import InputValue, Resident, _binding, _input_buffer, _layout, kept_outputs
-from dmlrpc.codec import DTYPE_BY_DATA_TYPE, TensorLayout
+from dmlrpc.codec import Described, TensorLayout
 from dmlrpc.errors import ArgumentValueError, NotFoundError
 from dmlrpc.v1 import service_pb2, tensor_pb2
 
@@ -52,18 +52,10 @@ def _transport_of(owner: object) -> Any:
     return getattr(owner, "_transport", owner)
 
 
-class _Handle(Resident):
+class _Handle(Resident, Described):
     def __init__(self, handle: str, desc: tensor_pb2.TensorDesc) -> None:
         self.handle = handle
         self.desc = desc
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.desc.buffer.sizes)
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        return DTYPE_BY_DATA_TYPE[self.desc.buffer.data_type]
 
     @property
     def nbytes(self) -> int:
