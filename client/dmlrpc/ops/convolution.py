@@ -4,7 +4,7 @@ builders."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Literal, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -52,16 +52,86 @@ def _spatial(value: object, argument: str, where: str, count: int, default: int,
     return tuple(_count(v, argument, where, minimum) for v in values)
 
 
+class _Window(TypedDict):
+    """The window fields both convolution descs carry, by name."""
+
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    start_padding: tuple[int, ...]
+    end_padding: tuple[int, ...]
+
+
 def _window(
     strides: object, dilations: object, start_padding: object, end_padding: object, where: str, count: int
-) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+) -> _Window:
     """Strides and dilations (default 1, at least 1), start and end padding (default 0) per spatial dimension."""
-    return (
-        _spatial(strides, "strides", where, count, 1, 1),
-        _spatial(dilations, "dilations", where, count, 1, 1),
-        _spatial(start_padding, "start_padding", where, count, 0, 0),
-        _spatial(end_padding, "end_padding", where, count, 0, 0),
+    return {
+        "strides": _spatial(strides, "strides", where, count, 1, 1),
+        "dilations": _spatial(dilations, "dilations", where, count, 1, 1),
+        "start_padding": _spatial(start_padding, "start_padding", where, count, 0, 0),
+        "end_padding": _spatial(end_padding, "end_padding", where, count, 0, 0),
+    }
+
+
+def _output_shape(
+    where: str,
+    data: np.ndarray,
+    weights: np.ndarray,
+    groups: int,
+    window: _Window,
+    output_padding: Sequence[int],
+    backward: bool,
+) -> list[int]:
+    """The output's shape, after DirectML's channel rules: the filter is {output channels (a multiple of
+    ``groups``), input channels / groups, kernel..}, or backward {input channels, output channels / groups,
+    kernel..}; each spatial size from the window (``strides``, ``dilations``, start and end padding)."""
+    stride, dilation, start, end = (
+        window["strides"],
+        window["dilations"],
+        window["start_padding"],
+        window["end_padding"],
     )
+    channels = data.shape[1]
+    if channels % groups:
+        raise ArgumentValueError(
+            "group_count", f"{where}: the input's channel count {channels} is not divisible by group_count {groups}"
+        )
+    if backward:
+        if weights.shape[0] != channels:
+            raise ArgumentValueError(
+                "filter",
+                f"{where}: filter.shape[0] = {weights.shape[0]} must be the input's channel count {channels} "
+                "(backward: {input channels, output channels / group_count, kernel..})",
+            )
+        output_channels = weights.shape[1] * groups
+    else:
+        output_channels = weights.shape[0]
+        if weights.shape[1] * groups != channels or output_channels % groups:
+            raise ArgumentValueError(
+                "filter",
+                f"{where}: filter of shape {weights.shape} must be {{output channels (a multiple of group_count "
+                f"{groups}), input channels / group_count = {channels // groups}, kernel..}}",
+            )
+    shape = [data.shape[0], output_channels]
+    for d in range(len(data.shape) - 2):
+        extent = (weights.shape[2 + d] - 1) * dilation[d] + 1
+        if backward:
+            size = (data.shape[2 + d] - 1) * stride[d] + extent - start[d] - end[d] + output_padding[d]
+        else:
+            padded = data.shape[2 + d] + start[d] + end[d]
+            if padded < extent:
+                raise ArgumentValueError(
+                    "filter",
+                    f"{where}: the dilated filter spans {extent} along spatial dimension {d}, more than the padded "
+                    f"input's {padded}",
+                )
+            size = (padded - extent) // stride[d] + 1 + output_padding[d]
+        if size < 1:
+            raise ArgumentValueError(
+                "end_padding", f"{where}: the padding leaves no output along spatial dimension {d} ({size})"
+            )
+        shape.append(size)
+    return shape
 
 
 def _choice(value: object, argument: str, where: str, choices: Mapping[str, int]) -> int:
@@ -125,52 +195,14 @@ def convolution(
             allowed=(str(data.ndim),),
         )
     spatial = data.ndim - 2
-    stride, dilation, start, end = _window(strides, dilations, start_padding, end_padding, where, spatial)
+    window = _window(strides, dilations, start_padding, end_padding, where, spatial)
     padding = _spatial(output_padding, "output_padding", where, spatial, 0, 0)
     groups = _count(group_count, "group_count", where, 1)
     mode_value = _choice(mode, "mode", where, _CONVOLUTION_MODES)
     direction_value = _choice(direction, "direction", where, _CONVOLUTION_DIRECTIONS)
     backward = direction_value == operators_pb2.CONVOLUTION_DIRECTION_BACKWARD
-    channels = data.shape[1]
-    if channels % groups:
-        raise ArgumentValueError(
-            "group_count", f"{where}: the input's channel count {channels} is not divisible by group_count {groups}"
-        )
-    if backward:
-        if weights.shape[0] != channels:
-            raise ArgumentValueError(
-                "filter",
-                f"{where}: filter.shape[0] = {weights.shape[0]} must be the input's channel count {channels} "
-                "(backward: {input channels, output channels / group_count, kernel..})",
-            )
-        output_channels = weights.shape[1] * groups
-    else:
-        output_channels = weights.shape[0]
-        if weights.shape[1] * groups != channels or output_channels % groups:
-            raise ArgumentValueError(
-                "filter",
-                f"{where}: filter of shape {weights.shape} must be {{output channels (a multiple of group_count "
-                f"{groups}), input channels / group_count = {channels // groups}, kernel..}}",
-            )
-    shape = [data.shape[0], output_channels]
-    for d in range(spatial):
-        extent = (weights.shape[2 + d] - 1) * dilation[d] + 1
-        if backward:
-            size = (data.shape[2 + d] - 1) * stride[d] + extent - start[d] - end[d] + padding[d]
-        else:
-            padded = data.shape[2 + d] + start[d] + end[d]
-            if padded < extent:
-                raise ArgumentValueError(
-                    "filter",
-                    f"{where}: the dilated filter spans {extent} along spatial dimension {d}, more than the padded "
-                    f"input's {padded}",
-                )
-            size = (padded - extent) // stride[d] + 1 + padding[d]
-        if size < 1:
-            raise ArgumentValueError(
-                "end_padding", f"{where}: the padding leaves no output along spatial dimension {d} ({size})"
-            )
-        shape.append(size)
+    shape = _output_shape(where, data, weights, groups, window, padding, backward)
+    output_channels = shape[1]
     bias_data = None
     if bias is not None:
         bias_data = _float_operand(bias, "bias", "convolution", where, data)
@@ -187,12 +219,9 @@ def convolution(
         mode=mode_value,  # type: ignore[arg-type]
         direction=direction_value,  # type: ignore[arg-type]
         dimension_count=spatial,
-        strides=stride,
-        dilations=dilation,
-        start_padding=start,
-        end_padding=end,
         output_padding=padding,
         group_count=groups,
+        **window,
     )
     if bias_data is not None:
         desc.bias_tensor.CopyFrom(tensor_desc(bias_data))
@@ -252,26 +281,10 @@ def convolution_integer(
             allowed=("3", "4"),
         )
     spatial = data.ndim - 2
-    stride, dilation, start, end = _window(strides, dilations, start_padding, end_padding, where, spatial)
+    window = _window(strides, dilations, start_padding, end_padding, where, spatial)
     groups = _count(group_count, "group_count", where, 1)
-    channels, output_channels = data.shape[1], weights.shape[0]
-    if channels % groups or weights.shape[1] * groups != channels or output_channels % groups:
-        raise ArgumentValueError(
-            "filter",
-            f"{where}: input of shape {data.shape} and filter of shape {weights.shape} with group_count {groups}: the "
-            f"filter is {{output channels (a multiple of group_count), input channels / group_count, kernel..}}",
-        )
-    shape = [data.shape[0], output_channels]
-    for d in range(spatial):
-        extent = (weights.shape[2 + d] - 1) * dilation[d] + 1
-        padded = data.shape[2 + d] + start[d] + end[d]
-        if padded < extent:
-            raise ArgumentValueError(
-                "filter",
-                f"{where}: filter of shape {weights.shape} spans {extent} along spatial dimension {d}, more than the "
-                f"padded input's {padded} (input shape {data.shape})",
-            )
-        shape.append((padded - extent) // stride[d] + 1)
+    shape = _output_shape(where, data, weights, groups, window, (0,) * spatial, False)
+    output_channels = shape[1]
     ones = (1,) * data.ndim
     zero_in = None
     if input_zero_point is not None:
@@ -298,11 +311,8 @@ def convolution_integer(
         filter_tensor=tensor_desc(weights),
         output_tensor=tensor_desc((np.int32, shape)),
         dimension_count=spatial,
-        strides=stride,
-        dilations=dilation,
-        start_padding=start,
-        end_padding=end,
         group_count=groups,
+        **window,
     )
     if zero_in is not None:
         desc.input_zero_point_tensor.CopyFrom(tensor_desc(zero_in))
