@@ -300,6 +300,9 @@ def rules_module(registry: Any) -> str:
     lines = [
         f'"""DirectML\'s rules per operator type, as the SDK\'s docstrings show them.\n\n{GENERATED}\n"""',
         "",
+        # One string per type, as long as its rules; the formatter does not split strings.
+        "# ruff: noqa: E501",
+        "",
         "#: DML_OPERATOR_<type> -> its rules (only the types with any).",
         "RULES: dict[str, str] = {",
         *(f"    {name!r}: {text!r}," for name, text in entries.items()),
