@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -99,6 +99,18 @@ def _axis(axis: object, rank: int, where: str) -> int:
             "axis", f"{where}: axis {axis} is out of range for {rank} dimensions: {-rank} <= axis < {rank}"
         )
     return int(axis) % rank
+
+
+class _Enum(Protocol):
+    """A proto enum (its generated class): names and values."""
+
+    def items(self) -> Sequence[tuple[str, int]]: ...
+
+
+def _named(enum: _Enum, prefix: str) -> dict[str, int]:
+    """A DML enum's values by the SDK's names for them: the proto's names less ``prefix``, lower case (the proto
+    says which there are)."""
+    return {name.removeprefix(prefix).lower(): value for name, value in enum.items()}
 
 
 def _is_python_scalar(value: object) -> bool:

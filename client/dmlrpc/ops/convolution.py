@@ -12,23 +12,15 @@ import numpy.typing as npt
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.ops._registry import operator
-from dmlrpc.ops.base import Call, _array, _count, _float_operand, _typed
+from dmlrpc.ops.base import Call, _array, _count, _float_operand, _named, _typed
 from dmlrpc.v1 import operators_pb2
 
 __all__ = ["convolution", "convolution_integer"]
 
 
 #: DML_CONVOLUTION_MODE and DML_CONVOLUTION_DIRECTION by name.
-_CONVOLUTION_MODES = {
-    "cross_correlation": operators_pb2.CONVOLUTION_MODE_CROSS_CORRELATION,
-    "convolution": operators_pb2.CONVOLUTION_MODE_CONVOLUTION,
-}
-
-
-_CONVOLUTION_DIRECTIONS = {
-    "forward": operators_pb2.CONVOLUTION_DIRECTION_FORWARD,
-    "backward": operators_pb2.CONVOLUTION_DIRECTION_BACKWARD,
-}
+_CONVOLUTION_MODES = _named(operators_pb2.ConvolutionMode, "CONVOLUTION_MODE_")
+_CONVOLUTION_DIRECTIONS = _named(operators_pb2.ConvolutionDirection, "CONVOLUTION_DIRECTION_")
 
 
 def _spatial(value: object, argument: str, where: str, count: int, default: int, minimum: int) -> tuple[int, ...]:

@@ -20,6 +20,7 @@ from dmlrpc.ops.base import (
     _fits,
     _input,
     _is_python_scalar,
+    _named,
     _padded,
     _per_axis,
     _typed,
@@ -229,10 +230,7 @@ def tile(input: npt.ArrayLike, repetitions: int | Sequence[int]) -> Call:
 
 
 #: DML_DEPTH_SPACE_ORDER by name: where a block's elements go along the depth (channel) dimension.
-_DEPTH_SPACE_ORDERS = {
-    "depth_column_row": operators_pb2.DEPTH_SPACE_ORDER_DEPTH_COLUMN_ROW,
-    "column_row_depth": operators_pb2.DEPTH_SPACE_ORDER_COLUMN_ROW_DEPTH,
-}
+_DEPTH_SPACE_ORDERS = _named(operators_pb2.DepthSpaceOrder, "DEPTH_SPACE_ORDER_")
 
 
 @operator(sends=("space_to_depth", "space_to_depth1"))

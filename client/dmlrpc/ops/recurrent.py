@@ -11,7 +11,7 @@ import numpy.typing as npt
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.ops._registry import PRESENT, GraphFace, operator
-from dmlrpc.ops.base import Call, _flag, _float_operand, _scalar, _wrap
+from dmlrpc.ops.base import Call, _flag, _float_operand, _named, _scalar, _wrap
 from dmlrpc.ops.convolution import _choice
 from dmlrpc.ops.random_generator import unsigned_words
 from dmlrpc.ops.training import Activation, activation_desc
@@ -19,11 +19,7 @@ from dmlrpc.v1 import operators_pb2
 
 __all__ = ["gru", "lstm", "rnn"]
 
-_DIRECTIONS = {
-    "forward": operators_pb2.RECURRENT_NETWORK_DIRECTION_FORWARD,
-    "backward": operators_pb2.RECURRENT_NETWORK_DIRECTION_BACKWARD,
-    "bidirectional": operators_pb2.RECURRENT_NETWORK_DIRECTION_BIDIRECTIONAL,
-}
+_DIRECTIONS = _named(operators_pb2.RecurrentNetworkDirection, "RECURRENT_NETWORK_DIRECTION_")
 #: Per network: gates stacked in W, R and B; the activations per direction by default (ONNX's, f g h order).
 _GATES = {"rnn": 1, "lstm": 4, "gru": 3}
 _DEFAULT_ACTIVATIONS = {"rnn": ("tanh",), "lstm": ("sigmoid", "tanh", "tanh"), "gru": ("sigmoid", "tanh")}

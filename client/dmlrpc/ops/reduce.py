@@ -10,7 +10,7 @@ import numpy.typing as npt
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.ops._registry import GraphFace, operator
-from dmlrpc.ops.base import Call, _flag, _index_dtype, _input, _numpy_dtype, _reduce_axes, _wrap
+from dmlrpc.ops.base import Call, _flag, _index_dtype, _input, _named, _numpy_dtype, _reduce_axes, _wrap
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
 __all__ = ["argmax", "argmin", "reduce"]
@@ -18,7 +18,7 @@ __all__ = ["argmax", "argmin", "reduce"]
 
 #: REDUCE's functions by their DML_REDUCE_FUNCTION names, lower-case, and NumPy's names for two of them.
 _REDUCE_FUNCTIONS: dict[str, int] = {
-    **{name.removeprefix("REDUCE_FUNCTION_").lower(): value for name, value in operators_pb2.ReduceFunction.items()},
+    **_named(operators_pb2.ReduceFunction, "REDUCE_FUNCTION_"),
     "mean": operators_pb2.REDUCE_FUNCTION_AVERAGE,
     "prod": operators_pb2.REDUCE_FUNCTION_MULTIPLY,
 }

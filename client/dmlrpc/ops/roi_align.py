@@ -14,7 +14,8 @@ from dmlrpc.ops._registry import FIRST, operator
 from dmlrpc.ops.base import Call, _count, _flag, _float_operand, _scalar, _wrap
 from dmlrpc.ops.convolution import _choice
 from dmlrpc.ops.random_generator import unsigned_words
-from dmlrpc.ops.spatial_grad import _INTERPOLATION_MODES, _shape
+from dmlrpc.ops.resample import _INTERPOLATION_MODES
+from dmlrpc.ops.spatial_grad import _shape
 from dmlrpc.v1 import operators_pb2
 
 __all__ = ["roi_align", "roi_align_grad"]

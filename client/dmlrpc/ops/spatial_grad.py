@@ -12,9 +12,10 @@ import numpy.typing as npt
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.ops._registry import operator
-from dmlrpc.ops.base import Call, _array, _check_float64, _flag, _float_operand, _per_axis, _wrap
+from dmlrpc.ops.base import Call, _array, _check_float64, _flag, _float_operand, _named, _per_axis, _wrap
 from dmlrpc.ops.convolution import _choice
 from dmlrpc.ops.pooling import _per_dimension
+from dmlrpc.ops.resample import _INTERPOLATION_MODES
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
 __all__ = ["average_pooling_grad", "max_pooling_grad", "resample_grad", "slice_grad"]
@@ -183,14 +184,7 @@ def max_pooling_grad(
     return Call(_wrap(where, desc), (x.reshape(sent), dy.reshape(dy_sent)), (x.shape,))
 
 
-_INTERPOLATION_MODES = {
-    "nearest": operators_pb2.INTERPOLATION_MODE_NEAREST_NEIGHBOR,
-    "linear": operators_pb2.INTERPOLATION_MODE_LINEAR,
-}
-_ROUNDING_DIRECTIONS = {
-    "increasing": tensor_pb2.AXIS_DIRECTION_INCREASING,
-    "decreasing": tensor_pb2.AXIS_DIRECTION_DECREASING,
-}
+_ROUNDING_DIRECTIONS = _named(tensor_pb2.AxisDirection, "AXIS_DIRECTION_")
 
 
 def _floats(value: object, argument: str, where: str, count: int, default: float) -> list[float]:
