@@ -178,11 +178,7 @@ class DynamicQuantizeLinear(Operator[operators_pb2.DynamicQuantizeLinearOperator
         scale_out, zero_out = tensors["output_scale_tensor"], tensors["output_zero_point_tensor"]
         same_rank(tensors, ("output_tensor", "output_scale_tensor", "output_zero_point_tensor"), "input_tensor")
         same_type(tensors, ("output_zero_point_tensor",), "output_tensor")
-        require(
-            output.sizes == source.sizes,
-            f"{tensors.field('output_tensor')}.buffer.sizes",
-            f"sizes {list(output.sizes)} must equal input_tensor's {list(source.sizes)}",
-        )
+        equal_sizes(tensors, ("output_tensor",), "input_tensor")
         for name, layout in (("output_scale_tensor", scale_out), ("output_zero_point_tensor", zero_out)):
             require(
                 layout.element_count == 1,
