@@ -72,14 +72,17 @@ def _iota(graph: Graph, count: int, feeds: Feeds, dtype: np.dtype[Any] = I64) ->
     return graph.op("Range", graph.const(0, dtype), graph.input(name, dtype, []), graph.const(1, dtype))
 
 
-def _check_value_type(desc: Any, tensors: Tensors, field: str = "value_data_type") -> None:
+def _values(desc: Any, tensors: Tensors, *fields: str) -> list[Any]:
+    """The desc's DML_SCALAR_UNION ``fields``, read as its ValueDataType, after the rule the fills share: that type
+    is the output's."""
     output = tensors["output_tensor"]
     require(
         desc.value_data_type == output.data_type,
-        tensors.field(field),
+        tensors.field("value_data_type"),
         f"{data_type_name(desc.value_data_type)} must equal output_tensor's data type "
         f"{data_type_name(output.data_type)}",
     )
+    return [scalar_value(getattr(desc, field), desc.value_data_type, tensors.field(field)) for field in fields]
 
 
 class OneHot(Operator[operators_pb2.OneHotOperatorDesc]):
@@ -165,8 +168,7 @@ class FillValueConstant(Operator[operators_pb2.FillValueConstantOperatorDesc]):
 
     def lower(self, desc: operators_pb2.FillValueConstantOperatorDesc, tensors: Tensors) -> Plan:
         output = tensors["output_tensor"]
-        _check_value_type(desc, tensors)
-        value = scalar_value(desc.value, desc.value_data_type, tensors.field("value"))
+        (value,) = _values(desc, tensors, "value")
         g = Graph()
         feeds: Feeds = {"value": np.array([value], dtype=output.dtype)}
         filled = g.op("Expand", g.input("value", output.dtype, [1]), g.const(list(output.sizes), np.int64))
@@ -178,9 +180,7 @@ class FillValueSequence(Operator[operators_pb2.FillValueSequenceOperatorDesc]):
 
     def lower(self, desc: operators_pb2.FillValueSequenceOperatorDesc, tensors: Tensors) -> Plan:
         output = tensors["output_tensor"]
-        _check_value_type(desc, tensors)
-        start = scalar_value(desc.value_start, desc.value_data_type, tensors.field("value_start"))
-        delta = scalar_value(desc.value_delta, desc.value_data_type, tensors.field("value_delta"))
+        start, delta = _values(desc, tensors, "value_start", "value_delta")
         g = Graph()
         feeds: Feeds = {}
         index = _iota(g, output.element_count, feeds)
@@ -271,8 +271,7 @@ class DiagonalMatrix1(Operator[operators_pb2.DiagonalMatrix1OperatorDesc]):
                 f"{field}.sizes",
                 f"sizes {list(source.sizes)} must equal output_tensor's {list(output.sizes)}",
             )
-        _check_value_type(desc, tensors)
-        value = scalar_value(desc.value, desc.value_data_type, tensors.field("value"))
+        (value,) = _values(desc, tensors, "value")
         begin, end = int(desc.diagonal_fill_begin), int(desc.diagonal_fill_end)
         g = Graph()
         feeds: Feeds = {}
