@@ -132,7 +132,7 @@ class _Quantization(Operator[QuantizationDesc]):
         x = graph.input("input", source.dtype, source.sizes)
         scale = graph.input("scale", pieces[0].dtype, pieces[0].sizes)
         zero = graph.input("zero_point", pieces[1].dtype, pieces[1].sizes) if len(pieces) == 2 else None
-        graph.output(self.apply(graph, x, scale, zero, output, tensors), "output", output.sizes)
+        graph.output(self.apply(graph, x, scale, zero, output.dtype), "output", output.sizes)
         feeds = ("input", "scale", "zero_point")[: 1 + len(pieces)]
         return Plan(
             (source, *pieces),
@@ -143,9 +143,7 @@ class _Quantization(Operator[QuantizationDesc]):
             input_arrays=(None, len(pieces)),
         )
 
-    def apply(
-        self, graph: Graph, x: Value, scale: Value, zero: Value | None, output: TensorLayout, tensors: Tensors
-    ) -> Value:
+    def apply(self, graph: Graph, x: Value, scale: Value, zero: Value | None, dtype: np.dtype[Any]) -> Value:
         raise NotImplementedError
 
 
@@ -153,21 +151,17 @@ class Quantize(_Quantization[operators_pb2.QuantizeOperatorDesc]):
     case: ClassVar[str] = "quantize"
     integer_field = "output_tensor"
 
-    def apply(
-        self, graph: Graph, x: Value, scale: Value, zero: Value | None, output: TensorLayout, tensors: Tensors
-    ) -> Value:
-        return _quantize(graph, x, scale, zero, output.dtype)
+    def apply(self, graph: Graph, x: Value, scale: Value, zero: Value | None, dtype: np.dtype[Any]) -> Value:
+        return _quantize(graph, x, scale, zero, dtype)
 
 
 class Dequantize(_Quantization[operators_pb2.DequantizeOperatorDesc]):
     case: ClassVar[str] = "dequantize"
     integer_field = "input_tensor"
 
-    def apply(
-        self, graph: Graph, x: Value, scale: Value, zero: Value | None, output: TensorLayout, tensors: Tensors
-    ) -> Value:
+    def apply(self, graph: Graph, x: Value, scale: Value, zero: Value | None, dtype: np.dtype[Any]) -> Value:
         # 8-bit values: the difference is exact in INT32 on every provider.
-        return graph.cast(_dequantize(graph, x, scale, zero, wide=False), output.dtype)
+        return graph.cast(_dequantize(graph, x, scale, zero, wide=False), dtype)
 
 
 class DynamicQuantizeLinear(Operator[operators_pb2.DynamicQuantizeLinearOperatorDesc]):
