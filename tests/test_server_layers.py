@@ -20,7 +20,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("runtime", frozenset({"runtime"})),
     ("executor", frozenset({"bindings", "executor", "capabilities"})),
     ("service", frozenset({"calls", "streams", "responses", "metrics", "scheduler", "stages", "many", "service"})),
-    ("front doors", frozenset({"interceptors", "security", "servicer", "oip", "reflection", "handlers"})),
+    (
+        "front doors",
+        frozenset({"interceptors", "connections", "security", "servicer", "oip", "reflection", "handlers"}),
+    ),
     ("process", frozenset({"", "server", "supervisor", "__main__"})),
 )
 #: The one module of operators/ that the runtime compiles against (the operator contract).

@@ -17,6 +17,7 @@ from prometheus_client import Gauge
 from dmlrpc.v1 import service_pb2
 from dmlrpc.wire import CHUNK_BYTES
 from dmlrpc_server.capabilities import capabilities
+from dmlrpc_server.connections import ConnectionLimitInterceptor
 from dmlrpc_server.executor import Executor
 from dmlrpc_server.feature_levels import feature_level_name
 from dmlrpc_server.interceptors import ErrorInterceptor
@@ -79,6 +80,8 @@ class BuiltServer:
     heap: Heap | None = None
     #: The Open Inference Protocol front door (served beside DirectMLService on the same port).
     inference: InferenceServicer | None = None
+    #: The per-connection call limit (--max-streams-per-connection).
+    connections: ConnectionLimitInterceptor | None = None
     _sweeper: asyncio.Task[None] | None = None
     _trimmer: asyncio.Task[None] | None = None
     _warmed: bool = False
@@ -268,8 +271,6 @@ def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", int(settings.keepalive_min_ping_interval_seconds * 1000)),
         ("grpc.http2.max_pings_without_data", 0),
-        # One connection cannot open calls without bound (each holds a handler task, and a stalled one its buffers).
-        ("grpc.max_concurrent_streams", settings.max_streams_per_connection),
     ]
     if settings.max_connection_age_seconds is not None:
         options.append(("grpc.max_connection_age_ms", int(settings.max_connection_age_seconds * 1000)))
@@ -387,6 +388,10 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         if settings.auth_exempt_reflection:
             open_services.extend(REFLECTION_NAMES)
         interceptors.append(TokenAuthInterceptor(tokens, open_services))
+    # One connection cannot open calls without bound (each holds a handler task, and a stalled one its buffers); the
+    # bound is ours, answered by waiting or RESOURCE_EXHAUSTED, never by HTTP/2 refusing a stream.
+    connections = ConnectionLimitInterceptor(settings.max_streams_per_connection)
+    interceptors.append(connections)
     server = grpc.aio.server(interceptors=interceptors, options=server_options(settings))
 
     service_limits = service_pb2.Limits(
@@ -455,7 +460,16 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         f", {len(tokens)} bearer token(s)" if tokens else "",
     )
     return BuiltServer(
-        server, port, settings, service, health_servicer, metrics, workers, heap=heap, inference=inference
+        server,
+        port,
+        settings,
+        service,
+        health_servicer,
+        metrics,
+        workers,
+        heap=heap,
+        inference=inference,
+        connections=connections,
     )
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 
 import grpc
 import numpy as np
@@ -169,7 +170,25 @@ def capped_server() -> Iterator[ServerThread]:
     running.stop()
 
 
+def _top_k_request() -> service_pb2.ExecuteRequest:
+    call = ops.top_k(np.array([3.0, 9.0, 1.0], np.float32), 2)
+    return prepare_execute(call.operator_desc, call.inputs).request
+
+
+def _until(condition: Callable[[], bool], timeout: float = 30) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def test_one_connection_gets_at_most_its_streams(capped_server: ServerThread) -> None:
+    """Two calls open on a connection capped at two: more wait in the server (eight of them, four per open call),
+    the next is refused RESOURCE_EXHAUSTED naming the flag; none is refused by HTTP/2 (that is UNAVAILABLE)."""
+    connections = capped_server.built.connections
+    assert connections is not None
     uploads = [Stalling(half_upload()) for _ in range(2)]
     # NOTE: a local subchannel pool each, or the two channels would share one connection.
     own = [("grpc.use_local_subchannel_pool", 1)]
@@ -181,17 +200,64 @@ def test_one_connection_gets_at_most_its_streams(capped_server: ServerThread) ->
         calls = [stream(iter(upload), timeout=60) for upload in uploads]
         for upload in uploads:
             assert upload.sent.wait(10)
-        call = ops.top_k(np.array([3.0, 9.0, 1.0], np.float32), 2)
-        request = prepare_execute(call.operator_desc, call.inputs).request
-        queued = service_pb2_grpc.DirectMLServiceStub(crowded).Execute.future(request, timeout=30)
-        time.sleep(0.5)
-        assert not queued.done()  # a third stream on the connection waits for one of the two to end
+        assert _until(lambda: connections.open_calls == 2)
+        execute = service_pb2_grpc.DirectMLServiceStub(crowded).Execute
+        queued = [execute.future(_top_k_request(), timeout=30) for _ in range(9)]
+        # Eight wait for one of the two to end; the ninth, whichever it is, finds the queue full.
+        assert _until(lambda: sum(call.done() for call in queued) == 1)
+        refused = next(call for call in queued if call.done())
+        assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, refused.details()
+        assert "--max-streams-per-connection" in str(refused.details())
+        assert connections.waiting_calls == 8
         health_is_prompt(other)  # other connections are served meanwhile
         _valid_call_is_prompt(other)
         calls[0].cancel()
-        outputs = queued.result(timeout=10).outputs
-        np.testing.assert_array_equal(np.frombuffer(outputs[0].buffer.data, np.float32), [9.0, 3.0])
+        for call in queued:
+            if call is not refused:
+                outputs = call.result(timeout=10).outputs
+                np.testing.assert_array_equal(np.frombuffer(outputs[0].buffer.data, np.float32), [9.0, 3.0])
         calls[1].cancel()
         for upload in uploads:
             upload.release.set()
         assert_still_serving(other)
+    assert _until(lambda: connections.open_calls == 0 and connections.waiting_calls == 0)
+
+
+@pytest.fixture(scope="module")
+def default_server() -> Iterator[ServerThread]:
+    running = start_server()
+    yield running
+    running.stop()
+
+
+def test_many_callers_on_one_connection_are_all_answered(default_server: ServerThread) -> None:
+    """200 threads calling at once over one connection of a default server: every call succeeds. An HTTP/2 stream
+    limit refused some of them (RST_STREAM REFUSED_STREAM, which grpc surfaces as UNAVAILABLE) as the client's count
+    of open streams ran ahead of the server's."""
+    callers, rounds = 200, 30
+    request = _top_k_request()
+    start = threading.Barrier(callers)
+    codes: list[grpc.StatusCode] = []
+    details: dict[grpc.StatusCode, str] = {}
+    lock = threading.Lock()
+    with grpc.insecure_channel(default_server.address) as channel:
+        execute = service_pb2_grpc.DirectMLServiceStub(channel).Execute
+
+        def call() -> None:
+            start.wait(60)
+            for _ in range(rounds):
+                try:
+                    execute(request, timeout=60)
+                    code = grpc.StatusCode.OK
+                except grpc.RpcError as error:
+                    code = error.code()
+                    details[code] = str(error.details())
+                with lock:
+                    codes.append(code)
+
+        threads = [threading.Thread(target=call) for _ in range(callers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+    assert Counter(codes) == {grpc.StatusCode.OK: callers * rounds}, details

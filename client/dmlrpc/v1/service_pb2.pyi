@@ -599,7 +599,7 @@ class Limits(_message.Message):
     stream_idle_seconds: _builtins.float
     """The longest pause between a stream's messages, in seconds."""
     max_streams_per_connection: _builtins.int
-    """Calls one connection may have open at once (HTTP/2 concurrent streams)."""
+    """Calls one connection may have running at once (four times as many more wait; beyond, RESOURCE_EXHAUSTED)."""
     compile_cache_bytes: _builtins.int
     """Estimated bytes of compiled descs the compile cache keeps."""
     def __init__(

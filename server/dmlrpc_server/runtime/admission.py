@@ -18,9 +18,18 @@ class Admission:
     below the limit while calls wait. Use only from the event loop thread.
     """
 
-    def __init__(self, max_running: int, max_waiting: int) -> None:
+    def __init__(
+        self,
+        max_running: int,
+        max_waiting: int,
+        *,
+        limits: str = "the limits --max-concurrent-requests and --max-queue-depth",
+        scope: str = "",
+    ) -> None:
         self.max_running = max_running
         self.max_waiting = max_waiting
+        self._limits = limits
+        self._scope = scope
         self.running = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
 
@@ -55,8 +64,8 @@ class Admission:
             return
         if len(self._waiters) >= self.max_waiting:
             raise ResourceExhausted(
-                f"server busy: {self.running} calls running and {len(self._waiters)} waiting (the limits "
-                "--max-concurrent-requests and --max-queue-depth); retry later"
+                f"server busy: {self.running} calls running{self._scope} and {len(self._waiters)} waiting "
+                f"({self._limits}); retry later"
             )
         if timeout is not None and timeout <= 0:
             raise DeadlineExceeded("the deadline passed before the call could start; it was not executed")

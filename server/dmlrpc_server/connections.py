@@ -1,0 +1,120 @@
+"""Calls of one client connection: a bounded number run at once; more wait, or are refused."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from dmlrpc_server.runtime.admission import Admission
+
+#: Calls of one connection that may wait for one of its open calls to end, per call it may have open.
+WAITING_PER_OPEN = 4
+
+
+class ConnectionLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc ships no type stubs
+    """Admits at most ``max_open`` calls of one client connection at once; up to ``WAITING_PER_OPEN`` times as many
+    more wait for one of them to end (FIFO), holding no running slot and reading nothing of their request stream;
+    beyond that a call ends RESOURCE_EXHAUSTED naming --max-streams-per-connection.
+
+    The limit is ours, not HTTP/2's: a server's SETTINGS_MAX_CONCURRENT_STREAMS is not enforced in step with the
+    client's count of open streams, so a client at the limit gets streams refused (RST_STREAM REFUSED_STREAM, which
+    clients surface as UNAVAILABLE). A connection is known by its peer address.
+    """
+
+    def __init__(self, max_open: int) -> None:
+        self._max_open = max_open
+        self._connections: dict[str, Admission] = {}
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
+    @property
+    def open_calls(self) -> int:
+        """Calls admitted now, over all connections."""
+        return sum(connection.running for connection in self._connections.values())
+
+    @property
+    def waiting_calls(self) -> int:
+        """Calls waiting now for one of their connection's calls to end, over all connections."""
+        return sum(connection.waiting for connection in self._connections.values())
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        method: str = handler_call_details.method
+        known = self._wrapped.get(method)
+        if handler is not None and (known is None or known[0] is not handler):
+            known = self._wrapped[method] = (handler, self._limited(handler))  # wrap once per method, not per call
+        return None if handler is None or known is None else known[1]
+
+    async def _enter(self, peer: str) -> Admission:
+        connection = self._connections.get(peer)
+        if connection is None:
+            connection = self._connections[peer] = Admission(
+                self._max_open,
+                self._max_open * WAITING_PER_OPEN,
+                limits=f"the limit --max-streams-per-connection, {WAITING_PER_OPEN} times as many may wait",
+                scope=" on this connection",
+            )
+        try:
+            await connection.acquire(None)
+        except BaseException:
+            self._forget_if_idle(peer, connection)
+            raise
+        return connection
+
+    def _leave(self, peer: str, connection: Admission) -> None:
+        connection.release()
+        self._forget_if_idle(peer, connection)
+
+    def _forget_if_idle(self, peer: str, connection: Admission) -> None:
+        if connection.running == 0 and connection.waiting == 0 and self._connections.get(peer) is connection:
+            del self._connections[peer]
+
+    def _limited(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        """A handler of the same shape as ``handler`` that runs it holding one of its connection's slots."""
+        kwargs = {
+            "request_deserializer": handler.request_deserializer,
+            "response_serializer": handler.response_serializer,
+        }
+        inner = next(
+            behaviour
+            for behaviour in (handler.unary_unary, handler.unary_stream, handler.stream_unary, handler.stream_stream)
+            if behaviour is not None
+        )
+        if inspect.isasyncgenfunction(inner):
+
+            async def limited_stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+                peer = context.peer()
+                connection = await self._enter(peer)
+                try:
+                    async for response in inner(request, context):
+                        yield response
+                finally:
+                    self._leave(peer, connection)
+
+            behaviour: Callable[..., Any] = limited_stream
+        elif inspect.iscoroutinefunction(inner):  # also a streaming handler that writes with context.write
+
+            async def limited_call(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                peer = context.peer()
+                connection = await self._enter(peer)
+                try:
+                    return await inner(request, context)
+                finally:
+                    self._leave(peer, connection)
+
+            behaviour = limited_call
+        else:
+            return handler  # NOTE: a synchronous handler would run on a thread pool; the server registers none
+        if handler.request_streaming and handler.response_streaming:
+            return grpc.stream_stream_rpc_method_handler(behaviour, **kwargs)
+        if handler.request_streaming:
+            return grpc.stream_unary_rpc_method_handler(behaviour, **kwargs)
+        if handler.response_streaming:
+            return grpc.unary_stream_rpc_method_handler(behaviour, **kwargs)
+        return grpc.unary_unary_rpc_method_handler(behaviour, **kwargs)
