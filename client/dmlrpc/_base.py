@@ -8,8 +8,23 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from dmlrpc.codec import TensorLayout, decode, encode
-from dmlrpc.errors import ArgumentTypeError, ArgumentValueError, MalformedResponseError
+from dmlrpc.codec import (
+    ELEMENT_BITS,
+    TensorLayout,
+    decode,
+    encode,
+    over_element_bound,
+    over_request_limits,
+    over_tensor_limits,
+)
+from dmlrpc.errors import (
+    ArgumentTypeError,
+    ArgumentValueError,
+    FieldViolation,
+    InvalidArgumentError,
+    MalformedResponseError,
+    ResourceExhaustedError,
+)
 from dmlrpc.schema import check_input_count, desc_case, tensor_fields
 from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
 from dmlrpc.wire import CHUNK_BYTES, decode_chunk, encode_chunk
@@ -170,8 +185,11 @@ def prepare_execute(
     inputs: Sequence[InputValue],
     keep: bool | Sequence[int] | None = None,
     execution_flags: int = 0,
+    limits: service_pb2.Limits | None = None,
 ) -> PreparedCall:
-    """Encode ``inputs`` per the desc's input tensor descs and note how to decode its outputs."""
+    """Encode ``inputs`` per the desc's input tensor descs and note how to decode its outputs; a desc the server
+    would refuse for its tensors' sizes (``check_sizes``) is refused first, before anything is encoded."""
+    check_sizes(operator_desc, limits)
     case = desc_case(operator_desc)
     desc = getattr(operator_desc, case)
     input_fields, output_fields = tensor_fields(desc.DESCRIPTOR)
@@ -229,6 +247,62 @@ def prepare_execute(
         input_arrays,
         execution_flags,
     )
+
+
+def check_sizes(operator_desc: operators_pb2.OperatorDesc, limits: service_pb2.Limits | None = None) -> None:
+    """Refuse a desc whose tensors a server refuses for their sizes, with the server's own message: DirectML's bound
+    of 2^32 - 1 elements per tensor always, and the server's size limits as ``GetCapabilities`` publishes them
+    (``limits``; a limit it leaves 0 is not checked). Costs a pass over the descs' sizes, nothing per element: a
+    broadcast of 10^10 elements is refused before its first byte is laid out.
+
+    Raises:
+        InvalidArgumentError: a tensor has more elements than DirectML allows (the field names its ``sizes``).
+        ResourceExhaustedError: a tensor, or all of them together, over one of ``limits``.
+    """
+    case = desc_case(operator_desc)
+    desc = getattr(operator_desc, case)
+    input_fields, output_fields = tensor_fields(desc.DESCRIPTOR)
+    unbounded = 1 << 64
+    total = elements = 0
+    for field in (*input_fields, *output_fields):
+        if field.array:
+            tensors = [(f"operator_desc.{case}.{field.name}[{i}]", t) for i, t in enumerate(getattr(desc, field.name))]
+        elif desc.HasField(field.name):
+            tensors = [(f"operator_desc.{case}.{field.name}", getattr(desc, field.name))]
+        else:
+            continue
+        for path, tensor in tensors:
+            buffer = tensor.buffer
+            count = 1
+            for size in buffer.sizes:
+                count *= size
+            too_many = over_element_bound(count)
+            if too_many is not None:
+                violation = FieldViolation(f"{path}.buffer.sizes", too_many)
+                raise InvalidArgumentError(f"{violation.field}: {too_many}", field_violations=(violation,))
+            if limits is None:
+                continue
+            over = over_tensor_limits(
+                f"{path}.buffer",
+                buffer.total_tensor_size_in_bytes,
+                count,
+                max(1, ELEMENT_BITS.get(buffer.data_type, 8) // 8),
+                max_tensor_bytes=limits.max_tensor_bytes or unbounded,
+                max_tensor_elements=limits.max_tensor_elements or unbounded,
+            )
+            if over is not None:
+                raise ResourceExhaustedError(over)
+            total += buffer.total_tensor_size_in_bytes
+            elements += count
+    if limits is not None:
+        over = over_request_limits(
+            total,
+            elements,
+            max_request_bytes=limits.max_request_bytes or unbounded,
+            max_request_elements=limits.max_request_elements or unbounded,
+        )
+        if over is not None:
+            raise ResourceExhaustedError(over)
 
 
 def _input_buffer(value: npt.ArrayLike, buffer: object, argument: str, name: str) -> bytes | memoryview:

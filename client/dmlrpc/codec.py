@@ -27,6 +27,9 @@ __all__ = [
     "decode",
     "encode",
     "encode_into",
+    "over_element_bound",
+    "over_request_limits",
+    "over_tensor_limits",
     "packed_strides",
     "tensor_desc",
 ]
@@ -230,6 +233,65 @@ def tensor_desc(
         total_tensor_size_in_bytes=total_tensor_size_in_bytes,
     )
     return tensor_pb2.TensorDesc(buffer=buffer)
+
+
+# NOTE: the size rules below are worded once, for the server's refusals and the SDK's checks before it encodes
+# anything: a caller sees the same message from either.
+
+
+def over_element_bound(element_count: int) -> str | None:
+    """What is wrong with a buffer tensor of ``element_count`` elements by DirectML's own bound (its field is the
+    tensor's ``sizes``; INVALID_ARGUMENT), or None."""
+    if element_count > MAX_ELEMENT_COUNT:
+        return f"{element_count} elements; a buffer tensor has at most 2^32 - 1 elements"
+    return None
+
+
+def over_tensor_limits(
+    path: str,
+    total_bytes: int,
+    element_count: int,
+    element_bytes: int,
+    *,
+    max_tensor_bytes: int,
+    max_tensor_elements: int,
+) -> str | None:
+    """The RESOURCE_EXHAUSTED message for the buffer tensor at ``path`` over a server's per-tensor limits, or None.
+    A broadcast (stride 0) tensor counts at its logical size: the server materialises it."""
+    if total_bytes > max_tensor_bytes:
+        return (
+            f"{path}.total_tensor_size_in_bytes = {total_bytes} exceeds the limit of {max_tensor_bytes} bytes "
+            "per tensor (the server's --max-tensor-bytes)"
+        )
+    if element_count > max_tensor_elements:
+        return (
+            f"{path}.sizes: {element_count} elements exceed the limit of {max_tensor_elements} elements per "
+            "tensor (the server's --max-tensor-elements)"
+        )
+    logical_bytes = element_count * element_bytes
+    if logical_bytes > max_tensor_bytes:
+        return (
+            f"{path}.sizes: {element_count} elements ({logical_bytes} bytes once materialised) exceed the limit of "
+            f"{max_tensor_bytes} bytes per tensor (the server's --max-tensor-bytes)"
+        )
+    return None
+
+
+def over_request_limits(
+    total_bytes: int, elements: int, *, max_request_bytes: int, max_request_elements: int
+) -> str | None:
+    """The RESOURCE_EXHAUSTED message for a request whose tensors total ``total_bytes`` and ``elements``, or None."""
+    if total_bytes > max_request_bytes:
+        return (
+            f"the request's tensors total {total_bytes} bytes, over the limit of {max_request_bytes} "
+            "(the server's --max-request-bytes)"
+        )
+    if elements > max_request_elements:
+        return (
+            f"the request's tensors total {elements} elements, over the limit of {max_request_elements} "
+            "(the server's --max-request-elements)"
+        )
+    return None
 
 
 def _data_type_of(dtype: np.dtype[np.generic]) -> int:

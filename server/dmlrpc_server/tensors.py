@@ -13,6 +13,8 @@ from dmlrpc.codec import (
     TensorLayout,
     calc_buffer_tensor_size,
     data_type_name,
+    over_element_bound,
+    over_tensor_limits,
 )
 from dmlrpc.v1 import tensor_pb2
 from dmlrpc_server.errors import InvalidArgument, ResourceExhausted
@@ -89,10 +91,9 @@ def validate_tensor(
         if size == 0:
             raise InvalidArgument(f"{path}.sizes[{i}]", "size 0 is invalid (DirectML has no empty tensors)")
         element_count *= size
-    if element_count > MAX_ELEMENT_COUNT:
-        raise InvalidArgument(
-            f"{path}.sizes", f"{element_count} elements; a buffer tensor has at most 2^32 - 1 elements"
-        )
+    too_many = over_element_bound(element_count)
+    if too_many is not None:
+        raise InvalidArgument(f"{path}.sizes", too_many)
     strides = buffer.strides
     if strides:
         if len(strides) != dimension_count:
@@ -128,23 +129,16 @@ def validate_tensor(
         raise InvalidArgument(
             f"{path}.data_type", f"{data_type_name(data_type)} is not supported here; supported: {accepted}"
         )
-    if total > max_tensor_bytes:
-        raise ResourceExhausted(
-            f"{path}.total_tensor_size_in_bytes = {total} exceeds the limit of {max_tensor_bytes} bytes per tensor "
-            "(the server's --max-tensor-bytes)"
-        )
-    if element_count > max_tensor_elements:
-        raise ResourceExhausted(
-            f"{path}.sizes: {element_count} elements exceed the limit of {max_tensor_elements} elements per tensor "
-            "(the server's --max-tensor-elements)"
-        )
-    logical_bytes = element_count * element_bytes
-    if logical_bytes > max_tensor_bytes:
-        # Broadcast (stride 0) inputs are materialised for ONNX Runtime, so their logical size counts too.
-        raise ResourceExhausted(
-            f"{path}.sizes: {element_count} elements ({logical_bytes} bytes once materialised) exceed the limit of "
-            f"{max_tensor_bytes} bytes per tensor (the server's --max-tensor-bytes)"
-        )
+    over = over_tensor_limits(
+        path,
+        total,
+        element_count,
+        element_bytes,
+        max_tensor_bytes=max_tensor_bytes,
+        max_tensor_elements=max_tensor_elements,
+    )
+    if over is not None:
+        raise ResourceExhausted(over)
     layout = TensorLayout.of(buffer)
     if output and _may_alias(layout.sizes, layout.strides):
         raise InvalidArgument(

@@ -13,7 +13,7 @@ import numpy as np
 import onnx
 from google.protobuf.message import Message
 
-from dmlrpc.codec import TensorLayout
+from dmlrpc.codec import TensorLayout, over_request_limits
 from dmlrpc.schema import TensorField, snake_case, tensor_fields
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument, ResourceExhausted
@@ -288,16 +288,14 @@ class Operator(abc.ABC, Generic[DescT]):
             layouts[tensor.name] = layout
             total += layout.total_bytes
             elements += layout.element_count
-        if total > limits.max_request_bytes:
-            raise ResourceExhausted(
-                f"the request's tensors total {total} bytes, over the limit of {limits.max_request_bytes} "
-                "(the server's --max-request-bytes)"
-            )
-        if elements > limits.max_request_elements:
-            raise ResourceExhausted(
-                f"the request's tensors total {elements} elements, over the limit of {limits.max_request_elements} "
-                "(the server's --max-request-elements)"
-            )
+        over = over_request_limits(
+            total,
+            elements,
+            max_request_bytes=limits.max_request_bytes,
+            max_request_elements=limits.max_request_elements,
+        )
+        if over is not None:
+            raise ResourceExhausted(over)
         tensors = Tensors(path, layouts, provider, feature_level, arrays, limits)
         return self.lower(desc, tensors)
 
