@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 import re
@@ -89,14 +88,14 @@ def assert_client_failed(result: subprocess.CompletedProcess[str]) -> None:
 
 @pytest.fixture(scope="session")
 def cpp_client() -> Path:
-    """examples/cpp built with CMake into a per-checkout cache directory (incremental after the first build)."""
+    """examples/cpp built with CMake under the checkout's ignored build/ (incremental after the first build): the
+    suite writes nothing outside the repository and its environment."""
     for tool in ("cmake", "c++", "pkg-config", "protoc", "grpc_cpp_plugin"):
         if shutil.which(tool) is None:
             unavailable(f"the C++ example needs {tool}, which is not on PATH")
     if run(["pkg-config", "--exists", "grpc++", "protobuf"], timeout=30).returncode != 0:
         unavailable("the C++ example needs the grpc++ and protobuf development packages (pkg-config finds none)")
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dmlrpc"
-    build = cache / f"examples-cpp-{hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]}"
+    build = ROOT / "build" / "examples-cpp"
     configure = run(["cmake", "-S", EXAMPLES / "cpp", "-B", build], timeout=300)
     assert configure.returncode == 0, configure.stdout + configure.stderr
     compile_ = run(["cmake", "--build", build, "--parallel", str(os.cpu_count() or 2)], timeout=600)
