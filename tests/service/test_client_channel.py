@@ -108,19 +108,16 @@ def _spread(replicas: list[ServerThread], before: list[float], calls: int) -> li
 
 def test_round_robin_spreads_calls_over_every_address(replicas: list[ServerThread]) -> None:
     target = "ipv4:" + ",".join(server.address for server in replicas)
+    start = [_calls(server) for server in replicas]
     with dmlrpc.Client(target, timeout=30) as client:
         for _ in range(10):  # until both connections are up, the first ready one takes the calls
             client.top_k(np.arange(6, dtype=np.float32), 1)
-        before = [_calls(server) for server in _settled(replicas)]
+        _spread(replicas, start, 10)  # every warm-up call counted
+        before = [_calls(server) for server in replicas]
         for _ in range(20):
             values, _ = client.top_k(np.arange(6, dtype=np.float32), 1)
             assert values.tolist() == [5.0]
     assert _spread(replicas, before, 20) == [10, 10]
-
-
-def _settled(replicas: list[ServerThread]) -> list[ServerThread]:
-    time.sleep(0.05)  # let the last warm-up call's count land
-    return replicas
 
 
 def test_pick_first_sends_every_call_to_one_address(replicas: list[ServerThread]) -> None:

@@ -3,6 +3,8 @@ running work, and ExecuteMany items answered one by one."""
 
 from __future__ import annotations
 
+import contextlib
+import math
 import threading
 import time
 from collections.abc import Iterator
@@ -86,7 +88,11 @@ def test_health_answers_promptly_while_requests_with_large_work_and_tiny_bytes_r
         with grpc.insecure_channel(server.address) as channel:
             health = health_pb2_grpc.HealthStub(channel)
             health.Check(health_pb2.HealthCheckRequest(), timeout=5)
-            time.sleep(0.3)  # the heavy calls are running
+            admission = server.built.service.scheduler.admission
+            running = time.monotonic() + 60
+            while admission.running < 1 and not errors:  # the heavy calls are running
+                assert time.monotonic() < running, "no heavy call started"
+                time.sleep(0.01)
             deadline = time.monotonic() + 2.5
             while time.monotonic() < deadline:
                 started = time.perf_counter()
@@ -104,13 +110,18 @@ def test_health_answers_promptly_while_requests_with_large_work_and_tiny_bytes_r
 
 
 def test_a_deadline_stops_running_work_and_frees_its_slot(server: ServerThread) -> None:
-    graph = _heavy_graph(4096, 24)  # seconds of work in all
     x = np.random.default_rng(1).standard_normal((1024, 4096)).astype(np.float32)
-    with dmlrpc.Client(server.address, timeout=120, retry=None) as client, client.compile(graph) as op:
-        started = time.perf_counter()
-        op(x)  # the full run, for scale
-        full = time.perf_counter() - started
-        assert full > 1.0, f"the graph ran in {full:.2f} s: too little work to tell a stopped run"
+    with dmlrpc.Client(server.address, timeout=120, retry=None) as client, contextlib.ExitStack() as compiled:
+        # Enough nodes for over a second of work on this machine, however fast: the deadline below is a fifth of it.
+        nodes = 24
+        while True:
+            op = compiled.enter_context(client.compile(_heavy_graph(4096, nodes)))
+            started = time.perf_counter()
+            op(x)  # the full run, for scale
+            full = time.perf_counter() - started
+            if full > 1.0:
+                break
+            nodes = math.ceil(nodes * 1.5 / max(full, 0.05))
         started = time.perf_counter()
         with pytest.raises(dmlrpc.DeadlineExceededError):
             op(x, timeout=full / 5)
@@ -123,65 +134,6 @@ def test_a_deadline_stops_running_work_and_frees_its_slot(server: ServerThread) 
     assert answered < full / 5 + 0.3
     assert admission.running == 0, "the stopped run still holds its slot"
     assert freed < full / 2, f"the slot came back {freed:.2f} s after the call (a full run takes {full:.2f} s)"
-
-
-def test_execute_many_answers_every_item_with_its_own_status(server: ServerThread) -> None:
-    x = np.arange(12, dtype=np.float32).reshape(3, 4)
-    good = prepare_execute(*_call(ops.top_k(x, 2, 1))).request
-    bad_call = ops.top_k(x, 2, 1)
-    bad_call.operator_desc.top_k1.k = 9  # larger than the axis: INVALID_ARGUMENT with its path
-    bad = prepare_execute(*_call(bad_call)).request
-    other = prepare_execute(*_call(ops.element_wise("add", x, x))).request
-    items = [
-        service_pb2.ExecuteItem(tag=tag, execute=request)
-        for tag, request in [(7, good), (3, bad), (7, good), (99, other), (0, good), (12, bad)]
-    ]
-    messages = [
-        service_pb2.ExecuteManyRequest(items=items[:2]),
-        service_pb2.ExecuteManyRequest(items=items[2:5]),
-        service_pb2.ExecuteManyRequest(items=items[5:]),
-    ]
-    with grpc.insecure_channel(server.address) as channel:
-        stub = service_pb2_grpc.DirectMLServiceStub(channel)
-        results = [result for response in stub.ExecuteMany(iter(messages), timeout=30) for result in response.results]
-    assert sorted(result.tag for result in results) == sorted(item.tag for item in items)
-    for result in results:
-        if result.tag == 3 or result.tag == 12:
-            assert result.status.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
-            assert [v.field for v in result.status.field_violations] == ["operator_desc.top_k1.k"]
-        elif result.tag == 99:
-            assert result.status.code == 0
-            np.testing.assert_array_equal(
-                np.frombuffer(result.response.outputs[0].buffer.data, np.float32), 2 * x.ravel()
-            )
-        else:
-            assert result.status.code == 0
-            values = np.frombuffer(result.response.outputs[0].buffer.data, np.float32).reshape(3, 2)
-            np.testing.assert_array_equal(values, [[3, 2], [7, 6], [11, 10]])
-
-
-def test_execute_many_batches_items_of_one_desc_and_equals_unary_results(server: ServerThread) -> None:
-    rng = np.random.default_rng(5)
-    arrays = [rng.standard_normal((4, 16)).astype(np.float32) for _ in range(48)]
-    requests = [prepare_execute(*_call(ops.top_k(a, 3, 1))).request for a in arrays]
-    before = scrape(server)
-    with grpc.insecure_channel(server.address) as channel:
-        stub = service_pb2_grpc.DirectMLServiceStub(channel)
-        unary = [stub.Execute(request, timeout=30) for request in requests]
-        counted = scrape(server)
-        message = service_pb2.ExecuteManyRequest(
-            items=[service_pb2.ExecuteItem(tag=i, execute=r) for i, r in enumerate(requests)]
-        )
-        results = {r.tag: r for response in stub.ExecuteMany(iter([message]), timeout=30) for r in response.results}
-    after = scrape(server)
-    assert sorted(results) == list(range(len(requests)))
-    for index, response in enumerate(unary):
-        assert results[index].status.code == 0
-        assert results[index].response == response
-    runs = after[("dmlrpc_batch_size_count", ())] - counted[("dmlrpc_batch_size_count", ())]
-    batched = after[("dmlrpc_batch_size_sum", ())] - counted[("dmlrpc_batch_size_sum", ())]
-    assert batched == len(requests) and runs < len(requests) / 4, (runs, batched)
-    assert counted[("dmlrpc_batch_size_sum", ())] - before[("dmlrpc_batch_size_sum", ())] == len(requests)
 
 
 def test_execute_many_bounds_items_in_flight() -> None:

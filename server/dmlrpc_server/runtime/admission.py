@@ -111,6 +111,11 @@ class ByteBudget:
         self.held = 0
         self._waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
 
+    @property
+    def waiting(self) -> int:
+        """Calls waiting now for their bytes to fit."""
+        return len(self._waiters)
+
     def try_acquire(self, size: int) -> bool:
         """Reserve ``size`` bytes if they fit now and nobody waits (pair with ``release``)."""
         if not self._waiters and self.held + size <= self.capacity:
