@@ -53,9 +53,26 @@ def default_workers(cpus: int, *, gpu: bool, shared_port: bool) -> int:
     return max(1, min(cpus, 8))
 
 
+#: The most --memory-bytes defaults to: on a host of 8 GiB or more, 4 GiB.
+DEFAULT_MEMORY_BYTES_CAP = 4096 * MiB
+#: The most --max-tensor-bytes defaults to.
+DEFAULT_TENSOR_BYTES_CAP = 512 * MiB
+#: Tensors of the --max-tensor-bytes default that one worker's call memory holds at once: an element-wise call of
+#: two inputs and its output (its run's peak), and room for its response.
+TENSORS_PER_CALL = 4
+
+
 def default_memory_bytes() -> int:
-    """--memory-bytes's default: 1 GiB, or half the memory this process may use where that is less."""
-    return min(1024 * MiB, physical_memory() // 2)
+    """--memory-bytes's default: half the memory this process may use (a container's cgroup limit, else the host's),
+    at most 4 GiB."""
+    return min(DEFAULT_MEMORY_BYTES_CAP, physical_memory() // 2)
+
+
+def default_tensor_bytes(call_memory: int) -> int:
+    """--max-tensor-bytes's default for one worker's call memory: the largest tensor (whole MiB, at most 512 MiB)
+    an element-wise call over which fits the call memory, so that no tensor the limits admit is then refused for
+    the memory its call needs."""
+    return max(MiB, min(DEFAULT_TENSOR_BYTES_CAP, call_memory // TENSORS_PER_CALL // MiB * MiB))
 
 
 @dataclass(frozen=True)
@@ -71,6 +88,8 @@ class MemoryBudgets:
     resident_total: int
     compiled_total: int
     workers: int
+    #: The largest tensor (--max-tensor-bytes, or its default for the call memory).
+    max_tensor: int
 
     @property
     def bound(self) -> int:

@@ -293,7 +293,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
     )
     budgets = settings.budgets(worker_count())
     limits = Limits(
-        max_tensor_bytes=settings.max_tensor_bytes,
+        max_tensor_bytes=budgets.max_tensor,
         max_request_bytes=settings.max_request_bytes,
         max_message_bytes=settings.max_message_bytes,
         max_tensor_elements=settings.max_tensor_elements,
@@ -396,7 +396,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
 
     service_limits = service_pb2.Limits(
         max_message_bytes=settings.max_message_bytes,
-        max_tensor_bytes=settings.max_tensor_bytes,
+        max_tensor_bytes=budgets.max_tensor,
         max_request_bytes=settings.max_request_bytes,
         max_tensor_elements=settings.max_tensor_elements,
         max_request_elements=settings.max_request_elements,

@@ -28,6 +28,7 @@ from dmlrpc_server.host import (
     MiB,
     available_cpus,
     default_memory_bytes,
+    default_tensor_bytes,
     default_workers,
     physical_memory,
 )
@@ -119,7 +120,12 @@ class ServerSettings(BaseSettings):
         LATEST, description="DML feature level whose rules to apply, e.g. 3.0 or 6.4 (default 6.4 = 0x6400)."
     )
     max_message_bytes: Positive = Field(512 * MiB, description="Largest gRPC message received or sent.")
-    max_tensor_bytes: Positive = Field(512 * MiB, description="Largest total_tensor_size_in_bytes of one tensor.")
+    max_tensor_bytes: Positive | None = Field(
+        None,
+        description="Largest total_tensor_size_in_bytes of one tensor. Default: a quarter of a worker's call memory "
+        "(an element-wise call over such tensors fits it), at most 512 MiB: 256 MiB on a host of 8 GiB with 2 "
+        "workers.",
+    )
     max_tensor_elements: Annotated[int, Field(gt=0, le=MAX_ELEMENT_COUNT)] = Field(
         MAX_ELEMENT_COUNT, description="Most elements in one tensor (broadcasts count their logical elements)."
     )
@@ -217,7 +223,7 @@ class ServerSettings(BaseSettings):
         None,
         description="Memory the server may hold for its callers beyond its baseline, all worker processes together; "
         "the byte budgets default to shares of it: call memory a half, resident tensors, compiled handles and the "
-        "compile cache an eighth each, free pooled buffers and free heap a sixteenth each. Default: 1 GiB, or half "
+        "compile cache an eighth each, free pooled buffers and free heap a sixteenth each. Default: 4 GiB, or half "
         "the memory this process may use (a container's cgroup limit, else the host's) where that is less.",
     )
     call_memory_bytes: Positive | None = Field(
@@ -363,15 +369,17 @@ class ServerSettings(BaseSettings):
             resident = min(16384 * MiB, physical_memory() // 4)
         else:
             resident = memory // 8
+        call_memory = per_worker(self.call_memory_bytes, 1 / 2)
         return MemoryBudgets(
             memory=memory,
-            call_memory=per_worker(self.call_memory_bytes, 1 / 2),
+            call_memory=call_memory,
             compile_cache=per_worker(self.compile_cache_bytes, 1 / 8),
             buffer_pool=per_worker(self.buffer_pool_bytes, 1 / 16),
             heap_retain=per_worker(self.heap_retain_bytes, 1 / 16),
             resident_total=resident,
             compiled_total=self.compiled_bytes_total if self.compiled_bytes_total is not None else memory // 8,
             workers=workers,
+            max_tensor=self.max_tensor_bytes or default_tensor_bytes(call_memory),
         )
 
     @property

@@ -160,7 +160,7 @@ def test_index_values_are_checked_before_onnx_runtime(fuzzed: ServerThread) -> N
 def executor() -> Executor:
     defaults = ServerSettings(**FUZZ_LIMITS)  # type: ignore[arg-type]
     limits = Limits(
-        max_tensor_bytes=defaults.max_tensor_bytes,
+        max_tensor_bytes=defaults.budgets(1).max_tensor,
         max_request_bytes=defaults.max_request_bytes,
         max_message_bytes=defaults.max_message_bytes,
         max_tensor_elements=defaults.max_tensor_elements,

@@ -37,6 +37,9 @@ def server() -> Iterator[ServerThread]:
         compiled_bytes_total=512 << 20,
         call_memory_bytes=BUDGET,
         call_memory_wait_seconds=1.0,
+        # Tensors the call memory cannot hold: its refusals are what this module tests (by default the tensor limit
+        # follows the call memory, and would refuse them first).
+        max_tensor_bytes=512 << 20,
     )
     yield running
     running.stop()
