@@ -582,3 +582,28 @@ def test_sdk_activation_with_axes(client: dmlrpc.Client) -> None:
     np.testing.assert_allclose(got, np.exp(x) / np.exp(x).sum(axis=0, keepdims=True), rtol=1e-6)
     with pytest.raises(dmlrpc.ArgumentValueError, match="has no attribute 'gamma'"):
         client.activation("relu", x, gamma=1.0)
+
+
+#: ONNX's test_logsoftmax_large_number, and rows larger still: exact only where the max is subtracted first.
+LARGE_INPUTS = np.array(
+    [[0, 1, 2, 3], [10000, 10001, 10002, 10003], [-1e6 + i for i in range(4)], [1e6 + i for i in range(4)]],
+    np.float32,
+)
+
+
+def check_log_softmax_of_large_inputs(client: dmlrpc.Client) -> None:
+    """LOG_SOFTMAX and LOG_SOFTMAX1 of rows near 10^4 and 10^6 against NumPy in FLOAT64: every row's answer is
+    that of [0, 1, 2, 3]. (ONNX Runtime's CUDA LogSoftmax was 2.4e-4 off at 10^4: it subtracted max + log(sum) in
+    FLOAT32.)"""
+    wide = LARGE_INPUTS.astype(np.float64)
+    shifted = wide - wide.max(axis=-1, keepdims=True)
+    expected = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    for output in (
+        client.activation("log_softmax", LARGE_INPUTS),
+        client.activation("log_softmax1", LARGE_INPUTS, axes=[1]),
+    ):
+        np.testing.assert_allclose(output, expected, rtol=0, atol=1e-6)
+
+
+def test_log_softmax_of_large_inputs_subtracts_the_max_first(client: dmlrpc.Client) -> None:
+    check_log_softmax_of_large_inputs(client)
