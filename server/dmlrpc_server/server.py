@@ -290,6 +290,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         device_id=settings.device_id,
         intra_op_threads=settings.intra_op_threads,
         cpu_fallback=settings.cpu_fallback,
+        device_memory_bytes=settings.device_memory_bytes,
     )
     budgets = settings.budgets(worker_count())
     limits = Limits(

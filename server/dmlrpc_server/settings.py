@@ -119,6 +119,14 @@ class ServerSettings(BaseSettings):
     feature_level: FeatureLevel = Field(
         LATEST, description="DML feature level whose rules to apply, e.g. 3.0 or 6.4 (default 6.4 = 0x6400)."
     )
+    device_memory_bytes: Positive | None = Field(
+        None,
+        description="Device memory the CUDA provider's sessions may hold, together: a run whose tensors would not "
+        "fit is refused RESOURCE_EXHAUSTED naming this flag, each session's arena is limited to it and grows only "
+        "as asked, and cached sessions are evicted to keep their estimated device bytes (a fixed cost each, their "
+        "runs' peak tensors and constants) within it. Default: no bound (the compile cache bounds sessions by "
+        "count and host bytes only).",
+    )
     max_message_bytes: Positive = Field(512 * MiB, description="Largest gRPC message received or sent.")
     max_tensor_bytes: Positive | None = Field(
         None,

@@ -1,4 +1,4 @@
-"""The compile cache: compiled descs kept by their canonical bytes, bounded by count and by bytes."""
+"""The compile cache: compiled descs kept by their canonical bytes, bounded by count, host bytes and device bytes."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ class CacheStats:
 
 class CompileCache:
     """A bounded LRU of compiled operators keyed by canonical desc bytes: at most ``capacity`` entries and
-    ``max_bytes`` charged bytes (each entry's ``held_bytes`` plus its key; each alias its two keys).
+    ``max_bytes`` charged bytes (each entry's ``held_bytes`` plus its key; each alias its two keys), and where the
+    provider has a device budget (--device-memory-bytes) entries whose ``device_bytes`` together stay within it.
 
     Concurrent misses on one key compile once: the first caller builds while the others wait for it. An evicted
     entry's session is released as soon as no call still runs it (nothing else refers to it).
@@ -42,6 +43,9 @@ class CompileCache:
         self._aliases: OrderedDict[bytes, bytes] = OrderedDict()
         self._entry_bytes = 0
         self._alias_bytes = 0
+        #: Device bytes the entries are charged, and the budget they stay within (set by the first charged entry).
+        self.device_bytes = 0
+        self._device_budget: int | None = None
         self._building: dict[bytes, threading.Lock] = {}
         #: Canonical desc bytes -> the refusal its build raised (see ``get``).
         self._refused: OrderedDict[bytes, ServiceError] = OrderedDict()
@@ -126,6 +130,9 @@ class CompileCache:
                     return entry
                 self._entries[key] = entry
                 self._entry_bytes += charge
+                if entry.device_bytes and entry.provider is not None:
+                    self._device_budget = entry.provider.device_memory_bytes
+                    self.device_bytes += entry.device_bytes
                 self._shrink()
             return entry
 
@@ -149,6 +156,10 @@ class CompileCache:
             self._evict_entry()
         while len(self._aliases) > self._capacity:
             self._evict_alias()
+        # NOTE: the newest entry stays even alone over the budget: its call is running it (compile refused any
+        # whose charge alone exceeds it).
+        while self._device_budget is not None and self.device_bytes > self._device_budget and len(self._entries) > 1:
+            self._evict_entry()
         while self.held_bytes > self.max_bytes:
             # Aliases go first only where they hold much of the budget (desc bytes of clients that vary a field
             # order); otherwise the compiled entries, whose sessions hold the memory.
@@ -162,6 +173,7 @@ class CompileCache:
     def _evict_entry(self) -> None:
         key, entry = self._entries.popitem(last=False)
         self._entry_bytes -= entry.held_bytes + len(key)
+        self.device_bytes -= entry.device_bytes
         self.stats.evictions += 1
 
     def _evict_alias(self) -> None:

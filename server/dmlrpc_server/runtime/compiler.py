@@ -13,7 +13,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from dmlrpc_server.errors import OperatorUnavailable
+from dmlrpc_server.errors import OperatorUnavailable, ResourceExhausted
 from dmlrpc_server.operators.base import BatchRule, Plan
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.cost import ModelCost, model_cost
@@ -67,6 +67,32 @@ def data_bytes(model: onnx.ModelProto) -> int:
     return INITIALIZER_COPIES * total
 
 
+#: Device bytes a CUDA session holds beyond its tensors: its cuBLAS and cuDNN handles and their workspaces, its
+#: arena's first chunk (an H100 filled its 80 GB after about 500 sessions: about 160 MiB each).
+DEVICE_SESSION_BYTES = 160 << 20
+
+
+def device_bytes(model: onnx.ModelProto, peak_bytes: int) -> int:
+    """The device bytes a cached device session of ``model`` is charged under --device-memory-bytes: its fixed cost,
+    its constants, and its runs' peak tensors, which its arena keeps once a run has asked for them."""
+    return DEVICE_SESSION_BYTES + data_bytes(model) // INITIALIZER_COPIES + peak_bytes
+
+
+def check_device_memory(field: str, charge: int, provider: Provider) -> None:
+    """Refuse a desc whose device session and run would not fit --device-memory-bytes, before anything is made.
+
+    Raises:
+        ResourceExhausted: ``charge`` (``device_bytes``) is over the provider's device budget.
+    """
+    budget = provider.device_memory_bytes
+    if budget is not None and charge > budget:
+        raise ResourceExhausted(
+            f"{field}: its session and one run hold an estimated {charge:,} bytes of device memory, over the "
+            f"{budget:,} bytes the server's sessions may hold (--device-memory-bytes); split the work into smaller "
+            "calls or raise --device-memory-bytes"
+        )
+
+
 @dataclass
 class Compiled:
     """A validated plan and the session that runs its model (plus, once needed, the session of its batched model)."""
@@ -92,6 +118,9 @@ class Compiled:
     #: The bytes the compile cache charges for keeping this entry (``session_bytes`` of each session it holds or
     #: may build: the batched one too, where the operator batches).
     held_bytes: int = 0
+    #: The device bytes the compile cache charges for keeping this entry under --device-memory-bytes
+    #: (``device_bytes``; 0 where there is no such budget or the session runs on the host).
+    device_bytes: int = 0
     #: Called once the desc has moved to the CPU provider at run time (the compile cache counts it as a fallback).
     on_move: Callable[[Compiled], None] | None = field(default=None, repr=False)
     _batched: ort.InferenceSession | None = field(default=None, repr=False)
@@ -347,6 +376,10 @@ def compile_plan(
     cost = model_cost(plan.model)
     if check is not None:
         check(cost)
+    device = 0
+    if provider.device_memory_bytes is not None:
+        device = device_bytes(plan.model, cost.peak_bytes)
+        check_device_memory(f"operator_desc.{label}" if label else "operator_desc", device, provider)
     session, fallback = _session_on(plan.model, provider)
     names = [output.name for output in session.get_outputs()]
     lock: contextlib.AbstractContextManager[object] = (
@@ -366,6 +399,7 @@ def compile_plan(
         label=label,
         fallback=fallback,
         held_bytes=held,
+        device_bytes=0 if fallback == SESSION_FALLBACK else device * (2 if batching is not None else 1),
     )
 
 

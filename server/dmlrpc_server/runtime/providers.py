@@ -37,6 +37,8 @@ class Provider:
     intra_op_threads: int
     #: Whether a desc this provider cannot run in full runs on the CPU provider instead (False: refused).
     cpu_fallback: bool = True
+    #: Device memory its sessions may hold together (--device-memory-bytes); None: unbounded, or no device.
+    device_memory_bytes: int | None = None
 
     def session_options(self) -> ort.SessionOptions:
         options = ort.SessionOptions()
@@ -78,7 +80,7 @@ class Provider:
         return options
 
 
-def device_options(key: str, device_id: int) -> dict[str, str]:
+def device_options(key: str, device_id: int, device_memory_bytes: int | None = None) -> dict[str, str]:
     """The provider options of a device provider (``key``: directml or cuda), as requests without
     DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION compile for."""
     options = {"device_id": str(device_id)}
@@ -87,6 +89,11 @@ def device_options(key: str, device_id: int) -> dict[str, str]:
         # relative); DirectML computes FLOAT32 as FLOAT32 unless the caller allows half precision, and so does
         # the server (``allowing_half_precision``).
         options["use_tf32"] = "0"
+        if device_memory_bytes is not None:
+            # Each session's arena stays within the budget and grows by what a run asks, not by doubling chunks
+            # (its default), so that what a cached session keeps is its runs' peak (``compiler.device_bytes``).
+            options["gpu_mem_limit"] = str(device_memory_bytes)
+            options["arena_extend_strategy"] = "kSameAsRequested"
     return options
 
 
@@ -96,6 +103,7 @@ def choose_provider(
     device_id: int = DEFAULTS.device_id,
     intra_op_threads: int = DEFAULTS.intra_op_threads,
     cpu_fallback: bool = DEFAULTS.cpu_fallback,
+    device_memory_bytes: int | None = None,
 ) -> Provider:
     """Pick the execution provider: ``auto`` = DirectML if present, else CUDA, else CPU.
 
@@ -118,7 +126,8 @@ def choose_provider(
     name = PROVIDERS[key]
     if key == "cpu":
         return Provider(name, {}, f"CPU ({platform.machine() or 'unknown'})", False, intra_op_threads, cpu_fallback)
-    options = device_options(key, device_id)
+    budget = device_memory_bytes if key == "cuda" else None
+    options = device_options(key, device_id, budget)
     device = f"{'DirectML adapter' if key == 'directml' else 'CUDA device'} {device_id}"
     _log.info("using %s on %s", name, device)
-    return Provider(name, options, device, key == "directml", intra_op_threads, cpu_fallback)
+    return Provider(name, options, device, key == "directml", intra_op_threads, cpu_fallback, budget)
