@@ -60,6 +60,8 @@ class ConnectionLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
                 limits=f"the limit --max-streams-per-connection, {WAITING_PER_OPEN} times as many may wait",
                 scope=" on this connection",
             )
+        if connection.try_acquire():  # NOTE: the common case, without a coroutine of its own
+            return connection
         try:
             await connection.acquire(None)
         except BaseException:
