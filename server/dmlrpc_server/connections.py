@@ -16,8 +16,8 @@ WAITING_PER_OPEN = 4
 
 class ConnectionLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc ships no type stubs
     """Admits at most ``max_open`` calls of one client connection at once; up to ``WAITING_PER_OPEN`` times as many
-    more wait for one of them to end (FIFO), holding no running slot and reading nothing of their request stream;
-    beyond that a call ends RESOURCE_EXHAUSTED naming --max-streams-per-connection.
+    more wait for one of them to end (FIFO), holding no running slot (a streaming one reads none of its messages
+    meanwhile); beyond that a call ends RESOURCE_EXHAUSTED naming --max-streams-per-connection.
 
     The limit is ours, not HTTP/2's: a server's SETTINGS_MAX_CONCURRENT_STREAMS is not enforced in step with the
     client's count of open streams, so a client at the limit gets streams refused (RST_STREAM REFUSED_STREAM, which

@@ -218,8 +218,8 @@ class ServerSettings(BaseSettings):
     max_streams_per_connection: Positive = Field(
         100,
         description="Calls one client connection may have running at once; up to four times as many more wait for "
-        "one of them to end (reading nothing of their requests), beyond that a call gets RESOURCE_EXHAUSTED. HTTP/2 "
-        "itself sets no stream limit, so no call is refused with REFUSED_STREAM.",
+        "one of them to end (a streaming one reads none of its messages meanwhile), beyond that a call gets "
+        "RESOURCE_EXHAUSTED. HTTP/2 itself sets no stream limit, so no call is refused with REFUSED_STREAM.",
     )
     stream_items_in_flight: Positive = Field(
         256, description="ExecuteMany items of one stream admitted at once (running, waiting or being written)."
