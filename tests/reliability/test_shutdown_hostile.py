@@ -7,18 +7,17 @@ import re
 import signal
 import threading
 import time
-import urllib.request
 from collections.abc import Callable
 
 import grpc
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from dmlrpc.v1 import service_pb2_grpc
 from tests.reliability.attacks import broadcast_gemm
 from tests.reliability.fuzzing import EXECUTE_STREAM
 from tests.reliability.hostile import Stalling, half_upload, wait_serving
 from tests.reliability.test_metrics_connections import METRICS
+from tests.reliability.test_recycling import scrape
 from tests.test_cli import LISTENING, ServerProcess, spawn  # noqa: F401 - spawn is a fixture
 
 GRACE = 1.0
@@ -26,18 +25,6 @@ GRACE = 1.0
 #: --max-work): far past the grace period, and one ONNX Runtime node, which RunOptions.terminate cannot stop (it
 #: acts between nodes).
 SLOW_GEMM = (4096, 16384, 4096)
-
-
-def _running(metrics_port: int) -> float:
-    """Execute calls running now, by the server's metrics (every worker's, summed)."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as response:
-        text = response.read().decode()
-    return sum(
-        sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-        if sample.name == "dmlrpc_inflight_requests"
-    )
 
 
 def _attack(address: str) -> tuple[list[BaseException | None], list[Stalling], list[grpc.Channel]]:
@@ -87,7 +74,7 @@ def test_sigterm_exits_within_the_grace_period_cancelling_what_runs(
     try:
         # The GEMM runs (after its compile, however long that takes here) before the signal comes.
         deadline = time.monotonic() + 60
-        while _running(int(metrics.group(1))) < 1:
+        while scrape(int(metrics.group(1))).get("dmlrpc_inflight_requests", 0.0) < 1:
             assert time.monotonic() < deadline, server.log()
             time.sleep(0.05)
         signalled = time.monotonic()
