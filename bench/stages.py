@@ -10,7 +10,7 @@ import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -20,9 +20,11 @@ from run import payload, tiny_calls
 
 from dmlrpc.v1 import service_pb2
 from dmlrpc_server import ServerSettings, build_server
-from dmlrpc_server.calls import read_execute
-from dmlrpc_server.responses import execute_response
+from dmlrpc_server.binding import encode_outputs, feeds
+from dmlrpc_server.calls import read_execute, write_execute
 from dmlrpc_server.servicer import DirectMLServicer
+
+T = TypeVar("T")
 
 
 class _Context:
@@ -57,43 +59,39 @@ async def _timed(fn: Callable[[], object] | Callable[[], Awaitable[object]], num
 async def measure(number: int, repeats: int) -> dict[str, float]:
     built = build_server(ServerSettings(host="127.0.0.1", port=0, provider="cpu", metrics_port=0))
     service = built.service
-    executor = service.executor
+    catalog = service.catalog
     scheduler = service.scheduler
+    pool = service.binding.pool
     servicer = DirectMLServicer(service, service_pb2.GetCapabilitiesResponse())
     raw = base64.b64decode(payload(tiny_calls()["top-k"]))
     context = _Context()
     await servicer.Execute(raw, context)  # compiles
     call = read_execute(raw)
     assert call is not None
-    compiled = executor.cached_bytes(call.desc)
+    compiled = catalog.lookup(call)
     assert compiled is not None
-    buffers = list(call.buffers)
-    feeds = executor.feeds(compiled, buffers)
-    results = compiled.run(feeds)
-    memory = service.memory
-
-    async def admit() -> None:
-        memory.try_acquire(compiled.memory)
-        async with scheduler.turn(None):
-            pass
-        memory.release(compiled.memory)
-
-    def plan() -> None:
-        executor.cached_bytes(call.desc)
-        executor.check_response_fits(compiled)
+    buffers = list(call.buffers or [])
+    bound = feeds(compiled, buffers)
+    results = compiled.run(bound)
+    outputs = encode_outputs(compiled, results, pool)
 
     stages: dict[str, Callable[[], Any]] = {
         "read": lambda: read_execute(raw),
-        "plan": plan,
-        "admit": admit,
-        "bind": lambda: executor.feeds(compiled, buffers),
-        "place and run": lambda: scheduler.run(compiled, feeds, None),
-        "encode": lambda: execute_response(executor.encode_outputs(compiled, results)),
+        "plan": lambda: catalog.lookup(call),
+        # Scheduler.run with its bind and encode taken out: admission, reservation, placement, metrics and the run.
+        "admit, place and run": lambda: scheduler.run(call, compiled, lambda: bound, _same),
+        "bind": lambda: feeds(compiled, buffers),
+        "encode": lambda: write_execute(encode_outputs(compiled, results, pool)),
+        "  of which the writer": lambda: write_execute(outputs),
     }
     times = {name: await _timed(fn, number, repeats) for name, fn in stages.items()}
-    times["onnxruntime run alone"] = await _timed(lambda: compiled.run(feeds), number, repeats)
+    times["onnxruntime run alone"] = await _timed(lambda: compiled.run(bound), number, repeats)
     times["whole Execute (servicer)"] = await _timed(lambda: servicer.Execute(raw, context), number, repeats)
     return times
+
+
+def _same(results: T) -> T:
+    return results
 
 
 def main() -> None:
@@ -103,6 +101,7 @@ def main() -> None:
     args = parser.parse_args()
     times = asyncio.run(measure(args.number, args.repeats))
     stages = [name for name in times if name not in ("onnxruntime run alone", "whole Execute (servicer)")]
+    stages = [name for name in stages if not name.startswith(" ")]
     for name, us in times.items():
         print(f"{name:28s} {us:8.2f} µs")
     glue = times["whole Execute (servicer)"] - sum(times[name] for name in stages)

@@ -1,12 +1,14 @@
-"""Stage 4 of the request path: admission and deadlines, then where work runs (inline, a worker thread, a batch)."""
+"""Stages 3 and 5 of the request path: admit and reserve (the drain gate, call memory, an admission slot, the
+deadline), then place and run (inline, a worker thread or a batch: decided once, here)."""
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import functools
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -14,8 +16,10 @@ from typing import TypeVar
 import numpy as np
 import onnxruntime as ort
 
+from dmlrpc_server.calls import Call
 from dmlrpc_server.errors import DeadlineExceeded, Unavailable
-from dmlrpc_server.runtime.admission import Admission
+from dmlrpc_server.metrics import Metrics
+from dmlrpc_server.runtime.admission import Admission, ByteBudget
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import Compiled
 
@@ -27,6 +31,31 @@ Results = list[np.ndarray]
 HOST_INLINE_BYTES = 64 * 1024
 #: What a worker thread runs: a callable given the run's options, whose ``terminate`` stops ONNX Runtime.
 Job = Callable[[ort.RunOptions], T]
+Feeds = dict[str, np.ndarray]
+#: Smaller responses are released on return: the calls that can run or wait at once hold few of them.
+HOLD_RESPONSES_FROM = 1 << 16
+#: The options of a run on the event loop (nothing can stop it half-way: it is tiny).
+_INLINE = ort.RunOptions()
+_SHUTTING_DOWN = "the server is shutting down; retry on another replica"
+
+
+class Place(enum.Enum):
+    """Where a compiled desc's calls run."""
+
+    INLINE = "inline"  # on the event loop: bind, run and encode (tiny host work)
+    BATCH = "batch"  # bound and encoded on the loop, run in its lane with others of its desc
+    THREAD = "thread"  # bind, run and encode on a worker thread
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where ``compiled`` runs, decided once (again only if its provider falls back): ``Scheduler.place``."""
+
+    compiled: Compiled
+    fallback: str
+    place: Place
+    batch_size: int
+    inline: bool
 
 
 @dataclass
@@ -68,6 +97,7 @@ class Scheduler:
         admission: Admission,
         workers: ThreadPoolExecutor,
         pool: BufferPool,
+        memory: ByteBudget,
         *,
         inline_work: int,
         batch_work: int,
@@ -75,9 +105,12 @@ class Scheduler:
         max_batch_size: int,
         max_delay: float,
         sizes_by_case: Mapping[str, int] | None = None,
-        observe_batch: Callable[[int], None] | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.admission = admission
+        #: The memory calls in progress add (their runs' tensors, their responses until read): reserved per call.
+        self.memory = memory
+        self.metrics = metrics
         self.workers = workers
         self.pool = pool
         self.inline_work = inline_work
@@ -86,7 +119,7 @@ class Scheduler:
         self.max_batch_size = max_batch_size
         self.max_delay = max_delay
         self.sizes_by_case = dict(sizes_by_case or {})
-        self._observe_batch = observe_batch
+        self._placed: dict[int, Placement] = {}
         #: The most work a batch run on the event loop may have: a few tiny runs' worth.
         self._inline_batch = 4 * inline_work
         self._lanes: dict[int, _Lane] = {}
@@ -103,7 +136,7 @@ class Scheduler:
         if self.closing:
             # NOTE: refusing here, before gRPC stops, lets clients tell "not run" (UNAVAILABLE, safe to retry
             # elsewhere) from a call cut off mid-way; gRPC's own stop would cancel queued calls instead.
-            raise Unavailable("the server is shutting down; retry on another replica")
+            raise Unavailable(_SHUTTING_DOWN)
 
     async def room_for_session(self, deadline: float | None) -> None:
         """Before a call makes a new ONNX Runtime session: on a worker that has made its --max-sessions-per-worker
@@ -183,29 +216,122 @@ class Scheduler:
             size = min(size, self._inline_batch // max(compiled.work, 1))
         return size
 
-    async def run(self, compiled: Compiled, feeds: dict[str, np.ndarray], deadline: float | None) -> Results:
-        """Run one request's feeds: inline, on a worker, or in a batch with others of its desc."""
+    def place(self, compiled: Compiled) -> Placement:
+        """Where ``compiled``'s calls run, by the work they cause (decided here only, once per compiled desc)."""
         size = self.batch_size(compiled)
-        if size > 1:
-            lane = self._lanes.get(id(compiled))
-            idle = lane is None or (not lane.busy and not lane.waiting)
-            if idle and self.max_delay == 0 and self.inline(compiled) and self.admission.running <= 1:
-                # Alone on the server and no delay to wait for company: no loop turn is spent looking for it.
-                self._observe(1)
-                return compiled.run(feeds)
-            return await self._enqueue(compiled, size, feeds, deadline)
-        self._observe(1)
-        if self.inline(compiled):
-            return compiled.run(feeds)
-        return await self.offload(lambda options: compiled.run(feeds, options), deadline)
+        inline = self.inline(compiled)
+        place = Place.BATCH if size > 1 else Place.INLINE if inline else Place.THREAD
+        placement = Placement(compiled, compiled.fallback, place, size, inline)
+        if len(self._placed) >= 4096:
+            self._placed.clear()  # bounded: descs evicted from the compile cache leave theirs here
+        self._placed[id(compiled)] = placement
+        return placement
 
-    def run_group(
-        self, compiled: Compiled, feeds: Sequence[dict[str, np.ndarray]], deadline: float | None
-    ) -> list[asyncio.Future[Results]]:
-        """Run several requests of one desc that arrived together (an ExecuteMany message) through its lane, as
-        batches where the operator batches: one future each."""
-        size = max(1, self.batch_size(compiled))
-        return [self._join(compiled, size, item, deadline) for item in feeds]
+    async def run(
+        self,
+        call: Call,
+        compiled: Compiled,
+        bind: Callable[[], Feeds] | None,
+        encode: Callable[[Results], T] | None,
+        job: Job[T] | None = None,
+        host_bytes: int = 0,
+    ) -> T:
+        """Stages 3 and 5 for one call (4 and 6 run where its placement puts them): refuse it while draining,
+        reserve its memory, take an admission slot within its deadline, then run ``encode(run(bind()))`` inline, on a
+        worker thread or in a batch; or ``job`` (a resident call, which binds, runs and encodes itself: never batched,
+        inline when it is tiny or moves at most ``host_bytes`` through the host on a device). Records the call's
+        metrics; leaves ``call.held`` bytes reserved for the writer to release (a large response, or with
+        ``call.hold`` the whole reservation).
+
+        Raises:
+            Unavailable: the server drains.
+            ResourceExhausted: the call memory or the admission queue is full.
+            DeadlineExceeded: the deadline passed before the call could start, or while it ran (it was stopped).
+        """
+        if self.closing and not call.admitted:  # a stream's items run on: the stream was admitted before
+            raise Unavailable(_SHUTTING_DOWN)
+        deadline = call.deadline
+        memory = self.memory
+        size = compiled.memory
+        if not memory.try_acquire(size):
+            await memory.acquire(size, deadline)
+        metrics = self.metrics
+        try:
+            admission = self.admission
+            admitted = call.admitted
+            if not admitted and not admission.try_acquire():
+                await admission.acquire(None if deadline is None else deadline - time.monotonic())
+            try:
+                started = time.monotonic()
+                if deadline is not None and started >= deadline:
+                    raise DeadlineExceeded("the deadline passed while the call waited; it was not executed")
+                placed = self._placed.get(id(compiled))
+                if placed is None or placed.compiled is not compiled or placed.fallback != compiled.fallback:
+                    placed = self.place(compiled)
+                if job is not None:
+                    if self.inline_on_device(compiled, host_bytes):
+                        result = job(_INLINE)
+                    else:
+                        result = await self.offload(job, deadline)
+                    batch = 1
+                elif placed.place is Place.BATCH:
+                    assert bind is not None and encode is not None
+                    feeds = bind()
+                    lane = self._lanes.get(id(compiled))
+                    if (
+                        not admitted
+                        and (lane is None or (not lane.busy and not lane.waiting))
+                        and self.max_delay == 0
+                        and placed.inline
+                        and admission.running <= 1
+                    ):
+                        # Alone on the server and no delay to wait for company: no loop turn is spent looking for it.
+                        result = encode(compiled.run(feeds))
+                        batch = 1
+                    else:
+                        result = encode(await self._enqueue(compiled, placed.batch_size, feeds, deadline))
+                        batch = 0  # the lane counts its batches
+                elif placed.place is Place.INLINE:
+                    assert bind is not None and encode is not None
+                    result = encode(compiled.run(bind()))
+                    batch = 1
+                else:
+                    assert bind is not None and encode is not None
+                    result = await self.offload(functools.partial(_whole, compiled, bind, encode), deadline)
+                    batch = 1
+            finally:
+                if not admitted:
+                    admission.release()
+            if metrics is not None:
+                if batch:
+                    metrics.batch_size.observe(batch)
+                metrics.queue_duration.observe(started - call.arrived)
+                metrics.compute_duration.labels(call.label).observe(time.monotonic() - started)
+                metrics.received_bytes.inc(call.size)
+                metrics.sent_bytes.inc(compiled.plan.response_bytes if call.sent < 0 else call.sent)
+        except BaseException:
+            memory.release(size)
+            raise
+        if compiled.fallback:
+            call.executed_on = compiled.executed_on  # again: a device run that failed moved the desc to the host
+        if call.hold:
+            call.held += size
+        else:
+            # A large response stays reserved until the RPC is done: gRPC holds it until the caller reads it.
+            response = compiled.plan.response_bytes
+            held = response if response >= HOLD_RESPONSES_FROM else 0
+            memory.release(size - held)
+            call.held += held
+        return result
+
+    async def compile(self, deadline: float | None, job: Callable[[], Compiled]) -> Compiled:
+        """Stage 2 on a miss: ``job`` (validation, lowering, a session) on a worker, within an admission slot of its
+        own (compiling is work the server admits), once the worker may make a new session."""
+        if self.closing:
+            raise Unavailable(_SHUTTING_DOWN)
+        await self.room_for_session(deadline)
+        async with self.turn(deadline):
+            return await self.offload(lambda _: job())
 
     async def offload(self, job: Job[T], deadline: float | None = None) -> T:
         """Run ``job`` on a worker thread. When the deadline passes or the caller is cancelled, the run's
@@ -317,13 +443,9 @@ class Scheduler:
             live.append(member)
         return live
 
-    def observe_alone(self) -> None:
-        """Count a run of one request that the caller ran through ``offload`` (the batch-size metric)."""
-        self._observe(1)
-
     def _observe(self, size: int) -> None:
-        if self._observe_batch is not None:
-            self._observe_batch(size)
+        if self.metrics is not None:
+            self.metrics.batch_size.observe(size)
 
 
 class _Turn:
@@ -361,3 +483,8 @@ def _settle(batch: list[_Member], results: list[Results] | None, error: BaseExce
     for member, outputs in zip(batch, results, strict=True):
         if not member.future.done():
             member.future.set_result(outputs)
+
+
+def _whole(compiled: Compiled, bind: Callable[[], Feeds], encode: Callable[[Results], T], options: ort.RunOptions) -> T:
+    """A call's stages 4-6 on a worker thread: bind, run, encode."""
+    return encode(compiled.run(bind(), options))

@@ -144,11 +144,11 @@ def test_graph_constants_over_the_tensor_limit_are_refused() -> None:
 
 def _call_memory(server: ServerThread, request: service_pb2.ExecuteRequest) -> int:
     """What one call of ``request`` reserves of the server's call memory."""
-    return server.built.executor.compiled(request.operator_desc).memory
+    return server.built.catalog.compiled(request.operator_desc).memory
 
 
 def _wait_held(server: ServerThread, held: int) -> int:
-    memory = server.built.service.memory
+    memory = server.built.service.scheduler.memory
     deadline = time.monotonic() + 10
     while memory.held != held and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -199,7 +199,7 @@ def test_execute_many_results_count_against_the_call_memory(server: ServerThread
         stub = service_pb2_grpc.DirectMLServiceStub(channel)
         call = stub.ExecuteMany(iter([service_pb2.ExecuteManyRequest(items=items)]), timeout=60)
         time.sleep(2.0)  # the items run; nobody reads their results
-        assert server.built.service.memory.held <= BUDGET
+        assert server.built.service.scheduler.memory.held <= BUDGET
         statuses = []
         for message in call:
             statuses.extend(result.status.code for result in message.results)

@@ -226,7 +226,7 @@ def test_batches_too_large_to_run_inline_run_on_a_worker_and_equal_single_runs(s
     rng = np.random.default_rng(9)
     rows = [rng.standard_normal((1, 100_000)).astype(np.float32) for _ in range(12)]
     desc = ops.top_k(rows[0], 4, 1).operator_desc
-    compiled = server.built.service.executor.compiled(desc)
+    compiled = server.built.service.catalog.compiled(desc)
     scheduler = server.built.service.scheduler
     assert not scheduler.inline(compiled) and scheduler.batch_size(compiled) == 2, compiled.work
     before = scrape(server)

@@ -15,8 +15,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+from dmlrpc_server.catalog import Catalog
 from dmlrpc_server.errors import AlreadyExists, InvalidArgument, NotFound, Unavailable
-from dmlrpc_server.executor import Executor
 from dmlrpc_server.oip import graphs
 from dmlrpc_server.oip.config import (
     ModelConfig,
@@ -108,13 +108,13 @@ class Repository:
         *,
         default_max_batch_size: int,
         explicit: bool,
-        executor: Executor | None = None,
+        catalog: Catalog | None = None,
         max_graph_nodes: int = 0,
         handles: HandleStore | None = None,
     ) -> None:
         self.root = root
         #: Compiles ``model.dmlgraph`` entries (as CompileGraph does, within ``max_graph_nodes``).
-        self.executor = executor
+        self.catalog = catalog
         self.max_graph_nodes = max_graph_nodes
         self.provider = provider
         self.scheduler = scheduler
@@ -189,13 +189,14 @@ class Repository:
     def _prepare_graph(self, directory: Path, config: Any, chosen: list[int]) -> Model:
         """A DirectML graph: each version's ``model.dmlgraph`` compiled as CompileGraph compiles it; the config
         completed from the newest version's descs, every version checked against it."""
-        if self.executor is None:  # pragma: no cover - build_server always passes one
+        if self.catalog is None:  # pragma: no cover - build_server always passes one
             raise ModelError("this repository cannot compile DirectML graphs")
-        executor = self.executor
+        catalog = self.catalog
+        pool = self.scheduler.pool
 
         def load(version: int) -> graphs.CompiledModel:
             return graphs.load_graph(
-                graphs.graph_file(directory / str(version), config), executor, self.max_graph_nodes
+                graphs.graph_file(directory / str(version), config), catalog, pool, self.max_graph_nodes
             )
 
         newest = load(chosen[-1])
@@ -350,9 +351,9 @@ class Repository:
             NotFound: the handle is unknown, released, expired or another caller's.
             InvalidArgument: a model name that cannot be one, or a max_batch_size over the server's.
             AlreadyExists: the name is the repository's or published already.
-            Unavailable: the server cannot publish (no executor).
+            Unavailable: the server cannot publish (no catalog).
         """
-        if self.handles is None or self.executor is None:
+        if self.handles is None or self.catalog is None:
             raise Unavailable("this server cannot publish compiled handles as models")
         entry = self.handles.get(owner, handle)
         if not _NAME.fullmatch(name) or name in {".", ".."}:
@@ -365,7 +366,7 @@ class Repository:
             raise AlreadyExists(f"model_name: '{name}' is a model of the repository")
         if self.model(name) is not None:
             raise AlreadyExists(f"model_name: '{name}' is published already")
-        compiled = graphs.compiled_model(self.executor, entry.compiled, entry.owned, graph=entry.label == "graph")
+        compiled = graphs.compiled_model(self.scheduler.pool, entry.compiled, entry.owned, graph=entry.label == "graph")
         config = ModelConfig(name=name, max_batch_size=max_batch_size)
         if max_batch_size > 1:
             config.dynamic_batching.SetInParent()
