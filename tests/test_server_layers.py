@@ -18,7 +18,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundation", frozenset({"errors", "feature_levels", "tensors", "logs", "host", "settings_cli", "settings"})),
     ("operators", frozenset({"operators", "graphs", "graph_models"})),
     ("runtime", frozenset({"runtime"})),
-    ("stages", frozenset({"calls", "metrics", "catalog", "scheduler", "binding", "capabilities", "streams"})),
+    (
+        "stages",
+        frozenset({"calls", "metrics", "catalog", "batching", "scheduler", "binding", "capabilities", "streams"}),
+    ),
     ("service", frozenset({"many", "service"})),
     ("front doors", frozenset({"interceptors", "security", "servicer", "oip", "reflection"})),
     ("process", frozenset({"", "server", "supervisor", "__main__"})),
@@ -26,7 +29,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
 #: The request path's stage modules in the order a call passes them (docs/architecture.md, "One request, end to
 #: end"): read, plan, admit and place, bind and encode. Each imports only those before it, so none calls back into
 #: one a call came from; the recipe that runs them (service) and the front doors import them.
-STAGES: tuple[str, ...] = ("calls", "catalog", "scheduler", "binding")
+STAGES: tuple[str, ...] = ("calls", "catalog", "batching", "scheduler", "binding")
 #: The one module of operators/ that the runtime compiles against (the operator contract).
 CONTRACT = f"{NAME}.operators.base"
 

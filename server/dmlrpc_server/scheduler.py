@@ -8,14 +8,16 @@ import enum
 import functools
 import logging
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 import onnxruntime as ort
 
+from dmlrpc_server.batching import BatchQueue, Member
 from dmlrpc_server.calls import Call
 from dmlrpc_server.errors import DeadlineExceeded, Unavailable
 from dmlrpc_server.metrics import Metrics
@@ -56,25 +58,8 @@ class Placement:
     place: Place
     batch_size: int
     inline: bool
-
-
-@dataclass
-class _Member:
-    """One request waiting in a lane: its feeds, its future and its deadline (monotonic seconds)."""
-
-    feeds: dict[str, np.ndarray]
-    future: asyncio.Future[Results]
-    deadline: float | None
-
-
-@dataclass
-class _Lane:
-    """The requests of one compiled desc waiting for a run, and whether a run of them is under way."""
-
-    compiled: Compiled
-    size: int
-    waiting: list[_Member] = field(default_factory=list)
-    busy: bool = False
+    #: The desc's batch queue (``Place.BATCH``).
+    lane: BatchQueue[Results] | None
 
 
 class Scheduler:
@@ -122,7 +107,6 @@ class Scheduler:
         self._placed: dict[int, Placement] = {}
         #: The most work a batch run on the event loop may have: a few tiny runs' worth.
         self._inline_batch = 4 * inline_work
-        self._lanes: dict[int, _Lane] = {}
         self.closing = False
         #: Set once this worker process has made its --max-sessions-per-worker sessions (it is being recycled).
         self.sessions_spent = False
@@ -221,7 +205,8 @@ class Scheduler:
         size = self.batch_size(compiled)
         inline = self.inline(compiled)
         place = Place.BATCH if size > 1 else Place.INLINE if inline else Place.THREAD
-        placement = Placement(compiled, compiled.fallback, place, size, inline)
+        lane = BatchQueue(_Lane(self, compiled, size), self.offload) if place is Place.BATCH else None
+        placement = Placement(compiled, compiled.fallback, place, size, inline, lane)
         if len(self._placed) >= 4096:
             self._placed.clear()  # bounded: descs evicted from the compile cache leave theirs here
         self._placed[id(compiled)] = placement
@@ -277,10 +262,12 @@ class Scheduler:
                 elif placed.place is Place.BATCH:
                     assert bind is not None and encode is not None
                     feeds = bind()
-                    lane = self._lanes.get(id(compiled))
+                    lane = placed.lane
+                    assert lane is not None
                     if (
                         not admitted
-                        and (lane is None or (not lane.busy and not lane.waiting))
+                        and not lane.queue
+                        and not lane.running
                         and self.max_delay == 0
                         and placed.inline
                         and admission.running <= 1
@@ -289,7 +276,7 @@ class Scheduler:
                         result = encode(compiled.run(feeds))
                         batch = 1
                     else:
-                        result = encode(await self._enqueue(compiled, placed.batch_size, feeds, deadline))
+                        result = encode(await lane.result(feeds, 1, None, deadline))
                         batch = 0  # the lane counts its batches
                 elif placed.place is Place.INLINE:
                     assert bind is not None and encode is not None
@@ -358,94 +345,48 @@ class Scheduler:
             await asyncio.wait({work})
             raise
 
-    # -- lanes (dynamic batching) -------------------------------------------------------------------------------
+    def inline_batch(self, work: int, on_device: bool, items: int) -> bool:
+        """Whether a batch of ``items`` requests of ``work`` each runs on the event loop: tiny host work, a few tiny
+        runs' worth together (an operator's lane and a model's queue alike)."""
+        return not on_device and work <= self.inline_work and work * items <= self._inline_batch
 
-    async def _enqueue(
-        self, compiled: Compiled, size: int, feeds: dict[str, np.ndarray], deadline: float | None
-    ) -> Results:
-        future = self._join(compiled, size, feeds, deadline)
-        try:
-            return await future
-        except asyncio.CancelledError:
-            future.cancel()  # a waiting member is skipped; a running batch runs on for the others
-            raise
-
-    def _join(
-        self, compiled: Compiled, size: int, feeds: dict[str, np.ndarray], deadline: float | None
-    ) -> asyncio.Future[Results]:
-        loop = asyncio.get_running_loop()
-        key = id(compiled)
-        lane = self._lanes.get(key)
-        if lane is None or lane.compiled is not compiled:
-            lane = self._lanes[key] = _Lane(compiled, size)
-        member = _Member(feeds, loop.create_future(), deadline)
-        lane.waiting.append(member)
-        if not lane.busy and len(lane.waiting) == 1:
-            # NOTE: the first request schedules the run instead of starting it, so that requests the loop has
-            # already taken in (an ExecuteMany message's items, calls that arrived together) join its batch.
-            if self.max_delay > 0:
-                loop.call_later(self.max_delay, self._start, lane)
-            else:
-                loop.call_soon(self._start, lane)
-        elif not lane.busy and len(lane.waiting) >= lane.size:
-            self._start(lane)
-        return member.future
-
-    def _start(self, lane: _Lane) -> None:
-        """Run the lane's waiting requests, a batch at a time: tiny batches inline, one after another; others on a
-        worker, the lane busy (collecting the next batch) until it finishes."""
-        while not lane.busy and lane.waiting:
-            batch = self._live(lane.waiting[: lane.size])
-            del lane.waiting[: lane.size]
-            if not batch:
-                continue
-            self._observe(len(batch))
-            compiled = lane.compiled
-            options = ort.RunOptions()
-            if self.inline(compiled) and compiled.work * len(batch) <= self._inline_batch:
-                try:
-                    _settle(batch, self._run_batch(compiled, batch, options), None)
-                except Exception as error:
-                    _settle(batch, None, error)
-                continue
-            lane.busy = True
-            work = asyncio.get_running_loop().run_in_executor(self.workers, self._run_batch, compiled, batch, options)
-            work.add_done_callback(functools.partial(self._finished, lane, batch))
-            return
-        if self._lanes.get(id(lane.compiled)) is lane:
-            del self._lanes[id(lane.compiled)]
-
-    def _finished(self, lane: _Lane, batch: list[_Member], done: asyncio.Future[list[Results]]) -> None:
-        """A worker's batch ended: give each member its outputs (or the batch's error), then start the next."""
-        lane.busy = False
-        error = done.exception()
-        _settle(batch, None if error is not None else done.result(), error)
-        self._start(lane)
-
-    def _run_batch(self, compiled: Compiled, batch: list[_Member], options: ort.RunOptions | None) -> list[Results]:
-        if len(batch) == 1:
-            return [compiled.run(batch[0].feeds, options)]
-        return compiled.run_batch([member.feeds for member in batch], self.pool, options)
-
-    @staticmethod
-    def _live(members: list[_Member]) -> list[_Member]:
-        """The members still wanted: cancelled ones are dropped, expired ones get DEADLINE_EXCEEDED unrun."""
-        now = time.monotonic()
-        live: list[_Member] = []
-        for member in members:
-            if member.future.done():
-                continue
-            if member.deadline is not None and now >= member.deadline:
-                member.future.set_exception(
-                    DeadlineExceeded("the deadline passed while the call waited for its batch; it was not executed")
-                )
-                continue
-            live.append(member)
-        return live
-
-    def _observe(self, size: int) -> None:
+    def observe_batch(self, size: int) -> None:
+        """Count a batch run (the batch-size metric), whichever queue ran it."""
         if self.metrics is not None:
             self.metrics.batch_size.observe(size)
+
+
+class _Lane:
+    """An operator's batching policy (``batching.Policy``): requests of one compiled desc stacked on a new axis,
+    up to its batch size, one run at a time; a lone request waits at most ``max_delay`` for company."""
+
+    slots = 1
+
+    def __init__(self, scheduler: Scheduler, compiled: Compiled, size: int) -> None:
+        self.scheduler = scheduler
+        self.compiled = compiled
+        self.full = size
+        self.delay_ns = int(scheduler.max_delay * 1e9)
+
+    def take(self, queue: deque[Member[Results]], now_ns: int) -> int | float:
+        waited = now_ns - queue[0].arrived
+        if len(queue) >= self.full or waited >= self.delay_ns:
+            return min(len(queue), self.full)
+        return (self.delay_ns - waited) / 1e9
+
+    def inline(self, batch: list[Member[Results]]) -> bool:
+        compiled = self.compiled
+        return self.scheduler.inline_batch(compiled.work, compiled.on_device, len(batch))
+
+    def run(self, batch: list[Member[Results]], options: ort.RunOptions) -> list[Results]:
+        if len(batch) == 1:
+            return [self.compiled.run(batch[0].feeds, options)]
+        return self.compiled.run_batch([member.feeds for member in batch], self.scheduler.pool, options)
+
+    def ran(
+        self, batch: list[Member[Results]], started_ns: int, results: list[Results] | None, error: BaseException | None
+    ) -> None:
+        self.scheduler.observe_batch(len(batch))
 
 
 class _Turn:
@@ -470,19 +411,6 @@ class _Turn:
 
     async def __aexit__(self, *exc_info: object) -> None:
         self.admission.release()
-
-
-def _settle(batch: list[_Member], results: list[Results] | None, error: BaseException | None) -> None:
-    """Give each member its own outputs, or the batch's error (every member gets it)."""
-    if error is not None or results is None:
-        _log.error("batch of %d failed", len(batch), exc_info=error)
-        for member in batch:
-            if not member.future.done():
-                member.future.set_exception(error or RuntimeError("no results"))
-        return
-    for member, outputs in zip(batch, results, strict=True):
-        if not member.future.done():
-            member.future.set_result(outputs)
 
 
 def _whole(compiled: Compiled, bind: Callable[[], Feeds], encode: Callable[[Results], T], options: ort.RunOptions) -> T:

@@ -27,8 +27,9 @@ from dmlrpc_server.oip.config import (
     onnx_io,
     read_config,
 )
-from dmlrpc_server.oip.models import Feeds, ModelVersion, Runner
+from dmlrpc_server.oip.models import Feeds, ModelVersion, Runner, item_work
 from dmlrpc_server.oip.protocol import service_pb2
+from dmlrpc_server.runtime.compiler import CPU
 from dmlrpc_server.runtime.handles import HandleStore
 from dmlrpc_server.runtime.providers import Provider
 from dmlrpc_server.scheduler import Scheduler
@@ -219,12 +220,16 @@ class Repository:
         path = model_file(directory / str(version), config)
         if not path.is_file():
             raise ModelError(f"version {version} has no model file '{path.name}'")
-        check(config, *onnx_io(onnx.load(str(path), load_external_data=False)))
+        model = onnx.load(str(path), load_external_data=False)
+        check(config, *onnx_io(model))
         options = self.provider.session_options()
         # Whole models gain from ONNX Runtime's full graph optimisation (operator descs are single nodes).
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         session = ort.InferenceSession(str(path), sess_options=options, providers=self.provider.providers())
-        return ModelVersion(directory.name, version, config, session_runner(session, self.provider), self.scheduler)
+        run = session_runner(session, self.provider)
+        work = item_work(model, config.max_batch_size > 0)  # where its batches run: the loop when tiny
+        on_device = self.provider.name != CPU
+        return ModelVersion(directory.name, version, config, run, self.scheduler, work=work, on_device=on_device)
 
     def install(self, model: Model) -> None:
         """Serve ``model`` from now on (requests already running finish on the version they started on)."""
@@ -392,7 +397,18 @@ def graph_version(
     def prepare(feeds: Feeds) -> Feeds:
         return model.prepare(feeds, batching)
 
-    return ModelVersion(name, version, config, run, scheduler, label=model.platform, prepare=prepare)
+    compiled = model.compiled
+    return ModelVersion(
+        name,
+        version,
+        config,
+        run,
+        scheduler,
+        label=model.platform,
+        prepare=prepare,
+        work=compiled.work,
+        on_device=compiled.on_device,
+    )
 
 
 def session_runner(session: ort.InferenceSession, provider: Provider) -> Runner:
