@@ -151,6 +151,7 @@ class H2load:
         self.binary = binary
         self.cpus = cpus  # taskset CPU list of h2load (None: the runner's own affinity)
         self.path = path
+        self.method = path.rsplit("/", 1)[-1]  # the server's metrics label of the calls
         self._dir = tempfile.TemporaryDirectory(prefix="bench-h2load-")
         self.body = Path(self._dir.name) / "body"
         self.body.write_bytes(body)
@@ -184,7 +185,7 @@ class H2load:
         log_path = Path(self._dir.name) / "log" if log else None
         if log_path is not None:
             log_path.unlink(missing_ok=True)  # h2load appends to it
-        before = requests_by_code(metrics_port) if metrics_port else {}
+        before = requests_by_code(metrics_port, self.method) if metrics_port else {}
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         timeout = run.timeout()
         try:
@@ -215,7 +216,7 @@ class H2load:
         # Calls the server answered in the whole run, its warm-up and its end included: what its CPU time was spent on.
         result["served"] = received
         if metrics_port:
-            result["codes"] = self._server_codes(metrics_port, before, count, run, load)
+            result["codes"] = self._server_codes(metrics_port, self.method, before, count, run, load)
             result["served"] = sum(result["codes"].values())
         if log_path is not None:
             latencies = parse_log(log_path.read_text())
@@ -226,14 +227,16 @@ class H2load:
         return result
 
     @staticmethod
-    def _server_codes(metrics_port: int, before: dict[str, float], count: int, run: Run, load: Load) -> dict[str, int]:
+    def _server_codes(
+        metrics_port: int, method: str, before: dict[str, float], count: int, run: Run, load: Load
+    ) -> dict[str, int]:
         """The server's own count of the run's calls by gRPC code, which must match h2load's: exactly for a counted
         run; for a timed run, at least ``count`` OK (its warm-up's calls are the server's too) and nothing else but
         the calls in flight at its end, which h2load cancels."""
         # The server counts a call when it finishes, which can trail the response h2load saw by a moment.
         deadline = time.monotonic() + 3.0
         while True:
-            codes = _delta(requests_by_code(metrics_port), before)
+            codes = _delta(requests_by_code(metrics_port, method), before)
             if codes.get("OK", 0) >= count or time.monotonic() >= deadline:
                 break
             time.sleep(0.05)
