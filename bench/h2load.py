@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 import re
 import resource
+import shlex
 import shutil
 import statistics
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import procs
+import report
 
 METHOD = "/dmlrpc.v1.DirectMLService/Execute"
 MISSING = "!!!!!!!! h2load IS NOT INSTALLED: run tools/install-h2load.sh (CI does) !!!!!!!!"
@@ -38,6 +42,32 @@ class CallsFailed(RuntimeError):
 def find(given: str | None = None) -> str | None:
     """The h2load binary: ``given``, else the one on PATH."""
     return given or shutil.which("h2load")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every h2load bench takes: the binary, the server's extra flags, the quiet wait and the outputs."""
+    parser.add_argument("--h2load", help="the h2load binary (default: on PATH; tools/install-h2load.sh)")
+    parser.add_argument("--server-flags", default="", help="extra dmlrpc-server flags")
+    parser.add_argument("--quiet-wait", type=float, default=2.0, help="max seconds to wait for a quiet CPU per run")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="save rows, raw results and conditions")
+    parser.add_argument("--markdown", type=Path, metavar="FILE", help="write the results table as Markdown")
+
+
+def prepare(
+    parser: argparse.ArgumentParser, script: str, argv: list[str] | None
+) -> tuple[argparse.Namespace, str, dict[str, Any]] | None:
+    """``bench/<script>``'s arguments (``parser``'s and ``add_arguments``'), the h2load binary and the run's
+    conditions (with h2load's version), ``argv`` None meaning this process's; None, said loudly, without h2load."""
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    binary = find(args.h2load)
+    if binary is None:
+        print(MISSING, file=sys.stderr)
+        return None
+    command = f"python bench/{script} " + shlex.join(sys.argv[1:] if argv is None else argv)
+    info = report.conditions(command.strip())
+    info["h2load"] = version(binary)
+    return args, binary, info
 
 
 def version(binary: str) -> str:

@@ -10,7 +10,6 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -236,7 +235,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scaling", action="store_true", help="worker scaling (--scaling-workers) instead of the "
                         "serving goals")  # fmt: skip
-    parser.add_argument("--h2load", help="the h2load binary (default: on PATH; tools/install-h2load.sh)")
     parser.add_argument("--h2load-cpus", help="taskset CPU list of h2load (default: the runner's CPUs)")
     parser.add_argument("--duration", type=float, default=2.0, help="seconds of each measured run (about)")
     parser.add_argument("--reps", type=int, default=3, help="interleaved repetitions")
@@ -251,18 +249,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True,
                         help="also measure the floor: the aio echo running ONNX Runtime's TopK per call, in one "
                         "process and in as many as the default workers")  # fmt: skip
-    parser.add_argument("--server-flags", default="", help="extra dmlrpc-server flags")
-    parser.add_argument("--quiet-wait", type=float, default=2.0, help="max seconds to wait for a quiet CPU per run")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="save rows, raw results and conditions")
-    parser.add_argument("--markdown", type=Path, metavar="FILE", help="write the results table as Markdown")
-    args = parser.parse_args(argv)
-    binary = h2load.find(args.h2load)
-    if binary is None:
-        print(h2load.MISSING, file=sys.stderr)
+    prepared = h2load.prepare(parser, "native.py", argv)
+    if prepared is None:
         return 3
-    command = "python bench/native.py " + shlex.join(sys.argv[1:] if argv is None else argv)
-    info = report.conditions(command.strip())
-    info["h2load"] = h2load.version(binary)
+    args, binary, info = prepared
     info["runner_cpus"] = sorted(os.sched_getaffinity(0))
     info["h2load_cpus"] = args.h2load_cpus or "the runner's"
     print(report.conditions_text(info))

@@ -1,5 +1,4 @@
-"""The Open Inference Protocol's ModelInfer against our own Execute of the same work, and against a floor that parses a
-ModelInferRequest and runs the session: an ONNX TopK, tiny and [1, 32000], under h2load at 64 and 1 in flight."""
+"""ModelInfer against our own Execute of the same ONNX TopK and against a ModelInfer floor, under h2load."""
 
 from __future__ import annotations
 
@@ -102,22 +101,14 @@ def repository(root: Path) -> dict[str, Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--h2load", help="the h2load binary (default: on PATH; tools/install-h2load.sh)")
     parser.add_argument("--duration", type=float, default=2.0, help="seconds of each measured run")
     parser.add_argument("--reps", type=int, default=3, help="interleaved repetitions")
     parser.add_argument("--connections", type=int, default=8, help="h2load -c of the 64-in-flight load")
     parser.add_argument("--streams", type=int, default=8, help="h2load -m (calls in flight a connection)")
-    parser.add_argument("--server-flags", default="", help="extra dmlrpc-server flags")
-    parser.add_argument("--quiet-wait", type=float, default=2.0, help="max seconds to wait for a quiet CPU per run")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="save rows, raw results and conditions")
-    parser.add_argument("--markdown", type=Path, metavar="FILE", help="write the results table as Markdown")
-    args = parser.parse_args(argv)
-    binary = h2load.find(args.h2load)
-    if binary is None:
-        print(h2load.MISSING, file=sys.stderr)
+    prepared = h2load.prepare(parser, "oip.py", argv)
+    if prepared is None:
         return 3
-    info = report.conditions(("python bench/oip.py " + shlex.join(sys.argv[1:] if argv is None else argv)).strip())
-    info["h2load"] = h2load.version(binary)
+    args, binary, info = prepared
     print(report.conditions_text(info))
     flags = shlex.split(args.server_flags)
     workers = procs.worker_count(flags)

@@ -1,5 +1,4 @@
-"""µs per stage of one tiny unary Execute, in process: each stage of the request path timed alone, and the whole call
-through the servicer (no gRPC), so that what the call costs above its stages is the glue between them."""
+"""µs per stage of one tiny unary Execute, in process, beside the whole call through the servicer (no gRPC)."""
 
 from __future__ import annotations
 

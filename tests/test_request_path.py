@@ -1,5 +1,4 @@
-"""One tiny Execute traced through the real server: the serving core's functions and modules it passes, and that it
-never calls back into a module it came from."""
+"""One tiny Execute traced through the real server: its functions and modules, and never a call back up."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Stage 5's dynamic batcher, written once: a queue of requests that run together under a policy (per plan for
-operators, Triton's per model for Open Inference Protocol models), with deadlines, cancellation and every member
-settled by its batch's result or error."""
+"""Stage 5's dynamic batcher, one for both front doors: a queue under a policy (an operator's lane, a model's)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Stages 4 and 6 of the request path, DirectML's binding both ways: a call's buffers and resident tensors bound
-as its plan's feeds (views, with the operator's data-dependent checks), and the run's results bound to output
-buffers laid out per the output descs."""
+"""Stages 4 and 6 of the request path: a call's inputs bound as its plan's feeds, its results as output buffers."""
 
 from __future__ import annotations
 

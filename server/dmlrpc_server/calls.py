@@ -1,5 +1,4 @@
-"""Stage 1 and its writer: a call read from its request (the common form from its wire bytes, buffers as views) into
-the one ``Call`` that flows through the stages, and its reply written as wire bytes."""
+"""Stage 1 and its writer: the ``Call`` that flows through the stages, read from a request, its reply written."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""ExecuteMany's stream: a window of admitted items, each run by the unary recipe, a message's items in one admission
-slot (so those of one desc batch), results as they come."""
+"""ExecuteMany's stream: a window of items, each run by the unary recipe, a message's items in one slot."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Stages 3 and 5 of the request path: admit and reserve (the drain gate, call memory, an admission slot, the
-deadline), then place and run (inline, a worker thread or a batch: decided once, here)."""
+"""Stages 3 and 5 of the request path: admit and reserve, then place (decided once, here) and run."""
 
 from __future__ import annotations
 
@@ -8,6 +7,7 @@ import enum
 import functools
 import logging
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -51,9 +51,13 @@ class Place(enum.Enum):
 
 @dataclass(frozen=True)
 class Placement:
-    """Where ``compiled`` runs, decided once (again only if its provider falls back): ``Scheduler.place``."""
+    """Where a compiled desc runs, decided once (again only if its provider falls back): ``Scheduler.place``.
 
-    compiled: Compiled
+    It refers to its desc weakly (as its lane does), so that a desc the compile cache evicts, with its sessions, is
+    freed at once.
+    """
+
+    compiled: weakref.ref[Compiled]
     fallback: str
     place: Place
     batch_size: int
@@ -206,10 +210,12 @@ class Scheduler:
         inline = self.inline(compiled)
         place = Place.BATCH if size > 1 else Place.INLINE if inline else Place.THREAD
         lane = BatchQueue(_Lane(self, compiled, size), self.offload) if place is Place.BATCH else None
-        placement = Placement(compiled, compiled.fallback, place, size, inline, lane)
-        if len(self._placed) >= 4096:
-            self._placed.clear()  # bounded: descs evicted from the compile cache leave theirs here
-        self._placed[id(compiled)] = placement
+        key = id(compiled)
+        placements = self._placed
+        # Its entry goes with the desc (an id is unique among live objects, so the key is still its own then).
+        gone = weakref.ref(compiled, lambda _: placements.pop(key, None))
+        placement = Placement(gone, compiled.fallback, place, size, inline, lane)
+        placements[key] = placement
         return placement
 
     async def run(
@@ -251,7 +257,7 @@ class Scheduler:
                 if deadline is not None and started >= deadline:
                     raise DeadlineExceeded("the deadline passed while the call waited; it was not executed")
                 placed = self._placed.get(id(compiled))
-                if placed is None or placed.compiled is not compiled or placed.fallback != compiled.fallback:
+                if placed is None or placed.compiled() is not compiled or placed.fallback != compiled.fallback:
                     placed = self.place(compiled)
                 if job is not None:
                     if self.inline_on_device(compiled, host_bytes):
@@ -364,7 +370,7 @@ class _Lane:
 
     def __init__(self, scheduler: Scheduler, compiled: Compiled, size: int) -> None:
         self.scheduler = scheduler
-        self.compiled = compiled
+        self._compiled = weakref.ref(compiled)  # its callers hold it while they wait: it lives while it runs
         self.full = size
         self.delay_ns = int(scheduler.max_delay * 1e9)
 
@@ -375,13 +381,19 @@ class _Lane:
         return (self.delay_ns - waited) / 1e9
 
     def inline(self, batch: list[Member[Results]]) -> bool:
-        compiled = self.compiled
+        compiled = self._desc()
         return self.scheduler.inline_batch(compiled.work, compiled.on_device, len(batch))
 
     def run(self, batch: list[Member[Results]], options: ort.RunOptions) -> list[Results]:
+        compiled = self._desc()
         if len(batch) == 1:
-            return [self.compiled.run(batch[0].feeds, options)]
-        return self.compiled.run_batch([member.feeds for member in batch], self.scheduler.pool, options)
+            return [compiled.run(batch[0].feeds, options)]
+        return compiled.run_batch([member.feeds for member in batch], self.scheduler.pool, options)
+
+    def _desc(self) -> Compiled:
+        compiled = self._compiled()
+        assert compiled is not None, "a lane runs only for callers that hold its desc"
+        return compiled
 
     def ran(
         self, batch: list[Member[Results]], started_ns: int, results: list[Results] | None, error: BaseException | None

@@ -1,5 +1,4 @@
-"""The service: the request path's stages read top to bottom, one recipe per RPC over the same stage modules
-(``calls`` read, ``catalog`` plan, ``scheduler`` admit and place, ``binding`` bind and encode)."""
+"""The service: one recipe per RPC over the stage modules (calls, catalog, scheduler, binding), top to bottom."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Where a model's batches run: on the event loop when its estimated work is tiny (as an operator's would), else on
-the serving core's worker threads."""
+"""Where a model's batches run: on the event loop when its estimated work is tiny, else on worker threads."""
 
 from __future__ import annotations
 
