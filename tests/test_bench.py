@@ -216,3 +216,23 @@ def test_gpu_bench_prints_the_batching_floor_under_h2load(tmp_path: Path) -> Non
     raw = json.loads((tmp_path / "gpu.json").read_text())["raw"]["batching-1"]
     for name in ("unary-on", "unary-off", "floor-on", "floor-off", "echo"):
         assert raw[name] and all(run["count"] > 0 and run["served"] >= run["count"] for run in raw[name]), name
+
+
+def test_plots_read_the_recorded_series_and_the_docs_show_them() -> None:
+    # bench/plots.py's series from bench/recorded/ (matplotlib draws them; the series are what must be right), and
+    # docs/benchmarks.md shows the PNGs it wrote.
+    sys.path.insert(0, str(ROOT / "bench"))
+    import plots
+
+    files = plots.load(sorted(plots.RECORDED.glob("*.json")))
+    latency = plots.latency_series(files)
+    assert latency["top-k"]["ours, batching off"] == {1: 681.0, 8: 2540.0, 64: 20409.0}
+    assert latency["top-k"]["aio echo"][1] == 510.0 and set(latency) == {"top-k", "scatter-ND"}
+    scaling = plots.scaling_series(files)
+    assert scaling["CPU provider, 16-core host C"] == ({1: 5629, 2: 11596, 4: 23529, 8: 41149}, 10991)
+    assert all(sorted(points) == [1, 2, 4, 8] for points, _ in scaling.values())  # run.py's Python-loader rows left out
+    floor = plots.floor_series(files)
+    assert floor["floor"] == {1: 4759, 2: 5846} and floor["ours"] == {2: 4351} and floor["echo"] == {1: 6798}
+    doc = (ROOT / "docs" / "benchmarks.md").read_text()
+    for name in ("latency-vs-inflight.png", "rps-vs-workers.png"):
+        assert f"](images/{name})" in doc and (ROOT / "docs" / "images" / name).stat().st_size > 10_000

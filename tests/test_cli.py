@@ -186,14 +186,15 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def test_port_in_use_exits_with_a_clear_message() -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_port_in_use_exits_with_a_clear_message_naming_the_flag(workers: str) -> None:
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         port = holder.getsockname()[1]
-        result = _run(["--port", str(port), "--provider", "cpu", "--metrics-port", "0"])
+        result = _run(["--port", str(port), "--provider", "cpu", "--metrics-port", "0", "--workers", workers])
     assert result.returncode != 0
-    assert f"127.0.0.1:{port}" in result.stderr
+    assert f"could not bind 127.0.0.1:{port} (--port)" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr, result.stderr
 
 
@@ -259,3 +260,16 @@ def test_readme_worker_samples_serve(spawn: Callable[..., ServerProcess], comman
                     assert time.monotonic() < deadline, server.log()
                     time.sleep(0.2)
         np.testing.assert_array_equal(values, [[9, 7]])
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_second_ctrl_c_exits_at_once(spawn: Callable[..., ServerProcess], workers: str) -> None:
+    # The first SIGINT starts a shutdown that would drain for a minute; the second ends the server now (exit 1).
+    server = spawn("--port", "0", "--provider", "cpu", "--metrics-port", "0", "--workers", workers,
+                   "--shutdown-drain-seconds", "60")  # fmt: skip
+    assert server.wait_for(LISTENING) is not None, server.log()
+    server.process.send_signal(signal.SIGINT)
+    assert server.wait_for(re.compile(r"shutting down \(drain 60\.0 s")) is not None, server.log()
+    server.process.send_signal(signal.SIGINT)
+    assert server.finish(timeout=30) == 1, server.log()
+    assert "second stop signal" in server.log()

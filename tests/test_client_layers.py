@@ -14,9 +14,9 @@ PACKAGE = Path(dmlrpc.__file__).parent
 PURE = (
     "dmlrpc._base",
     "dmlrpc._calls",
-    "dmlrpc._operations",
-    "dmlrpc._operations_more",
-    "dmlrpc._operations_families",
+    "dmlrpc._graph_operators",
+    "dmlrpc.graph",
+    "dmlrpc.ops._registry",
     "dmlrpc.codec",
     "dmlrpc.schema",
     "dmlrpc.wire",

@@ -72,7 +72,8 @@ def test_windows_dockerfile_rules() -> None:
     [
         ("ARG WINDOWS_BUILD=10.0.20348", "ARG WINDOWS_BUILD=10.0.17763", "not the build of ltsc2022"),
         ("FROM mcr.microsoft.com/windows/server:", "FROM mcr.microsoft.com/windows/nanoserver:", "final stage"),
-        ("vc_redist.x64.exe", "vc.exe", "VC++ runtime"),
+        ("msvc-runtime==14.44.35112 --hash=sha256:", "msvc-runtime==14.44.35112 --hash=md5:", "VC++ runtime"),
+        ("Set-Content -Path C:\\msvc-runtime.txt", "Invoke-WebRequest -Uri https://example.com/vc.exe;", "download"),
         ("--require-hashes -r windows.txt", "-r windows.txt", "the lock deploy/requirements/windows.txt"),
         ("USER ContainerUser", "USER ContainerAdministrator", "ContainerUser"),
     ],

@@ -226,7 +226,7 @@ def test_protocol_codegen_recipe_compiles(tmp_path: Path) -> None:
             unavailable(f"docs/protocol.md's recipe needs {tool}, which is not on PATH")
     if run(["pkg-config", "--exists", "grpc++", "protobuf"], timeout=30).returncode != 0:
         unavailable("docs/protocol.md's recipe needs the grpc++ and protobuf development packages")
-    # The recipe's paths are relative to the repository root; a scratch root keeps gen/ and the objects out of it.
+    # The recipe's paths are relative to the repository root; a scratch root keeps its build/ out of this checkout.
     (tmp_path / "protos").symlink_to(ROOT / "protos")
     recipe = protocol_codegen_recipe()
     result = subprocess.run(
@@ -242,8 +242,10 @@ def test_protocol_codegen_recipe_compiles(tmp_path: Path) -> None:
     names = sorted(path.stem for path in (ROOT / "protos" / "dmlrpc" / "v1").glob("*.proto"))
     assert "service" in names
     for stem in [f"{name}.pb" for name in names] + ["service.grpc.pb"]:
-        assert (tmp_path / "gen" / "dmlrpc" / "v1" / f"{stem}.cc").is_file(), (stem, recipe)
-        assert (tmp_path / f"{stem}.o").stat().st_size > 0, (stem, recipe)
+        assert (tmp_path / "build" / "cpp" / "gen" / "dmlrpc" / "v1" / f"{stem}.cc").is_file(), (stem, recipe)
+        assert (tmp_path / "build" / "cpp" / f"{stem}.o").stat().st_size > 0, (stem, recipe)
+    # Nothing lands outside build/ (which git ignores): no gen/ and no objects in the repository root.
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["build", "protos"], recipe
 
 
 @pytest.fixture

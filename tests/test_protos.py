@@ -12,7 +12,7 @@ from google.protobuf.descriptor import FieldDescriptor
 import dmlrpc
 from dmlrpc.schema import snake_case, tensor_fields
 from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc, tensor_pb2  # noqa: F401 - all must import
-from dmlrpc_server.feature_levels import feature_level_name, introduced_feature_level, parse_feature_level
+from dmlrpc_server.feature_levels import introduced_feature_level
 from dmlrpc_server.operators import REGISTRY, pages
 
 ONEOF = operators_pb2.OperatorDesc.DESCRIPTOR.oneofs_by_name["desc"]
@@ -24,25 +24,22 @@ SUPPORT_HEADER = "Tensor support (each table applies from its feature level on; 
 def support_sentences(case: FieldDescriptor) -> list[str]:
     """The tensor-support paragraph a desc's comment carries: its page's tables, one sentence per table.
 
-    A table's tensors with the same row share a clause, in binding order. The oldest table is labelled with the
-    level DirectML.h introduced the type at (where the page's oldest heading says otherwise, as the server does);
-    REDUCE's tables, one per group of functions, name their functions.
+    A table's tensors with the same row share a clause, in binding order. Each table is labelled with its level
+    (the page data's corrections applied: the oldest is the level DirectML.h introduced the type at, as the server
+    applies it); REDUCE's tables, one per group of functions, name their functions.
     """
     entry = pages.page(case.name.upper())
     order = [field.name for field in case.message_type.fields]
-    tables = []
-    for key, rows in entry["support"].items():
-        level, _, functions = key.partition("|")
-        tables.append((parse_feature_level(level), functions, rows))
-    oldest = min(level for level, _, _ in tables)
     sentences = [SUPPORT_HEADER]
-    for level, functions, rows in sorted(tables, key=lambda table: table[0]):
-        label = feature_level_name(introduced_feature_level(case.number) if level == oldest else level)
+    for table in entry["support"]:
         groups: dict[tuple[str, str], list[str]] = {}
-        for name in sorted(rows, key=lambda name: order.index(snake_case(name))):
-            groups.setdefault(rows[name], []).append(name)
+        for name in sorted(table["tensors"], key=lambda name: order.index(snake_case(name))):
+            row = table["tensors"][name]
+            low, high = row["dims"]
+            groups.setdefault((str(low) if low == high else f"{low}-{high}", " ".join(row["types"])), []).append(name)
         clauses = "; ".join(f"{', '.join(names)}: {dims}D {types}" for (dims, types), names in groups.items())
-        sentences.append(f"FL {label}{f' ({functions})' if functions else ''}: {clauses}.")
+        functions = " ".join(table.get("functions", ()))
+        sentences.append(f"FL {table['level']}{f' ({functions})' if functions else ''}: {clauses}.")
     return sentences
 
 
@@ -178,14 +175,11 @@ def test_every_desc_comment_gives_its_rules_and_support_tables(case: FieldDescri
     written = " ".join(" ".join(comment[comment.index(SUPPORT_HEADER) :]).split())
     assert written == " ".join(expected), "\n".join([f"{name}'s support paragraph should read:", *expected])
     # Every tensor field is in the newest table, so the paragraph names each field's data types.
-    newest = max(
-        pages.page(case.name.upper())["support"].items(),
-        key=lambda item: parse_feature_level(item[0].partition("|")[0]),
-    )
+    newest = pages.page(case.name.upper())["support"][-1]
     tensors = {
         field.name for field in case.message_type.fields if field.message_type == tensor_pb2.TensorDesc.DESCRIPTOR
     }
-    assert tensors == {snake_case(tensor) for tensor in newest[1]}
+    assert tensors == {snake_case(tensor) for tensor in newest["tensors"]}
 
 
 def test_support_sentences_follow_the_page_and_directml_h() -> None:

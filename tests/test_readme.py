@@ -104,3 +104,17 @@ def test_configuration_sample_runs_as_written(tmp_path: pathlib.Path) -> None:
     assert (limits.max_queue_depth, limits.max_concurrent_requests, limits.max_tensor_bytes) == (64, 32, 268435456)
     np.testing.assert_array_equal(values, [[9, 7]])
     assert process.returncode == 0, log
+
+
+def test_the_options_table_lists_every_flag() -> None:
+    # The README's options table is where operators look a flag up: every flag of --help is in it.
+    import subprocess
+    import sys
+
+    shown = subprocess.run(
+        [sys.executable, "-m", "dmlrpc_server", "--help"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    flags = set(re.findall(r"^  (--[a-z0-9-]+)", shown, re.M)) - {"--help", "--config"}
+    text = README.read_text()
+    table = text[text.index("| group | options") : text.index("**Limits are checked from the descs")]
+    assert flags and not sorted(flag for flag in flags if f"`{flag}" not in table)

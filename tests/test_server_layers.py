@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset({"calls", "metrics", "catalog", "batching", "scheduler", "binding", "capabilities", "streams"}),
     ),
     ("service", frozenset({"many", "service"})),
-    ("front doors", frozenset({"interceptors", "security", "servicer", "oip", "reflection"})),
+    ("front doors", frozenset({"interceptors", "security", "servicer", "oip", "reflection", "handlers"})),
     ("process", frozenset({"", "server", "supervisor", "__main__"})),
 )
 #: The request path's stage modules in the order a call passes them (docs/architecture.md, "One request, end to

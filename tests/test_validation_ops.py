@@ -354,7 +354,14 @@ def test_scatter_nd_tuple_size_over_input_dimension_count(client: dmlrpc.Client)
 @pytest.mark.parametrize(
     ("data_shape", "indices_shape", "updates_shape", "counts", "fragment"),
     [
-        ((1, 8), (4, 1), (1, 3), (1, 2), "sizes [1, 3] must be [1, 4]"),
+        (
+            (1, 8),
+            (4, 1),
+            (1, 3),
+            (1, 2),
+            "sizes [1, 3] must be [1, 4]: updates of shape [4] (the meaningful indices "
+            "sizes [4, 1] without the tuple dimension, then the meaningful input sizes [8] after the first 1)",
+        ),
         ((1, 8), (4, 1), (4, 1), (1, 2), "sizes [4, 1] must be [1, 4]"),
         ((3, 4), (2, 1), (2, 3), (2, 2), "sizes [2, 3] must be [2, 4]"),
         ((3, 4), (2, 2), (2, 1), (2, 2), "sizes [2, 1] must be [1, 2]"),

@@ -487,8 +487,10 @@ def check_windows_dockerfile(text: str) -> list[str]:
         errors.append(f"final stage FROM {froms[-1] if froms else None}: use windows/server:${{WINDOWS_LTSC}} (GPU)")
     if any("nanoserver" in f for f in froms):
         errors.append("Nano Server cannot run the VC++ runtime or DirectML")
-    if "vc_redist.x64.exe" not in text:
-        errors.append("no VC++ runtime install (onnxruntime.dll imports MSVCP140.dll)")
+    if not re.search(r"msvc-runtime==[\d.]+ --hash=sha256:[0-9a-f]{64}", text):
+        errors.append("no VC++ runtime install pinned by its hash (onnxruntime.dll imports MSVCP140.dll)")
+    if re.search(r"Invoke-WebRequest|curl|wget", text, re.IGNORECASE):
+        errors.append("a download that no lock pins or checks: install what the image needs from hashed wheels")
     if "--require-hashes -r windows.txt" not in text or "deploy\\requirements\\windows.txt" not in text:
         errors.append("pip install without the lock deploy/requirements/windows.txt (--require-hashes)")
     if re.search(r"DirectML\.dll|Microsoft\.AI\.DirectML", text.replace("DirectML.dll comes inside", "")):

@@ -4,12 +4,9 @@ Usage: python tools/duplicates.py [--lines N] [PATH ...]   (default: client/dmlr
 
 Blank lines, comments, import statements and function signatures are skipped (imports repeat by nature; a
 signature is an interface, which a NumPy-style call, its Graph node and its desc builder share on purpose); every
-other line counts, so a copied block shows up even when reindented. Two kinds of file are left out, and only these:
-generated code (``v1/``: protoc's output, never edited by hand) and the operator pages' data modules
-(``operators/pages/<family>.py``: Microsoft's pages transcribed as tables, whose support tables and constraints repeat
-because the pages do; making them differ from the pages to please this scan would be wrong). The pages' code
-(``_page.py``, ``__init__.py``) is scanned like any other. Prints one line per pair of places, longest first, and exits
-1 when any is found.
+other line counts, so a copied block shows up even when reindented. Only generated code is left out (``v1/``:
+protoc's output, never edited by hand); the operator pages are data files (JSON), not Python. Prints one line per pair
+of places, longest first, and exits 1 when any is found.
 """
 
 from __future__ import annotations
@@ -25,9 +22,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = (ROOT / "client" / "dmlrpc", ROOT / "server" / "dmlrpc_server")
 GENERATED = "v1"
-#: Data, not code: DirectML's operator pages paraphrased as tables (a module of this folder whose name has no leading
-#: underscore; ``_page.py`` and ``__init__.py`` are code).
-DATA = "server/dmlrpc_server/operators/pages/"
 MIN_LINES = 6
 _IMPORT = re.compile(r"(from\s+\S+\s+)?import\s")
 _DEF = re.compile(r"(async\s+)?def\s")
@@ -56,12 +50,20 @@ class Pair:
         return f"{self.lines} lines: {self.a} = {self.b}"
 
 
+#: The SDK's faces, which tools/faces.py writes from the operator declarations (generated, as ``v1/`` is).
+FACES = ("client/dmlrpc/_client_operators.py", "client/dmlrpc/_graph_operators.py")
+
+
 def sources(roots: Iterable[Path] = SOURCES) -> list[Path]:
-    """The hand-written Python files under ``roots`` (generated protobuf code excluded)."""
+    """The hand-written Python files under ``roots`` (generated protobuf code and SDK faces excluded)."""
     found: list[Path] = []
     for root in roots:
         paths = [root] if root.is_file() else sorted(root.rglob("*.py"))
-        found.extend(path for path in paths if GENERATED not in path.relative_to(root.parent).parts[1:-1])
+        found.extend(
+            path
+            for path in paths
+            if GENERATED not in path.relative_to(root.parent).parts[1:-1] and not path.as_posix().endswith(FACES)
+        )
     return found
 
 
@@ -123,16 +125,9 @@ def find_pairs(files: dict[str, str], min_lines: int = MIN_LINES) -> list[Pair]:
     return sorted(pairs, key=lambda pair: (-pair.lines, str(pair.a), str(pair.b)))
 
 
-def _is_data(name: str) -> bool:
-    """Whether a file (path relative to the repository) is one of the transcribed pages."""
-    folder, _, stem = name.rpartition("/")
-    return f"{folder}/" == DATA and not stem.startswith("_")
-
-
 def scan(roots: Iterable[Path] = SOURCES, min_lines: int = MIN_LINES) -> list[Pair]:
     """The copied runs among the hand-written sources under ``roots`` (paths relative to the repository)."""
     files = {path.relative_to(ROOT).as_posix(): path.read_text() for path in sources(roots)}
-    files = {name: text for name, text in files.items() if not _is_data(name)}
     return find_pairs(files, min_lines)
 
 

@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import TensorLayout, decode, encode
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError, MalformedResponseError
-from dmlrpc.schema import desc_case, tensor_fields
+from dmlrpc.schema import check_input_count, desc_case, tensor_fields
 from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
 from dmlrpc.wire import CHUNK_BYTES, decode_chunk, encode_chunk
 
@@ -175,13 +175,7 @@ def prepare_execute(
     case = desc_case(operator_desc)
     desc = getattr(operator_desc, case)
     input_fields, output_fields = tensor_fields(desc.DESCRIPTOR)
-    if len(inputs) != len(input_fields):
-        names = ", ".join(f.name for f in input_fields)
-        raise ArgumentValueError(
-            "inputs",
-            f"{case} takes {len(input_fields)} inputs ({names}); got {len(inputs)}",
-            allowed=(str(len(input_fields)),),
-        )
+    check_input_count(case, input_fields, len(inputs))
     has_arrays = any(field.array for field in (*input_fields, *output_fields))
     if has_arrays and keep:
         raise ArgumentValueError("keep", f"{case} has tensor-array fields, whose outputs cannot be kept on the server")

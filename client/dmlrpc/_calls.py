@@ -30,6 +30,7 @@ from dmlrpc._base import (
 from dmlrpc.codec import TensorLayout, tensor_desc
 from dmlrpc.errors import ArgumentValueError
 from dmlrpc.graph import Graph
+from dmlrpc.ops.base import Call as Built
 from dmlrpc.schema import desc_case, tensor_fields
 from dmlrpc.v1 import graph_pb2, operators_pb2, service_pb2, tensor_pb2
 
@@ -308,6 +309,14 @@ def stream_window(*, timeout: float | None = None) -> Call[int]:
 
 def _window(response: service_pb2.GetCapabilitiesResponse) -> int:
     return response.limits.max_stream_items_in_flight or DEFAULT_WINDOW
+
+
+def operate(built: Built, timeout: float | None, pick: Callable[[list[Any]], T]) -> Call[T]:
+    """An SDK function's call: its builder's desc and arrays executed (unary or streamed by size, as ``execute``
+    decides), its results as NumPy would give them (``dmlrpc.ops.Call.results``), then as ``pick`` picks them."""
+    return execute(built.operator_desc, built.inputs, timeout=timeout).then(
+        lambda outputs: pick(built.results(outputs))
+    )
 
 
 def execute_many(requests: Iterator[bytes] | None, timeout: float | None) -> Call[None]:

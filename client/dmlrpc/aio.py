@@ -6,6 +6,7 @@ from collections.abc import AsyncGenerator, AsyncIterable, Iterable, Sequence
 from typing import Any, Literal, overload
 
 from dmlrpc._base import InputValue
+from dmlrpc._client_operators import AsyncClientOperations
 from dmlrpc._surface import BaseClient
 from dmlrpc._transport import AsyncTransport
 from dmlrpc.many import AsyncExecuteManyStream, Operator, Outputs, amap_ordered, amap_unordered
@@ -15,7 +16,7 @@ __all__ = ["AsyncClient"]
 _Batches = Iterable[Sequence[InputValue]] | AsyncIterable[Sequence[InputValue]]
 
 
-class AsyncClient(BaseClient[AsyncTransport]):
+class AsyncClient(BaseClient[AsyncTransport], AsyncClientOperations):
     """asyncio dmlrpc client: the operations of ``Client``, awaited; the same arguments (see ``BaseClient``).
 
     Every failed call raises a ``dmlrpc.errors.DmlRpcError`` subclass, never a raw ``grpc.RpcError``.

@@ -6,6 +6,7 @@ from collections.abc import Generator, Iterable, Iterator, Sequence
 from typing import Any, Literal, overload
 
 from dmlrpc._base import InputValue
+from dmlrpc._client_operators import ClientOperations
 from dmlrpc._surface import BaseClient
 from dmlrpc._transport import Transport
 from dmlrpc.many import ExecuteManyStream, Operator, Outputs, map_ordered, map_unordered
@@ -13,7 +14,7 @@ from dmlrpc.many import ExecuteManyStream, Operator, Outputs, map_ordered, map_u
 __all__ = ["Client"]
 
 
-class Client(BaseClient[Transport]):
+class Client(BaseClient[Transport], ClientOperations):
     """Blocking dmlrpc client; its arguments are ``BaseClient``'s (target, channel, timeout, tls, token, retry,
     keepalive, load_balancing, stream_threshold_bytes, options), its operations too (``execute``, ``upload``,
     ``compile``, ``top_k``, ...), each a blocking call here.

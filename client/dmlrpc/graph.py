@@ -2,32 +2,30 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from dmlrpc import ops
-from dmlrpc._graph_families import FamilyNodes
-from dmlrpc._graph_gradients import GradientNodes
-from dmlrpc._graph_ops import GraphOperators
-from dmlrpc._graph_tensors import GraphTensor, _one_shape, _placeholder, _pooled_tensor, _tensors
-from dmlrpc.codec import TensorLayout, encode, tensor_desc
+from dmlrpc._graph_operators import GraphOperations
+from dmlrpc._graph_tensors import GraphTensor
+from dmlrpc.codec import DTYPE_BY_DATA_TYPE, TensorLayout, encode, tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
-from dmlrpc.ops.base import _axis, _window
-from dmlrpc.ops.gather import _gather
-from dmlrpc.ops.matrix import _gemm, _matrix_multiply_integer
-from dmlrpc.schema import desc_case, tensor_fields
+from dmlrpc.ops._registry import OPERATORS, Operator, TensorArrays
+from dmlrpc.schema import check_input_count, desc_case, tensor_fields
 from dmlrpc.v1 import graph_pb2, operators_pb2, tensor_pb2
-
-if TYPE_CHECKING:
-    from dmlrpc.ops import Direction
 
 __all__ = ["Graph", "GraphTensor"]
 
+#: Per array argument of a builder, its graph tensors, each with the name an error gives it.
+_Tensors = dict[str, list[tuple[str, GraphTensor | None]]]
+#: Where ``_Tensors`` holds a variadic argument's tensors (no argument is named so).
+_VARIADIC = "*"
 
-class Graph(GraphOperators, FamilyNodes, GradientNodes):
+
+class Graph(GraphOperations):
     """Build a graph, then compile it once with ``client.compile(graph)`` and call the result many times::
 
         g = dmlrpc.Graph()
@@ -40,6 +38,9 @@ class Graph(GraphOperators, FamilyNodes, GradientNodes):
 
     Node inputs connect by the tensors earlier calls returned; every output of every node must reach a graph
     output or another node (DirectML's rule), and tensors joined by an edge must have the same type and shape.
+    Each operator method is its ``dmlrpc.ops`` builder traced over graph tensors, so every tensor has the shape
+    DirectML's desc gives it (4-D where the desc is 4-D: a matrix is (1, 1, M, K), a statistic (1, C, 1, 1)), and
+    a node whose builder would reshape, broadcast or convert a tensor refuses it, naming it.
     """
 
     def __init__(self) -> None:
@@ -75,300 +76,21 @@ class Graph(GraphOperators, FamilyNodes, GradientNodes):
             )
         if operator_desc.WhichOneof("desc") is None:
             raise ArgumentValueError("operator_desc", "Graph.node: the OperatorDesc has no operator desc set")
-        operator_desc = operators_pb2.OperatorDesc.FromString(operator_desc.SerializeToString())  # a copy we may edit
         case = desc_case(operator_desc)
-        desc = getattr(operator_desc, case)
-        input_fields, output_fields = tensor_fields(desc.DESCRIPTOR)
+        input_fields, output_fields = tensor_fields(getattr(operator_desc, case).DESCRIPTOR)
         if any(f.array for f in (*input_fields, *output_fields)):
             raise ArgumentValueError(
                 "operator_desc", f"Graph.node: {case} has tensor arrays; Graph.node takes operators without them"
             )
-        if len(inputs) != len(input_fields):
-            names = ", ".join(f.name for f in input_fields)
-            raise ArgumentValueError(
-                "inputs",
-                f"Graph.node: {case} takes {len(input_fields)} inputs ({names}); got {len(inputs)}",
-                allowed=(str(len(input_fields)),),
-            )
-        _tensors("Graph.node", inputs, optional=True)
-        index = len(self._nodes)
-        self._nodes.append(graph_pb2.GraphNodeDesc(operator=graph_pb2.OperatorGraphNodeDesc(operator=operator_desc)))
-        for k, (tensor_field, tensor) in enumerate(zip(input_fields, inputs, strict=True)):
-            if tensor is None:
-                continue
-            if tensor.kind == "input":
-                self._input_edges.append(
-                    graph_pb2.GraphEdgeDesc(
-                        input=graph_pb2.InputGraphEdgeDesc(
-                            graph_input_index=tensor.index, to_node_index=index, to_node_input_index=k
-                        )
-                    )
-                )
-                # The node's desc says how the graph input's buffer is laid out.
-                getattr(desc, tensor_field.name).CopyFrom(tensor.desc)
-            else:
-                self._intermediate_edges.append(
-                    graph_pb2.GraphEdgeDesc(
-                        intermediate=graph_pb2.IntermediateGraphEdgeDesc(
-                            from_node_index=tensor.index,
-                            from_node_output_index=tensor.output,
-                            to_node_index=index,
-                            to_node_input_index=k,
-                        )
-                    )
-                )
-        self._nodes[index].operator.operator.CopyFrom(operator_desc)  # with the graph inputs' layouts
-        return [
-            GraphTensor("node", index, j, getattr(desc, f.name))
-            for j, f in enumerate(output_fields)
-            if desc.HasField(f.name)
-        ]
-
-    def element_wise(self, name: str, *inputs: GraphTensor, **attributes: Any) -> GraphTensor:
-        """A DML_ELEMENT_WISE_* node (as ``dmlrpc.ops.element_wise``); the inputs have one shape."""
-        _one_shape(f"Graph.element_wise({name!r})", inputs)
-        call = ops.element_wise(name, *(_placeholder(t) for t in inputs), **attributes)
-        return self.node(call.operator_desc, list(inputs))[0]
-
-    def activation(self, name: str, *inputs: GraphTensor, **attributes: Any) -> GraphTensor:
-        """A DML_ACTIVATION_* node (as ``dmlrpc.ops.activation``); the inputs have one shape."""
-        _one_shape(f"Graph.activation({name!r})", inputs)
-        call = ops.activation(name, *(_placeholder(t) for t in inputs), **attributes)
-        return self.node(call.operator_desc, list(inputs))[0]
-
-    def top_k(
-        self,
-        input: GraphTensor,
-        k: int,
-        axis: int = -1,
-        *,
-        direction: Direction = "decreasing",
-        index_dtype: npt.DTypeLike = np.uint32,
-        version: int | None = None,
-    ) -> tuple[GraphTensor, GraphTensor]:
-        """A DML_TOP_K1 (TOP_K with ``version=0``) node (as ``dmlrpc.ops.top_k``): its values and indices."""
-        _tensors("Graph.top_k", [input])
-        call = ops.top_k(_placeholder(input), k, axis, direction=direction, index_dtype=index_dtype, version=version)
-        values, indices = self.node(call.operator_desc, [input])
-        return values, indices
-
-    def gemm(
-        self,
-        a: GraphTensor,
-        b: GraphTensor,
-        c: GraphTensor | None = None,
-        *,
-        trans_a: bool = False,
-        trans_b: bool = False,
-        alpha: float = 1.0,
-        beta: float = 1.0,
-    ) -> GraphTensor:
-        """A DML_GEMM node (as ``dmlrpc.ops.gemm``). Edges neither broadcast nor pad: ``a``, ``b`` and ``c`` have
-        one dimension count (2 to 4) and the same leading (batch) sizes, and ``c`` the result's shape."""
-        where = "Graph.gemm"
-        _tensors(where, [a, b])
-        _tensors(where, [c], optional=True)
-        call = _gemm(
-            _placeholder(a),
-            _placeholder(b),
-            None if c is None else _placeholder(c),
-            trans_a=trans_a,
-            trans_b=trans_b,
-            alpha=alpha,
-            beta=beta,
-            where=where,
-            rank=None,
-        )
-        return self._exact_node(where, call, {"a": a, "b": b, "c": c})[0]
-
-    def convolution(
-        self,
-        input: GraphTensor,
-        filter: GraphTensor,
-        bias: GraphTensor | None = None,
-        *,
-        strides: int | Sequence[int] | None = None,
-        dilations: int | Sequence[int] | None = None,
-        start_padding: int | Sequence[int] | None = None,
-        end_padding: int | Sequence[int] | None = None,
-        output_padding: int | Sequence[int] | None = None,
-        group_count: int = 1,
-        mode: Literal["cross_correlation", "convolution"] = "cross_correlation",
-        direction: Literal["forward", "backward"] = "forward",
-    ) -> GraphTensor:
-        """A DML_CONVOLUTION node (as ``dmlrpc.ops.convolution``); ``bias``, if any, is {1, output channels, 1..}
-        (an edge does not reshape)."""
-        where = "Graph.convolution"
-        _tensors(where, [input, filter])
-        _tensors(where, [bias], optional=True)
-        call = ops.convolution(
-            _placeholder(input),
-            _placeholder(filter),
-            None if bias is None else _placeholder(bias),
-            **_window(strides, start_padding, end_padding, dilations),
-            output_padding=output_padding,
-            group_count=group_count,
-            mode=mode,
-            direction=direction,
-        )
-        return self._exact_node(where, call, {"input": input, "filter": filter, "bias": bias})[0]
-
-    def matrix_multiply_integer(
-        self,
-        a: GraphTensor,
-        b: GraphTensor,
-        *,
-        a_zero_point: GraphTensor | None = None,
-        b_zero_point: GraphTensor | None = None,
-    ) -> GraphTensor:
-        """A DML_MATRIX_MULTIPLY_INTEGER node (as ``dmlrpc.ops.matrix_multiply_integer``). Edges neither broadcast
-        nor pad: ``a`` and ``b`` have one dimension count and the same batch sizes; a zero point has theirs too,
-        {1.., M or 1, 1} for A and {1.., 1, N or 1} for B."""
-        where = "Graph.matrix_multiply_integer"
-        _tensors(where, [a, b])
-        _tensors(where, [a_zero_point, b_zero_point], optional=True)
-        call = _matrix_multiply_integer(
-            _placeholder(a),
-            _placeholder(b),
-            a_zero_point=None if a_zero_point is None else _placeholder(a_zero_point),
-            b_zero_point=None if b_zero_point is None else _placeholder(b_zero_point),
-            where=where,
-            rank=None,
-        )
-        inputs = {"a": a, "a_zero_point": a_zero_point, "b": b, "b_zero_point": b_zero_point}
-        return self._exact_node(where, call, inputs)[0]
-
-    def _exact_node(self, where: str, call: ops.Call, inputs: dict[str, GraphTensor | None]) -> list[GraphTensor]:
-        """``call``'s node, where every input tensor enters as it is: an edge keeps its tensor's shape, so a desc that
-        would pad, broadcast or reshape one is refused, naming it."""
-        desc = getattr(call.operator_desc, desc_case(call.operator_desc))
-        input_fields, _ = tensor_fields(desc.DESCRIPTOR)
-        for (argument, tensor), tensor_field in zip(inputs.items(), input_fields, strict=True):
-            if tensor is None:
-                continue
-            buffer = getattr(desc, tensor_field.name).buffer
-            if tuple(buffer.sizes) != tensor.shape or any(stride == 0 for stride in buffer.strides):
-                raise ArgumentValueError(
-                    argument,
-                    f"{where}: {argument} has shape {tensor.shape}, which the node would take as "
-                    f"{tuple(buffer.sizes)}{' broadcast' if any(s == 0 for s in buffer.strides) else ''}; edges do "
-                    "not broadcast or reshape: give the graph tensor that shape",
-                )
-        return self.node(call.operator_desc, list(inputs.values()))
-
-    def reduce(
-        self,
-        function: str,
-        input: GraphTensor,
-        axes: int | Sequence[int] | None = None,
-        *,
-        index_dtype: npt.DTypeLike = np.int64,
-    ) -> GraphTensor:
-        """A DML_REDUCE node (as ``dmlrpc.ops.reduce``). Its output keeps the input's rank with the reduced axes of
-        size 1 (DirectML's shape, ``keepdims=True``): a graph's tensors have their descs' shapes."""
-        _tensors(f"Graph.reduce({function!r})", [input])
-        call = ops.reduce(function, _placeholder(input), axes, keepdims=True, index_dtype=index_dtype)
-        return self.node(call.operator_desc, [input])[0]
-
-    def cast(self, input: GraphTensor, dtype: npt.DTypeLike) -> GraphTensor:
-        """A DML_CAST node (as ``dmlrpc.ops.cast``): ``input`` converted to ``dtype``."""
-        _tensors("Graph.cast", [input])
-        call = ops.cast(_placeholder(input), dtype)
-        return self.node(call.operator_desc, [input])[0]
-
-    def gather(self, input: GraphTensor, indices: GraphTensor, axis: int = 0) -> GraphTensor:
-        """A DML_GATHER node (as ``dmlrpc.ops.gather``). Edges do not pad: ``input`` and ``indices`` have one
-        dimension count, which the output has too (DirectML's right-aligned sizes); the indices' leading 1s are not
-        meaningful, so ``indices`` of shape (1, 3) pick 3 positions and the result of a (4, 6) input along axis 0
-        is (3, 6)."""
-        where = "Graph.gather"
-        _tensors(where, [input, indices])
-        call = _gather(_placeholder(input), _placeholder(indices), axis, where=where, padded=False)
-        return self._exact_node(where, call, {"input": input, "indices": indices})[0]
-
-    def slice(
-        self,
-        input: GraphTensor,
-        offsets: Sequence[int],
-        sizes: Sequence[int],
-        strides: Sequence[int] | None = None,
-        *,
-        version: int | None = None,
-    ) -> GraphTensor:
-        """A DML_SLICE1 (SLICE with ``version=0``) node (as ``dmlrpc.ops.slice``)."""
-        _tensors("Graph.slice", [input])
-        call = ops.slice(_placeholder(input), offsets, sizes, strides, version=version)
-        return self.node(call.operator_desc, [input])[0]
-
-    def pad(
-        self,
-        input: GraphTensor,
-        start_padding: int | Sequence[int],
-        end_padding: int | Sequence[int],
-        mode: str = "constant",
-        value: float = 0,
-        *,
-        version: int | None = None,
-    ) -> GraphTensor:
-        """A DML_PADDING1 (PADDING with ``version=0``) node (as ``dmlrpc.ops.pad``)."""
-        _tensors("Graph.pad", [input])
-        call = ops.pad(_placeholder(input), start_padding, end_padding, mode, value, version=version)
-        return self.node(call.operator_desc, [input])[0]
-
-    def tile(self, input: GraphTensor, repetitions: int | Sequence[int]) -> GraphTensor:
-        """A DML_TILE node (as ``dmlrpc.ops.tile``). Edges do not pad: give one repetition per dimension of
-        ``input`` (or fewer, which count from the last)."""
-        where = "Graph.tile"
-        _tensors(where, [input])
-        call = ops.tile(_placeholder(input), repetitions)
-        return self._exact_node(where, call, {"input": input})[0]
-
-    def average_pooling(
-        self,
-        input: GraphTensor,
-        window_size: int | Sequence[int],
-        *,
-        strides: int | Sequence[int] | None = None,
-        start_padding: int | Sequence[int] | None = None,
-        end_padding: int | Sequence[int] | None = None,
-        include_padding: bool = False,
-        dilations: int | Sequence[int] | None = None,
-    ) -> GraphTensor:
-        """A DML_AVERAGE_POOLING node (as ``dmlrpc.ops.average_pooling``) over a 4-D or 5-D input (a graph's
-        tensors keep their shapes, so a 3-D one is refused: make the graph input (N, C, 1, W))."""
-        _pooled_tensor("Graph.average_pooling", input)
-        call = ops.average_pooling(
-            _placeholder(input),
-            window_size,
-            **_window(strides, start_padding, end_padding, dilations),
-            include_padding=include_padding,
-        )
-        return self.node(call.operator_desc, [input])[0]
-
-    def max_pooling(
-        self,
-        input: GraphTensor,
-        window_size: int | Sequence[int],
-        *,
-        strides: int | Sequence[int] | None = None,
-        start_padding: int | Sequence[int] | None = None,
-        end_padding: int | Sequence[int] | None = None,
-        dilations: int | Sequence[int] | None = None,
-    ) -> GraphTensor:
-        """A DML_MAX_POOLING (MAX_POOLING2 with ``dilations``) node (as ``dmlrpc.ops.max_pooling``) over a 4-D or
-        5-D input."""
-        _pooled_tensor("Graph.max_pooling", input)
-        call = ops.max_pooling(
-            _placeholder(input),
-            window_size,
-            **_window(strides, start_padding, end_padding, dilations),
-        )
-        return self.node(call.operator_desc, [input])[0]
+        check_input_count(case, input_fields, len(inputs), "Graph.node: ")
+        for i, tensor in enumerate(inputs):
+            _tensor("Graph.node", f"inputs[{i}]", tensor, optional=True)
+        return self._add(operator_desc, list(inputs))
 
     def output(self, *tensors: GraphTensor) -> None:
         """Make ``tensors`` the next graph outputs (dispatches return them in this order)."""
-        for tensor in tensors:
-            _tensors("Graph.output", [tensor])
+        for i, tensor in enumerate(tensors):
+            _tensor("Graph.output", f"tensors[{i}]", tensor)
             if tensor.kind != "node":
                 raise ArgumentValueError(
                     "tensors", f"Graph.output: a graph output is a node's output, not a graph {tensor.kind}"
@@ -400,98 +122,146 @@ class Graph(GraphOperators, FamilyNodes, GradientNodes):
             intermediate_edges=self._intermediate_edges,
         )
 
-    def cumsum(self, input: GraphTensor, axis: int, *, reverse: bool = False, exclusive: bool = False) -> GraphTensor:
-        """A DML_CUMULATIVE_SUMMATION node (as ``dmlrpc.ops.cumsum``): running sums along ``axis``."""
-        _tensors("Graph.cumsum", [input])
-        call = ops.cumsum(_placeholder(input), axis, reverse=reverse, exclusive=exclusive)
-        return self.node(call.operator_desc, [input])[0]
+    def _trace(self, name: str, *args: Any, **kwargs: Any) -> list[GraphTensor]:
+        """The node of the SDK function ``name``: its builder called with the graph tensors in place of arrays (as
+        its declaration's ``GraphFace`` says), each tensor feeding the desc field its argument fills."""
+        declared = OPERATORS[name]
+        where = f"Graph.{name}"
+        bound = declared.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        arguments = bound.arguments
+        face = declared.graph
+        arguments.update(face.fixed)
+        _tensors(where, declared, arguments)
+        stand_ins = face.prepare(self, where, arguments) if face.prepare is not None else {}
+        tensors = _tensors(where, declared, arguments)  # again: prepare may add graph constants
+        arguments.update(stand_ins)
+        call = face.trace(**arguments) if face.trace else declared.builder(*bound.args, **bound.kwargs)
+        return self._traced(where, call.operator_desc, tensors, face.arrays)
 
-    def cumprod(self, input: GraphTensor, axis: int, *, reverse: bool = False, exclusive: bool = False) -> GraphTensor:
-        """A DML_CUMULATIVE_PRODUCT node (as ``dmlrpc.ops.cumprod``): running products along ``axis``."""
-        _tensors("Graph.cumprod", [input])
-        call = ops.cumprod(_placeholder(input), axis, reverse=reverse, exclusive=exclusive)
-        return self.node(call.operator_desc, [input])[0]
+    def _traced(
+        self, where: str, operator_desc: operators_pb2.OperatorDesc, tensors: _Tensors, arrays: TensorArrays
+    ) -> list[GraphTensor]:
+        """A traced desc's node. An input field takes the tensors of the argument named as it is (``rois`` fills
+        ``roi_tensor``, ``parameters`` fills ``input_parameters_tensor``, a tensor-array field those its declaration
+        names), else the next tensor of a variadic argument; an edge keeps its tensor's shape and type, so a desc
+        that would pad, broadcast, reshape or convert one is refused, naming the argument."""
+        desc = getattr(operator_desc, desc_case(operator_desc))
+        input_fields, _ = tensor_fields(desc.DESCRIPTOR)
+        variadic = list(tensors.get(_VARIADIC, []))
+        slots: list[GraphTensor | None] = []
+        for tensor_field in input_fields:
+            stem = tensor_field.name.removesuffix("_tensors").removesuffix("_tensor")
+            if stem in arrays:
+                feeding = [item for name in arrays[stem] for item in tensors[name] if item[1] is not None]
+            else:
+                source = next((n for n in (stem, f"{stem}s", stem.removeprefix("input_")) if n in tensors), None)
+                feeding = tensors[source] if source else [variadic.pop(0) if variadic else ("", None)]
+            if not tensor_field.array:
+                slots_of_field = [getattr(desc, tensor_field.name)]
+            else:
+                slots_of_field = list(getattr(desc, tensor_field.name))
+                if len(slots_of_field) != len(feeding):
+                    raise ArgumentValueError(
+                        stem, f"{where}: {tensor_field.name} has {len(slots_of_field)} tensors; {len(feeding)} given"
+                    )
+            for slot, (argument, tensor) in zip(slots_of_field, feeding, strict=True):
+                if tensor is not None:
+                    _enters_as_it_is(where, argument, tensor, slot)
+                slots.append(tensor)
+        return self._add(operator_desc, slots)
 
-    def mean_variance_normalization(
-        self,
-        input: GraphTensor,
-        axes: int | Sequence[int] | None,
-        *,
-        scale: GraphTensor | None = None,
-        bias: GraphTensor | None = None,
-        normalize_variance: bool = True,
-        epsilon: float = 1e-5,
-        version: int | None = None,
-    ) -> GraphTensor:
-        """A DML_MEAN_VARIANCE_NORMALIZATION2 node (as ``dmlrpc.ops.mean_variance_normalization``). Edges do not
-        pad: ``scale`` and ``bias`` have the input's dimension count, each size 1 or the input's."""
-        where = "Graph.mean_variance_normalization"
-        _tensors(where, [input])
-        _tensors(where, [scale, bias], optional=True)
-        call = ops.mean_variance_normalization(
-            _placeholder(input),
-            axes,
-            scale=None if scale is None else _placeholder(scale),
-            bias=None if bias is None else _placeholder(bias),
-            normalize_variance=normalize_variance,
-            epsilon=epsilon,
-            version=version,
+    def _add(
+        self, operator_desc: operators_pb2.OperatorDesc, inputs: Sequence[GraphTensor | None]
+    ) -> list[GraphTensor]:
+        """Append the node, its edges from ``inputs`` (one per input slot: a tensor-array field has one per element,
+        the binding order flattened), each graph input's layout copied into the slot it feeds; its outputs."""
+        operator_desc = operators_pb2.OperatorDesc.FromString(operator_desc.SerializeToString())  # a copy we may edit
+        desc = getattr(operator_desc, desc_case(operator_desc))
+        input_fields, output_fields = tensor_fields(desc.DESCRIPTOR)
+        slots: list[tensor_pb2.TensorDesc] = []
+        for tensor_field in input_fields:
+            slots.extend(getattr(desc, tensor_field.name) if tensor_field.array else [getattr(desc, tensor_field.name)])
+        index = len(self._nodes)
+        for k, (slot, tensor) in enumerate(zip(slots, inputs, strict=True)):
+            if tensor is None:
+                continue
+            if tensor.kind == "input":
+                # The node's desc says how the graph input's buffer is laid out.
+                slot.CopyFrom(tensor.desc)
+                edge = graph_pb2.InputGraphEdgeDesc(
+                    graph_input_index=tensor.index, to_node_index=index, to_node_input_index=k
+                )
+                self._input_edges.append(graph_pb2.GraphEdgeDesc(input=edge))
+            else:
+                middle = graph_pb2.IntermediateGraphEdgeDesc(
+                    from_node_index=tensor.index,
+                    from_node_output_index=tensor.output,
+                    to_node_index=index,
+                    to_node_input_index=k,
+                )
+                self._intermediate_edges.append(graph_pb2.GraphEdgeDesc(intermediate=middle))
+        self._nodes.append(graph_pb2.GraphNodeDesc(operator=graph_pb2.OperatorGraphNodeDesc(operator=operator_desc)))
+        outputs: list[GraphTensor] = []
+        j = 0
+        for tensor_field in output_fields:
+            if tensor_field.array:
+                for element in getattr(desc, tensor_field.name):
+                    outputs.append(GraphTensor("node", index, j, element))
+                    j += 1
+                continue
+            if desc.HasField(tensor_field.name):
+                outputs.append(GraphTensor("node", index, j, getattr(desc, tensor_field.name)))
+            j += 1
+        return outputs
+
+
+def _tensors(where: str, declared: Operator, arguments: dict[str, Any]) -> _Tensors:
+    """The graph tensors of the builder's array arguments, each checked to be one (or ``None`` where the argument
+    is optional): per argument, its tensors with the name an error gives each (``inputs[1]`` of a sequence); a
+    variadic argument's under ``_VARIADIC``, as they fill the desc's fields in order."""
+    tensors: _Tensors = {}
+    for parameter in declared.tensors:
+        value = arguments[parameter.name]
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            tensors[_VARIADIC] = [(f"inputs[{i}]", _tensor(where, f"inputs[{i}]", t)) for i, t in enumerate(value)]
+        elif str(parameter.annotation).startswith("Sequence["):
+            labels = [f"{parameter.name}[{i}]" for i in range(len(value))]
+            tensors[parameter.name] = [
+                (label, _tensor(where, label, t)) for label, t in zip(labels, value, strict=True)
+            ]
+        else:
+            optional = parameter.default is None
+            tensors[parameter.name] = [(parameter.name, _tensor(where, parameter.name, value, optional=optional))]
+    return tensors
+
+
+def _tensor(where: str, argument: str, value: object, *, optional: bool = False) -> Any:
+    """``value``, which must be a graph tensor (or ``None`` where ``optional``)."""
+    if not isinstance(value, GraphTensor) and not (optional and value is None):
+        raise ArgumentTypeError(
+            argument,
+            f"{where}: {argument} is a {type(value).__name__}, not a GraphTensor (an array enters a graph through "
+            "Graph.input or Graph.constant)",
         )
-        return self._exact_node(where, call, {"input": input, "scale": scale, "bias": bias})[0]
+    return value
 
-    def batch_normalization(
-        self,
-        input: GraphTensor,
-        mean: GraphTensor,
-        variance: GraphTensor,
-        scale: GraphTensor | None = None,
-        bias: GraphTensor | None = None,
-        *,
-        epsilon: float = 1e-5,
-    ) -> GraphTensor:
-        """A DML_BATCH_NORMALIZATION node (as ``dmlrpc.ops.batch_normalization``). Edges do not pad: ``mean``,
-        ``variance``, ``scale`` and ``bias`` have the input's dimension count, each size 1 or the input's; an absent
-        ``scale`` or ``bias`` becomes a graph constant of 1s or 0s (DirectML requires both)."""
-        where = "Graph.batch_normalization"
-        _tensors(where, [input, mean, variance])
-        _tensors(where, [scale, bias], optional=True)
-        ones = (1,) * len(input.shape)
-        if scale is None:
-            scale = self.constant(np.ones(ones, input.dtype))
-        if bias is None:
-            bias = self.constant(np.zeros(ones, input.dtype))
-        tensors = {"input": input, "mean": mean, "variance": variance, "scale": scale, "bias": bias}
-        call = ops.batch_normalization(*(_placeholder(t) for t in tensors.values()), epsilon=epsilon)
-        return self._exact_node(where, call, dict(tensors))[0]
 
-    def lp_normalization(self, input: GraphTensor, axis: int = -1, *, p: int = 2, epsilon: float = 1e-5) -> GraphTensor:
-        """A DML_LP_NORMALIZATION node (as ``dmlrpc.ops.lp_normalization``)."""
-        _tensors("Graph.lp_normalization", [input])
-        call = ops.lp_normalization(_placeholder(input), axis, p=p, epsilon=epsilon)
-        return self.node(call.operator_desc, [input])[0]
-
-    def one_hot(self, indices: GraphTensor, depth: int, values: GraphTensor, axis: int = -1) -> GraphTensor:
-        """A DML_ONE_HOT node (as ``dmlrpc.ops.one_hot``). Edges do not reshape, so the tensors have the output's
-        dimension count: ``indices`` with size 1 along ``axis`` (which the output has ``depth`` along), ``values``
-        {1, .., 1, 2} holding (off value, on value)."""
-        where = "Graph.one_hot"
-        _tensors(where, [indices, values])
-        rank = len(indices.shape)
-        position = _axis(axis, rank, where)
-        if indices.shape[position] != 1:
-            raise ArgumentValueError(
-                "indices",
-                f"{where}: indices has shape {indices.shape}; in a graph it has the output's dimension count, with "
-                f"size 1 along axis {axis}",
-            )
-        call = ops.one_hot(_placeholder(indices).squeeze(position), depth, _placeholder(values), position)
-        return self._exact_node(where, call, {"indices": indices, "values": values})[0]
-
-    def fill_value_sequence(
-        self, shape: Sequence[int], start: float, delta: float, dtype: npt.DTypeLike = np.float32
-    ) -> GraphTensor:
-        """A DML_FILL_VALUE_SEQUENCE node (as ``dmlrpc.ops.fill_value_sequence``), of at least 1 dimension."""
-        call = ops.fill_value_sequence(shape, start, delta, dtype)
-        if not call.output_shapes[0]:
-            raise ArgumentValueError("shape", "Graph.fill_value_sequence: shape is empty; a graph tensor has sizes")
-        return self.node(call.operator_desc, [])[0]
+def _enters_as_it_is(where: str, argument: str, tensor: GraphTensor, slot: tensor_pb2.TensorDesc) -> None:
+    """An edge keeps its tensor's shape and type: refuse a slot the builder described otherwise."""
+    buffer = slot.buffer
+    broadcast = any(stride == 0 for stride in buffer.strides)
+    if tuple(buffer.sizes) != tensor.shape or broadcast:
+        raise ArgumentValueError(
+            argument,
+            f"{where}: {argument} has shape {tensor.shape}, which the node would take as {tuple(buffer.sizes)}"
+            f"{' broadcast' if broadcast else ''}; edges do not broadcast or reshape: give the graph tensor that shape",
+        )
+    if buffer.data_type != tensor.desc.buffer.data_type:
+        wanted = DTYPE_BY_DATA_TYPE[buffer.data_type].name
+        raise ArgumentTypeError(
+            argument,
+            f"{where}: {argument} has dtype {tensor.dtype}; in a graph it is {wanted} (edges do not convert: "
+            "Graph.cast one)",
+            allowed=(wanted,),
+        )

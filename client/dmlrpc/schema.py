@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -11,7 +12,7 @@ from google.protobuf.descriptor import Descriptor
 from dmlrpc.errors import ArgumentValueError
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
-__all__ = ["TensorField", "desc_case", "snake_case", "tensor_descs", "tensor_fields"]
+__all__ = ["TensorField", "check_input_count", "desc_case", "snake_case", "tensor_descs", "tensor_fields"]
 
 _WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
@@ -70,3 +71,15 @@ def tensor_descs(operator_desc: operators_pb2.OperatorDesc, *, output: bool) -> 
     for tensor in outputs if output else inputs:
         descs.extend(getattr(desc, tensor.name) if tensor.array else [getattr(desc, tensor.name)])
     return descs
+
+
+def check_input_count(case: str, input_fields: Sequence[TensorField], count: int, where: str = "") -> None:
+    """Refuse ``count`` inputs (binding order) for a desc whose input tensor fields are ``input_fields``, naming
+    them, unless there is one per field; ``where`` prefixes the message."""
+    if count != len(input_fields):
+        names = ", ".join(f.name for f in input_fields)
+        raise ArgumentValueError(
+            "inputs",
+            f"{where}{case} takes {len(input_fields)} inputs ({names}); got {count}",
+            allowed=(str(len(input_fields)),),
+        )

@@ -11,6 +11,8 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from prometheus_client import generate_latest
+
 from dmlrpc_server.logs import configure_logging
 from dmlrpc_server.runtime.compiler import SESSIONS
 from dmlrpc_server.runtime.memory import tune_malloc
@@ -35,10 +37,33 @@ async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> N
     stop = asyncio.Event()
     recycling = asyncio.Event()
     loop = asyncio.get_running_loop()
+
+    signals = 0
+
+    def on_signal() -> None:
+        nonlocal signals
+        signals += 1
+        # A second Ctrl-C: whoever sends it will not wait for the drain and the grace period. NOTE: a worker does
+        # not count: it gets the terminal's SIGINT and its supervisor's SIGTERM for one Ctrl-C, and the supervisor
+        # kills it on the second.
+        if signals > 1 and worker is None:
+            _log.warning("second stop signal: exiting now, without waiting for calls in flight")
+            logging.shutdown()
+            os._exit(1)
+        stop.set()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):  # Windows event loops have no signal handlers
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, on_signal)
     if worker is not None:
+        # The Open Inference Protocol answers for the server: its statistics, loads and unloads go through the
+        # supervisor to the other workers; a process started later first repeats the loads they made.
+        inference = built.inference
+        if inference is not None:
+            inference.peers = worker
+            worker.answer_with(inference.answer_peer)
+            for action in worker.models:
+                await inference.answer_peer(action["kind"], action["body"])
         worker.watch(loop, stop.set)
         limit = settings.sessions_per_worker
         if limit:
@@ -88,6 +113,9 @@ async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> N
         settings.shutdown_grace_seconds,
     )
     await built.stop(settings.shutdown_grace_seconds, drain=drain, handoff=handoff)
+    if worker is not None and built.metrics is not None:
+        # Its calls are over: the supervisor carries these counters on in the summed /metrics after it exits.
+        worker.send("final_metrics", text=generate_latest(built.metrics.registry).decode())
     stopper.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await starting

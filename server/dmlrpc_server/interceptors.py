@@ -19,6 +19,7 @@ from grpc_status import rpc_status
 from dmlrpc.v1 import service_pb2
 from dmlrpc_server.calls import EXECUTED_ON, OPERATOR, operator_case
 from dmlrpc_server.errors import ServiceError
+from dmlrpc_server.handlers import KINDS
 from dmlrpc_server.metrics import Metrics
 
 _log = logging.getLogger(__name__)
@@ -68,122 +69,87 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
         cached = self._wrapped.get(method)
         if cached is not None and cached[0] is handler:
             return cached[1]  # NOTE: wrapping costs more than a tiny operator; a method's handler rarely changes
-        if handler.unary_unary is not None:
-            wrapped = self._unary(handler, method)
-        elif handler.stream_stream is not None:
-            wrapped = self._stream(handler, method)
-        elif handler.stream_unary is not None:
-            wrapped = self._stream_unary(handler, method)
-        elif handler.unary_stream is not None and method.startswith("/dmlrpc."):
-            wrapped = self._unary_stream(handler, method)
-        else:
+        if handler.unary_stream is not None and not method.startswith("/dmlrpc."):
             return handler  # other server-streaming methods (health Watch) report their own errors
+        wrapped = self._guarded(handler, method)
         self._wrapped[method] = (handler, wrapped)
         return wrapped
 
-    def _unary(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
-        inner = handler.unary_unary
+    def _guarded(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+        """The handler of any call kind, ended here. Calls of one message each way (Execute) or streams both ways
+        (ExecuteMany, ExecuteStream) name an operator (their log and metrics label: the request's, or the first
+        stream message's start) and get the executed-on trailer; the tensor streams (CreateTensor, ReadTensor) do
+        not."""
+        streams_in, streams_out = bool(handler.request_streaming), bool(handler.response_streaming)
+        inner = handler.unary_unary or handler.stream_stream or handler.stream_unary or handler.unary_stream
+        names_operator = streams_in == streams_out
+        metrics = self._metrics
 
-        async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            started = time.perf_counter()
-            outcome: list[Any] = [grpc.StatusCode.OK, None]
+        def label(request: Any) -> str:
+            if not names_operator:
+                return ""
+            if not streams_in:
+                return _operator_label(request)
+            # NOTE: only ExecuteStream is one desc; ExecuteMany's items name many, so it names none.
+            return _operator_label(_stream_start(request.first) if method.endswith("/ExecuteStream") else None)
+
+        async def returned(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            end = _Ending(metrics, method, context)
             try:
                 response = await inner(request, context)
-                _trail(context)
+                if names_operator:
+                    _trail(context)
                 return response
             except BaseException as error:
-                await self._failed(error, context, method, outcome)
+                await end.failed(error)
             finally:
-                seconds = time.perf_counter() - started
-                self._finished(method, _operator_label(request), outcome[0], outcome[1], seconds, context)
+                end.finished(label(request))
 
-        return grpc.unary_unary_rpc_method_handler(
-            guarded,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
-
-    def _stream(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
-        inner = handler.stream_stream
-
-        async def guarded(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            started = time.perf_counter()
-            outcome: list[Any] = [grpc.StatusCode.OK, None]
-            peek = _FirstMessage(requests)
-            try:
-                async for response in inner(peek, context):
-                    yield response
-                _trail(context)
-            except BaseException as error:
-                await self._failed(error, context, method, outcome)
-            finally:
-                seconds = time.perf_counter() - started
-                start = _stream_start(peek.first)
-                self._finished(method, _operator_label(start), outcome[0], outcome[1], seconds, context)
-
-        return grpc.stream_stream_rpc_method_handler(
-            guarded,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
-
-    def _stream_unary(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
-        inner = handler.stream_unary
-
-        async def guarded(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            started = time.perf_counter()
-            outcome: list[Any] = [grpc.StatusCode.OK, None]
-            try:
-                return await inner(requests, context)
-            except BaseException as error:
-                await self._failed(error, context, method, outcome)
-            finally:
-                self._finished(method, "", outcome[0], outcome[1], time.perf_counter() - started, context)
-
-        return grpc.stream_unary_rpc_method_handler(
-            guarded,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
-
-    def _unary_stream(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
-        inner = handler.unary_stream
-
-        async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            started = time.perf_counter()
-            outcome: list[Any] = [grpc.StatusCode.OK, None]
+        async def streamed(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            end = _Ending(metrics, method, context)
+            if streams_in and names_operator:
+                request = _FirstMessage(request)
             try:
                 async for response in inner(request, context):
                     yield response
+                if names_operator:
+                    _trail(context)
             except BaseException as error:
-                await self._failed(error, context, method, outcome)
+                await end.failed(error)
             finally:
-                self._finished(method, "", outcome[0], outcome[1], time.perf_counter() - started, context)
+                end.finished(label(request))
 
-        return grpc.unary_stream_rpc_method_handler(
-            guarded,
+        return KINDS[streams_in, streams_out](
+            streamed if streams_out else returned,
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
 
-    async def _failed(
-        self,
-        error: BaseException,
-        context: grpc.aio.ServicerContext[Any, Any],
-        method: str,
-        outcome: list[Any],
-    ) -> None:
+
+class _Ending:
+    """How one call ended: its status code and request id, one log line and its metrics."""
+
+    __slots__ = ("code", "context", "method", "metrics", "request_id", "started")
+
+    def __init__(self, metrics: Metrics | None, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        self.metrics, self.method, self.context = metrics, method, context
+        self.started = time.perf_counter()
+        self.code = grpc.StatusCode.OK
+        self.request_id: str | None = None
+
+    async def failed(self, error: BaseException) -> None:
         """End the call for a handler's exception: abort with its status (which raises, as gRPC expects) or
-        re-raise; ``outcome`` receives the status code and the request id first."""
+        re-raise; the code and the request id are recorded first."""
+        context, method = self.context, self.method
         if isinstance(error, grpc.aio.AbortError):
-            outcome[:] = [_code_of(context), None]
+            self.code = _code_of(context)
             raise error
         if isinstance(error, asyncio.CancelledError | grpc.aio.UsageError) or not isinstance(error, Exception):
-            outcome[:] = [grpc.StatusCode.CANCELLED, None]
+            self.code = grpc.StatusCode.CANCELLED
             raise error
-        request_id = _request_id(context.invocation_metadata())
+        request_id = self.request_id = _request_id(context.invocation_metadata())
         if isinstance(error, ServiceError):
-            outcome[:] = [error.code, request_id]
+            self.code = error.code
             _log.info(
                 "%s failed: %s %s (request id %s)",
                 method,
@@ -195,7 +161,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
             status = to_status(error)
             trailers = (*status.trailing_metadata, (REQUEST_ID_KEY, request_id))
             await context.abort(status.code, status.details, trailers)
-        outcome[:] = [grpc.StatusCode.INTERNAL, request_id]
+        self.code = grpc.StatusCode.INTERNAL
         _log.error(
             "%s failed (request id %s)",
             method,
@@ -206,31 +172,25 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
         context.set_trailing_metadata(((REQUEST_ID_KEY, request_id),))
         await context.abort(grpc.StatusCode.INTERNAL, f"internal server error (request id {request_id})")
 
-    def _finished(
-        self,
-        method: str,
-        operator: str,
-        code: grpc.StatusCode,
-        request_id: str | None,
-        seconds: float,
-        context: grpc.aio.ServicerContext[Any, Any],
-    ) -> None:
-        name = method.rsplit("/", 1)[-1]
-        if self._metrics is not None:
-            self._metrics.requests.labels(name, operator, code.name).inc()
-            self._metrics.request_duration.labels(name, operator).observe(seconds)
+    def finished(self, operator: str) -> None:
+        """Count the call and, at DEBUG, log it."""
+        seconds = time.perf_counter() - self.started
+        name, code = self.method.rsplit("/", 1)[-1], self.code
+        if self.metrics is not None:
+            self.metrics.requests.labels(name, operator, code.name).inc()
+            self.metrics.request_duration.labels(name, operator).observe(seconds)
         if _log.isEnabledFor(logging.DEBUG):
-            request_id = request_id or _request_id(context.invocation_metadata())
+            request_id = self.request_id or _request_id(self.context.invocation_metadata())
             _log.debug(
                 "%s %s %s %.3f ms (request id %s)",
-                method,
+                self.method,
                 operator or "-",
                 code.name,
                 seconds * 1e3,
                 request_id,
                 extra={
                     "request_id": request_id,
-                    "method": method,
+                    "method": self.method,
                     "operator": operator,
                     "code": code.name,
                     "duration_ms": round(seconds * 1e3, 3),

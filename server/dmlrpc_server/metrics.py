@@ -8,6 +8,7 @@ import bisect
 import errno
 import gzip
 import logging
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from urllib.request import urlopen
 
@@ -255,23 +256,31 @@ class WorkerMetrics(_Endpoint):
     """The supervisor's endpoint: every worker's metrics scraped at once and summed, plus ``dmlrpc_workers``,
     ``dmlrpc_worker_restarts`` and ``dmlrpc_worker_recycles``.
 
-    Counters, histograms and gauges with equal labels are summed over the workers (a restarted worker starts its
-    counters again from zero, which Prometheus' rate() reads as a counter reset); ``*_info`` families are taken
-    from one worker, as every worker reports the same build.
+    Counters, histograms and gauges with equal labels are summed over the workers; ``*_info`` families are taken
+    from one worker, as every worker reports the same build. The counters and histograms of a process that ended
+    (recycled, restarted) are carried on in the sums, so they never go back: its final values where it sent them
+    (``retire``), else those of its last scrape.
     """
 
     offload = True
 
     def __init__(
         self,
-        ports: Callable[[], list[int]],
+        workers: Callable[[], list[tuple[int, int, bool]]],
         restarts: Callable[[], int],
         *,
         recycles: Callable[[], int] = lambda: 0,
         timeout: float = 5.0,
     ) -> None:
+        """``workers``: (pid, metrics port, whether it is a worker's current process) of every worker process that
+        serves metrics now, recycled ones finishing their calls included."""
         super().__init__()
-        self.registry.register(_WorkersCollector(ports, restarts, recycles, timeout))
+        self._workers = _WorkersCollector(workers, restarts, recycles, timeout)
+        self.registry.register(self._workers)
+
+    def retire(self, pid: int, final: str) -> None:
+        """Carry the final exposition of worker process ``pid``, which is ending, into the sums."""
+        self._workers.retire(pid, final)
 
 
 def _scrape(port: int, timeout: float) -> str | None:
@@ -283,8 +292,39 @@ def _scrape(port: int, timeout: float) -> str | None:
         return None
 
 
-def sum_families(texts: Iterable[str]) -> list[Metric]:
-    """Prometheus text expositions merged: samples of equal name and labels summed, ``*_info`` from the first."""
+#: {family name: (documentation, type, {(sample name, sorted labels): value})}
+_Families = dict[str, tuple[str, str, dict[tuple[str, tuple[tuple[str, str], ...]], float]]]
+#: Families whose samples only grow within one process (``*_created`` samples, timestamps, excepted).
+_GROWING = frozenset({"counter", "histogram", "summary"})
+
+
+def _growing(text: str) -> _Families:
+    """The counters and histograms of one exposition."""
+    families: _Families = {}
+    for family in text_string_to_metric_families(text):
+        if family.type in _GROWING:
+            families[family.name] = (
+                family.documentation,
+                family.type,
+                {
+                    (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+                    for sample in family.samples
+                    if not sample.name.endswith("_created")
+                },
+            )
+    return families
+
+
+def _add(total: _Families, more: _Families) -> None:
+    for name, (documentation, kind, samples) in more.items():
+        values = total.setdefault(name, (documentation, kind, {}))[2]
+        for key, value in samples.items():
+            values[key] = values.get(key, 0.0) + value
+
+
+def sum_families(texts: Iterable[str], carried: _Families | None = None) -> list[Metric]:
+    """Prometheus text expositions merged: samples of equal name and labels summed, ``*_info`` from the first;
+    ``carried`` (the counters of processes gone) added in."""
     merged: dict[str, Metric] = {}
     sums: dict[str, dict[tuple[str, tuple[tuple[str, str], ...]], float]] = {}
     for text in texts:
@@ -299,6 +339,12 @@ def sum_families(texts: Iterable[str]) -> list[Metric]:
             for sample in family.samples:
                 key = (sample.name, tuple(sorted(sample.labels.items())))
                 values[key] = values.get(key, 0.0) + sample.value
+    for name, (documentation, kind, samples) in (carried or {}).items():
+        if name not in merged:
+            merged[name] = Metric(name, documentation, kind)
+        values = sums.setdefault(name, {})
+        for key, value in samples.items():
+            values[key] = values.get(key, 0.0) + value
     for name, family in merged.items():
         for (sample_name, labels), value in sums[name].items():
             family.add_sample(sample_name, dict(labels), value)
@@ -307,17 +353,48 @@ def sum_families(texts: Iterable[str]) -> list[Metric]:
 
 class _WorkersCollector(Collector):
     def __init__(
-        self, ports: Callable[[], list[int]], restarts: Callable[[], int], recycles: Callable[[], int], timeout: float
+        self,
+        workers: Callable[[], list[tuple[int, int, bool]]],
+        restarts: Callable[[], int],
+        recycles: Callable[[], int],
+        timeout: float,
     ) -> None:
-        self._ports = ports
+        self._workers = workers
         self._restarts = restarts
         self._recycles = recycles
         self._timeout = timeout
+        # NOTE: scrapes run on worker threads, retire on the supervisor's event loop.
+        self._lock = threading.Lock()
+        #: Each live process's counters at its last scrape, by pid: what is carried if it ends without a word.
+        self._last: dict[int, _Families] = {}
+        #: Processes whose final counters are carried already: a scrape that raced their end is not counted again.
+        self._retired: set[int] = set()
+        #: The counters of every process gone.
+        self._carried: _Families = {}
+
+    def retire(self, pid: int, final: str) -> None:
+        with self._lock:
+            self._last.pop(pid, None)
+            if pid not in self._retired:
+                _add(self._carried, _growing(final))
+                self._retired.add(pid)
 
     def collect(self) -> Iterator[Metric]:
-        texts = [text for text in (_scrape(port, self._timeout) for port in self._ports()) if text is not None]
-        yield from sum_families(texts)
-        yield GaugeMetricFamily("dmlrpc_workers", "Worker processes whose metrics this scrape summed", len(texts))
+        workers = self._workers()
+        texts = {pid: text for pid, text in ((pid, _scrape(port, self._timeout)) for pid, port, _ in workers) if text}
+        live = {pid for pid, _, _ in workers}
+        serving = sum(1 for pid, _, current in workers if current and pid in texts)
+        with self._lock:
+            for pid in [pid for pid in self._last if pid not in live]:  # ended without its final counters
+                _add(self._carried, self._last.pop(pid))
+            self._retired &= live
+            counted = [text for pid, text in texts.items() if pid not in self._retired]
+            for pid, text in texts.items():
+                if pid not in self._retired:
+                    self._last[pid] = _growing(text)
+            carried = {name: (doc, kind, dict(values)) for name, (doc, kind, values) in self._carried.items()}
+        yield from sum_families(counted, carried)
+        yield GaugeMetricFamily("dmlrpc_workers", "Workers whose metrics this scrape summed", serving)
         yield CounterMetricFamily(
             "dmlrpc_worker_restarts", "Worker processes restarted after they died", value=self._restarts()
         )

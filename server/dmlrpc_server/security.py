@@ -9,6 +9,7 @@ from typing import Any
 
 import grpc
 
+from dmlrpc_server.interceptors import REQUEST_ID_KEY, _request_id
 from dmlrpc_server.settings import ServerSettings
 
 #: Metadata key of the bearer token (gRPC lower-cases metadata keys).
@@ -84,9 +85,12 @@ class TokenAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # 
 
 
 async def _refuse(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+    # A refusal carries its request id as every failed call does (the error interceptor passes aborts through).
+    request_id = _request_id(context.invocation_metadata())
     await context.abort(
         grpc.StatusCode.UNAUTHENTICATED,
         "missing or invalid bearer token: send one `authorization: Bearer <token>` header with an accepted token",
+        ((REQUEST_ID_KEY, request_id),),
     )
 
 

@@ -24,6 +24,7 @@ from dmlrpc_server.interceptors import ErrorInterceptor
 from dmlrpc_server.many import StreamLimits
 from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.oip import protocol as oip_protocol
+from dmlrpc_server.oip.metrics import ModelCollector
 from dmlrpc_server.oip.repository import Repository
 from dmlrpc_server.oip.servicer import InferenceServicer
 from dmlrpc_server.oip.servicer import handlers as oip_handlers
@@ -424,6 +425,8 @@ def build_server(settings: ServerSettings) -> BuiltServer:
     )
     caps = capabilities(catalog, server_version=version, limits=service_limits)
     repository = _repository(settings, provider, scheduler, catalog, service.handles)
+    if metrics is not None:
+        metrics.registry.register(ModelCollector(repository.served))
     server.add_generic_rpc_handlers(
         (handlers(DirectMLServicer(service, caps, authenticated=bool(tokens), publish=repository.publish)),)
     )
@@ -446,9 +449,9 @@ def build_server(settings: ServerSettings) -> BuiltServer:
             server.add_insecure_port(address) if credentials is None else server.add_secure_port(address, credentials)
         )
     except RuntimeError as error:
-        raise OSError(f"could not bind {address}: {error}") from None
+        raise OSError(f"could not bind {address} (--port): {error}") from None
     if port == 0:
-        raise OSError(f"could not bind {address}")
+        raise OSError(f"could not bind {address} (--port)")
     _log.info(
         "configured %s on %s, feature level %s%s%s",
         provider.name,

@@ -12,6 +12,7 @@ from google.protobuf.message import DecodeError, Message
 from dmlrpc.v1 import service_pb2, tensor_pb2
 from dmlrpc_server.calls import EXECUTED_ON, OPERATOR, Call, deadline_of, parse, read_execute, read_request
 from dmlrpc_server.errors import InvalidArgument, Unimplemented
+from dmlrpc_server.handlers import method_handlers
 from dmlrpc_server.runtime.handles import Handle
 from dmlrpc_server.runtime.resident import Resident
 from dmlrpc_server.security import caller_identity
@@ -19,7 +20,12 @@ from dmlrpc_server.service import Service
 
 M = TypeVar("M", bound=Message)
 
-SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"].full_name
+SERVICE = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"]
+SERVICE_NAME = SERVICE.full_name
+#: The methods registered without serializers because the service reads their requests (calls.py, streams.py) or
+#: writes their responses (responses.py, streams.py) as wire bytes: no protobuf objects on their common path.
+WIRE_REQUESTS = frozenset({"Execute", "ExecuteMany", "ExecuteStream", "CreateTensor"})
+WIRE_RESPONSES = frozenset({"Execute", "ExecuteMany", "ExecuteStream", "ReadTensor", "Dispatch"})
 #: Publishes a caller's compiled handle as an Open Inference Protocol model: (owner, handle, model name,
 #: max_batch_size) -> the version it is served as (``oip.repository.Repository.publish``).
 Publish = Callable[[str, str, str, int], int]
@@ -194,53 +200,8 @@ async def _sized(messages: AsyncIterator[bytes]) -> AsyncIterator[tuple[service_
 
 
 def handlers(servicer: DirectMLServicer) -> grpc.GenericRpcHandler:
-    """The service's method handlers: protobuf requests, and wire bytes for responses the service writes itself
-    (Execute, Dispatch, ExecuteMany) and for the chunked streams."""
-    capabilities_request, capabilities = service_pb2.GetCapabilitiesRequest, service_pb2.GetCapabilitiesResponse
-    return grpc.method_handlers_generic_handler(
-        SERVICE_NAME,
-        {
-            "Execute": grpc.unary_unary_rpc_method_handler(servicer.Execute),
-            "ExecuteMany": grpc.stream_stream_rpc_method_handler(servicer.ExecuteMany),
-            "GetCapabilities": grpc.unary_unary_rpc_method_handler(
-                servicer.GetCapabilities,
-                request_deserializer=_tolerant(capabilities_request),
-                response_serializer=capabilities.SerializeToString,
-            ),
-            "ExecuteStream": grpc.stream_stream_rpc_method_handler(servicer.ExecuteStream),
-            "CreateTensor": grpc.stream_unary_rpc_method_handler(
-                servicer.CreateTensor, response_serializer=service_pb2.ResidentTensor.SerializeToString
-            ),
-            "ReadTensor": grpc.unary_stream_rpc_method_handler(
-                servicer.ReadTensor, request_deserializer=_tolerant(service_pb2.ReadTensorRequest)
-            ),
-            "CompileOperator": grpc.unary_unary_rpc_method_handler(
-                servicer.CompileOperator,
-                request_deserializer=_tolerant(service_pb2.CompileOperatorRequest),
-                response_serializer=service_pb2.CompiledOperator.SerializeToString,
-            ),
-            "CompileGraph": grpc.unary_unary_rpc_method_handler(
-                servicer.CompileGraph,
-                request_deserializer=_tolerant(service_pb2.CompileGraphRequest),
-                response_serializer=service_pb2.CompiledOperator.SerializeToString,
-            ),
-            "Dispatch": grpc.unary_unary_rpc_method_handler(
-                servicer.Dispatch, request_deserializer=_tolerant(service_pb2.DispatchRequest)
-            ),
-            "ReleaseCompiledOperator": grpc.unary_unary_rpc_method_handler(
-                servicer.ReleaseCompiledOperator,
-                request_deserializer=_tolerant(service_pb2.ReleaseCompiledOperatorRequest),
-                response_serializer=service_pb2.ReleaseCompiledOperatorResponse.SerializeToString,
-            ),
-            "PublishModel": grpc.unary_unary_rpc_method_handler(
-                servicer.PublishModel,
-                request_deserializer=_tolerant(service_pb2.PublishModelRequest),
-                response_serializer=service_pb2.PublishModelResponse.SerializeToString,
-            ),
-            "ReleaseTensor": grpc.unary_unary_rpc_method_handler(
-                servicer.ReleaseTensor,
-                request_deserializer=_tolerant(service_pb2.ReleaseTensorRequest),
-                response_serializer=service_pb2.ReleaseTensorResponse.SerializeToString,
-            ),
-        },
+    """The service's method handlers, from its descriptor: protobuf requests and responses, and wire bytes for the
+    messages the service reads (WIRE_REQUESTS) or writes (WIRE_RESPONSES) itself."""
+    return method_handlers(
+        SERVICE, servicer, parse=_tolerant, wire_requests=WIRE_REQUESTS, wire_responses=WIRE_RESPONSES
     )

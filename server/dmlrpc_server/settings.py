@@ -7,7 +7,7 @@ import json
 import os
 import socket
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -438,17 +438,38 @@ class _ConfigFileSource(PydanticBaseSettingsSource):
     def __init__(self, settings_cls: type[BaseSettings], path: Path) -> None:
         super().__init__(settings_cls)
         self.path = path
-        text = path.read_text()
-        data: Any = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: a config file holds one table/object of settings")
-        self.data: dict[str, Any] = {key.replace("-", "_"): value for key, value in data.items()}
+        self.data = read_config_file(path)
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         return self.data.get(field_name), field_name, False
 
     def __call__(self) -> dict[str, Any]:
         return dict(self.data)
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """A config file's settings by field name (``max-queue-depth`` and ``max_queue_depth`` alike)."""
+    text = path.read_text()
+    data: Any = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a config file holds one table/object of settings")
+    return {key.replace("-", "_"): value for key, value in data.items()}
+
+
+def _origin(args: Sequence[str], environ: Mapping[str, str], config: str | None) -> Callable[[str], str | None]:
+    """For an error about a setting: the config file's key when its value came from the file (no flag or variable
+    overrides it), else None (the error names the flag and the variable)."""
+    variables = {name.upper() for name in environ}
+    keys = set(read_config_file(Path(config))) if config else set()
+
+    def origin(field: str) -> str | None:
+        flag = "--" + field.replace("_", "-")
+        flagged = any(arg in (flag, f"--no-{flag[2:]}") or arg.startswith(f"{flag}=") for arg in args)
+        if field not in keys or flagged or f"{ENV_PREFIX}{field.upper()}" in variables:
+            return None
+        return f"{field} (in the config file {config})"
+
+    return origin
 
 
 #: Every setting at its default (no flags, variables or file read): what a part built without settings of its own
@@ -482,7 +503,7 @@ def load_settings(argv: Sequence[str] | None = None, environ: Mapping[str, str] 
             ServerSettings, cli_args=args if args is not None else None, cli_settings_source=cli_source(ServerSettings)
         )
     except ValidationError as error:
-        raise SettingsError(describe(error)) from None
+        raise SettingsError(describe(error, _origin(sys.argv[1:] if args is None else args, environ, config))) from None
     except (OSError, ValueError) as error:  # an unreadable or malformed config file
         raise SettingsError(f"config file {config}: {error}") from None
     finally:

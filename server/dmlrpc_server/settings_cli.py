@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic_settings import BaseSettings, CliSettingsSource
@@ -46,7 +47,9 @@ def _metavar(flag: str, python_type: str) -> str:
         return python_type
     if flag == "--feature-level":
         return "LEVEL"
-    for suffix, name in (("-bytes", "BYTES"), ("-seconds", "SECONDS"), ("-port", "PORT"), ("-file", "FILE")):
+    for suffix, name in (
+        ("-bytes", "BYTES"), ("-seconds", "SECONDS"), ("-port", "PORT"), ("-file", "FILE"), ("-repository", "DIR")
+    ):  # fmt: skip
         if flag.endswith(suffix):
             return name
     if flag.endswith("-host") or flag == "--host":
@@ -70,13 +73,16 @@ def _help_default(text: str, *, bytes_: bool) -> str:
     return f"{described} (default: {value})"
 
 
-def describe(error: Any) -> str:
+def describe(error: Any, origin: Callable[[str], str | None] = lambda location: None) -> str:
+    """The settings' validation errors, each naming where its value came from (``origin(field)``: a config file's
+    key, say), else the flag and the variable that set it."""
     lines = []
     for problem in error.errors():
         location = ".".join(str(part) for part in problem["loc"])
         if location:
             flag = "--" + location.replace("_", "-")
-            lines.append(f"{flag} ({ENV_PREFIX}{location.upper()}): {problem['msg']}")
+            where = origin(location) or f"{flag} ({ENV_PREFIX}{location.upper()})"
+            lines.append(f"{where}: {problem['msg']}")
         else:
             lines.append(problem["msg"].removeprefix("Value error, "))
     return "invalid settings:\n  " + "\n  ".join(lines)

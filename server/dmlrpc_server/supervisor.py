@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -12,7 +13,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,8 +25,15 @@ _log = logging.getLogger("dmlrpc_server")
 WORKER_ENV = "_DMLRPC_WORKER"
 #: Set in a worker's environment to which process of that worker it is (0, then one more per replacement).
 GENERATION_ENV = "_DMLRPC_WORKER_GENERATION"
+#: Set in a worker's environment to the model loads and unloads the server's other workers made (JSON), which a
+#: process started later repeats before it listens.
+MODELS_ENV = "_DMLRPC_WORKER_MODELS"
 #: A worker's control lines on its stdout start with this; anything else there is not ours and is ignored.
 _MARK = "dmlrpc-worker "
+#: The longest control line a worker sends: its final metrics fit on one.
+_CONTROL_LINE_BYTES = 16 << 20
+#: What a worker answers a question of another worker with (see WorkerLink.answer_with).
+Answerer = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 #: A worker that exits within this long of its start counts as failing to start (it is not serving).
 _QUICK_EXIT_SECONDS = 10.0
 #: Quick exits in a row after which the supervisor gives up on a worker and stops the server.
@@ -39,20 +47,69 @@ _EXIT_MARGIN_SECONDS = 10.0
 
 
 class WorkerLink:
-    """A worker's line to its supervisor: events out as JSON lines on stdout, and stdin whose end means "stop".
+    """A worker's line to its supervisor: events out as JSON lines on stdout; on stdin, the supervisor's JSON lines
+    (questions from the other workers, and the answers to this worker's questions), whose end means "stop".
+
+    Through it the Open Inference Protocol answers for the server rather than the worker (``ask``): statistics are
+    summed over every worker, and a model load or unload is made by every worker before it is answered.
 
     NOTE: stdin and stdout work the same on every platform (no fd passing, no signals on Windows); stdin closes
     when the supervisor asks the worker to stop and also when the supervisor dies, so workers never outlive it.
     """
 
-    def __init__(self, index: int, generation: int = 0) -> None:
+    def __init__(self, index: int, generation: int = 0, models: list[dict[str, Any]] | None = None) -> None:
         self.index = index
         self.generation = generation
+        #: The model loads and unloads the other workers made before this process started, oldest first.
+        self.models = models or []
+        self._answerer: Answerer | None = None
+        self._asked: dict[int, asyncio.Future[list[dict[str, Any]]]] = {}
+        self._ids = itertools.count(1)
+        self._answering: set[asyncio.Task[None]] = set()
 
     @classmethod
     def from_environ(cls) -> WorkerLink | None:
         value = os.environ.get(WORKER_ENV)
-        return cls(int(value), int(os.environ.get(GENERATION_ENV) or 0)) if value else None
+        if not value:
+            return None
+        models = json.loads(os.environ.get(MODELS_ENV) or "[]")
+        return cls(int(value), int(os.environ.get(GENERATION_ENV) or 0), models)
+
+    def answer_with(self, answerer: Answerer) -> None:
+        """Answer the other workers' questions with ``answerer(kind, body)`` (on the event loop)."""
+        self._answerer = answerer
+
+    async def ask(self, kind: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """Ask every other worker of the server (those serving now, and those starting); their answers."""
+        asked = next(self._ids)
+        future: asyncio.Future[list[dict[str, Any]]] = asyncio.get_running_loop().create_future()
+        self._asked[asked] = future
+        try:
+            self.send("ask", id=asked, kind=kind, body=body)
+            return await future
+        finally:
+            self._asked.pop(asked, None)
+
+    def _received(self, message: dict[str, Any]) -> None:
+        event = message.get("event")
+        if event == "reply":
+            future = self._asked.get(message.get("id"))  # type: ignore[arg-type]
+            if future is not None and not future.done():
+                future.set_result([a for a in message.get("answers") or [] if isinstance(a, dict)])
+        elif event == "question":
+            task = asyncio.ensure_future(self._answer(message))
+            self._answering.add(task)
+            task.add_done_callback(self._answering.discard)
+
+    async def _answer(self, message: dict[str, Any]) -> None:
+        answer: dict[str, Any] = {}
+        if self._answerer is not None:
+            try:
+                answer = await self._answerer(str(message.get("kind")), dict(message.get("body") or {}))
+            except Exception as error:  # the asking worker reports it; this worker serves on
+                _log.warning("could not answer another worker's %s: %s", message.get("kind"), error)
+                answer = {"error": str(error) or type(error).__name__}
+        self.send("answer", id=message.get("id"), body=answer)
 
     def send(self, event: str, **fields: Any) -> None:
         line = _MARK + json.dumps({"event": event, **fields}) + "\n"
@@ -61,12 +118,16 @@ class WorkerLink:
             sys.stdout.flush()
 
     def watch(self, loop: asyncio.AbstractEventLoop, stop: Callable[[], None]) -> None:
-        """Call ``stop`` on ``loop`` once stdin ends (the supervisor asks for a stop, or died)."""
+        """Hand the supervisor's lines to ``loop``, and call ``stop`` on it once stdin ends (the supervisor asks for
+        a stop, or died)."""
 
         def wait_for_end() -> None:
             with contextlib.suppress(OSError, ValueError):
-                while sys.stdin.buffer.read(4096):
-                    pass
+                for raw in sys.stdin.buffer:
+                    message = _parse(raw.decode(errors="replace"))
+                    if message is not None:
+                        with contextlib.suppress(RuntimeError):  # the loop has closed: the worker is exiting
+                            loop.call_soon_threadsafe(self._received, message)
             with contextlib.suppress(RuntimeError):  # the loop has closed: the worker is exiting already
                 loop.call_soon_threadsafe(stop)
 
@@ -93,6 +154,8 @@ class _Process:
     error: str | None = None
     #: Its exit code, once its output has ended and it has exited.
     exited: asyncio.Task[int] | None = None
+    #: The other workers' questions it has not answered yet (answered with nothing if it exits first).
+    questions: set[int] = field(default_factory=set)
 
 
 @dataclass
@@ -106,6 +169,8 @@ class _Worker:
     recycles: int = 0
     #: Processes started for this worker so far; the next one's generation (its handles name it).
     started: int = 0
+    #: A replacement warming up beside the current process (recycling): it gets the other workers' loads too.
+    replacement: _Process | None = None
 
     @property
     def metrics_port(self) -> int | None:
@@ -127,8 +192,17 @@ class Supervisor:
         self._metrics: Any = None
         #: Whether every worker has listened once (the server served); failures before it end the start.
         self._served = False
+        #: Every worker process started and not yet exited, in the order they started.
+        self._running: list[_Process] = []
         #: Recycled processes still finishing their calls beside their replacements.
         self._retiring: set[asyncio.Task[int]] = set()
+        #: The last model load or unload per model name that a worker made for the server (JSON-ready): a process
+        #: started later repeats them (MODELS_ENV), so that every worker serves the same models.
+        self._models: dict[str, dict[str, Any]] = {}
+        #: Questions relayed to workers, by id: their answers.
+        self._answers: dict[int, asyncio.Future[dict[str, Any] | None]] = {}
+        self._ids = itertools.count(1)
+        self._relaying: set[asyncio.Task[None]] = set()
 
     # NOTE: workers are fresh interpreters started as `python -m dmlrpc_server` with the same flags (not forked,
     # not multiprocessing): gRPC's core does not survive fork, settings need no pickling (secrets included), and
@@ -144,9 +218,9 @@ class Supervisor:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             try:
-                loop.add_signal_handler(sig, self._stopping.set)
+                loop.add_signal_handler(sig, self._on_signal)
             except NotImplementedError:  # Windows event loops have no signal handlers
-                signal.signal(sig, lambda *_: loop.call_soon_threadsafe(self._stopping.set))
+                signal.signal(sig, lambda *_: loop.call_soon_threadsafe(self._on_signal))
         ports = self._reserve_ports()
         self._workers = [_Worker(index, port) for index, port in enumerate(ports)]
         if self.settings.metrics:
@@ -180,6 +254,16 @@ class Supervisor:
         # A worker that had not yet set up its signal handlers when the stop came ends by SIGTERM itself: that is
         # a clean stop too.
         return 0 if all(code in (0, -signal.SIGTERM) for code in codes) else 1
+
+    def _on_signal(self) -> None:
+        """The first SIGTERM/SIGINT stops the server (workers drain); a second one kills the workers at once."""
+        if self._stopping.is_set():
+            _log.warning("second stop signal: killing the workers, without waiting for calls in flight")
+            for process in (p for w in self._workers for p in (w.current, w.replacement) if p is not None):
+                if process.process.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        process.process.kill()
+        self._stopping.set()
 
     def _reserve_ports(self) -> list[int]:
         host, port = self.settings.host.strip("[]"), self.settings.port
@@ -253,7 +337,7 @@ class Supervisor:
         _log.info("recycling worker %d (pid %d): starting its replacement", worker.index, old.process.pid)
         failures = 0
         while True:
-            new = await self._start(worker, current=False)
+            new = worker.replacement = await self._start(worker, current=False)
             assert new.exited is not None
             listening = asyncio.ensure_future(new.listening.wait())
             stop = asyncio.ensure_future(self._stopping.wait())
@@ -278,7 +362,7 @@ class Supervisor:
             )
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), delay)
-        worker.current = new
+        worker.current, worker.replacement = new, None
         if new.listening.is_set():
             worker.listening.set()
         retiring = asyncio.create_task(self._retire(worker, old))
@@ -302,9 +386,16 @@ class Supervisor:
             *self._command(worker),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            env={**os.environ, WORKER_ENV: str(worker.index), GENERATION_ENV: str(generation)},
+            env={
+                **os.environ,
+                WORKER_ENV: str(worker.index),
+                GENERATION_ENV: str(generation),
+                MODELS_ENV: json.dumps(list(self._models.values())),
+            },
+            limit=_CONTROL_LINE_BYTES,
         )
         started = _Process(process, time.monotonic())
+        self._running.append(started)
         if current:
             worker.current = started
         started.exited = asyncio.create_task(self._follow(worker, started))
@@ -323,13 +414,15 @@ class Supervisor:
         finally:
             stopper.cancel()
             started.metrics_port = None
+            self._running.remove(started)
+            for question in started.questions:
+                waiting = self._answers.get(question)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result(None)
 
     def _on_line(self, worker: _Worker, started: _Process, line: str) -> None:
-        if not line.startswith(_MARK):
-            return
-        try:
-            message = json.loads(line[len(_MARK) :])
-        except ValueError:
+        message = _parse(line)
+        if message is None:
             return
         event = message.get("event")
         if event == "listening":
@@ -341,6 +434,51 @@ class Supervisor:
             started.recycle.set()
         elif event == "error":
             started.error = str(message.get("message"))
+        elif event == "final_metrics" and self._metrics is not None:
+            self._metrics.retire(started.process.pid, str(message.get("text", "")))
+        elif event == "ask":
+            task = asyncio.create_task(self._relay(started, message))
+            self._relaying.add(task)
+            task.add_done_callback(self._relaying.discard)
+        elif event == "answer":
+            waiting = self._answers.get(message.get("id"))  # type: ignore[arg-type]
+            if waiting is not None and not waiting.done():
+                body = message.get("body")
+                waiting.set_result(body if isinstance(body, dict) else {})
+
+    # -- questions between workers ----------------------------------------------------------------------------
+
+    async def _relay(self, asker: _Process, message: dict[str, Any]) -> None:
+        """Put a worker's question to every other worker's current process, and reply with their answers."""
+        kind, body = str(message.get("kind")), message.get("body")
+        body = body if isinstance(body, dict) else {}
+        if kind in ("load", "unload"):
+            # NOTE: recorded before it is relayed: a process started from now on repeats it at its start, and one
+            # started earlier gets the question (it reads its stdin once it has built its server).
+            self._models.pop(str(body.get("name")), None)
+            self._models[str(body.get("name"))] = {"kind": kind, "body": body}
+        others = [
+            process
+            for w in self._workers
+            for process in (w.current, w.replacement)
+            if process is not None and process is not asker and not (process.exited and process.exited.done())
+        ]
+        answers = await asyncio.gather(*(self._question(other, kind, body) for other in others))
+        _tell(asker.process, {"event": "reply", "id": message.get("id"), "answers": [a for a in answers if a]})
+
+    async def _question(self, process: _Process, kind: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        """One process's answer to a question (None if it exits before it answers)."""
+        question = next(self._ids)
+        waiting: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
+        self._answers[question] = waiting
+        process.questions.add(question)
+        try:
+            if not _tell(process.process, {"event": "question", "id": question, "kind": kind, "body": body}):
+                return None
+            return await waiting
+        finally:
+            self._answers.pop(question, None)
+            process.questions.discard(question)
 
     async def _stop_on_request(self, process: asyncio.subprocess.Process) -> None:
         """On the stop: ask the worker to stop (it drains as a lone server does), then kill it if it outstays."""
@@ -371,23 +509,50 @@ class Supervisor:
         from dmlrpc_server.metrics import WorkerMetrics
 
         self._metrics = WorkerMetrics(
-            self._metrics_ports,
+            self._metrics_of,
             lambda: sum(w.restarts for w in self._workers),
             recycles=lambda: sum(w.recycles for w in self._workers),
         )
         host = self.settings.metrics_host or self.settings.host
         await self._metrics.serve(host, self.settings.metrics_port)
 
-    def _metrics_ports(self) -> list[int]:
-        # NOTE: read from the thread that collects a scrape; a list comprehension over the fixed list of workers
-        # reads each worker's current port once (a restarting worker's None is skipped).
-        return [port for port in (w.metrics_port for w in self._workers) if port]
+    def _metrics_of(self) -> list[tuple[int, int, bool]]:
+        """(pid, metrics port, whether it is a worker's current process) of every process that serves metrics: a
+        recycled one finishing its calls beside its replacement too."""
+        # NOTE: read from the thread that collects a scrape: a copy of the list, each process's port read once.
+        current = {id(w.current) for w in self._workers}
+        return [
+            (p.process.pid, port, id(p) in current) for p in list(self._running) if (port := p.metrics_port) is not None
+        ]
 
     def _close(self) -> None:
         if self._metrics is not None:
             self._metrics.close()
         if self._holder is not None:
             self._holder.close()
+
+
+def _parse(line: str) -> dict[str, Any] | None:
+    """A control line's message (None for a line that is not one)."""
+    if not line.startswith(_MARK):
+        return None
+    try:
+        message = json.loads(line[len(_MARK) :])
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
+
+
+def _tell(process: asyncio.subprocess.Process, message: dict[str, Any]) -> bool:
+    """Write a control line to a worker's stdin; False if it can no longer read one (stopping or gone)."""
+    stdin = process.stdin
+    if stdin is None or stdin.is_closing() or process.returncode is not None:
+        return False
+    try:
+        stdin.write((_MARK + json.dumps(message) + "\n").encode())
+    except (OSError, RuntimeError):
+        return False
+    return True
 
 
 def _entry_module() -> str:
@@ -425,7 +590,7 @@ def _hold_shared_port(host: str, port: int) -> socket.socket:
         try:
             probe.bind(address)
         except OSError as error:
-            raise OSError(f"could not bind {host}:{port}: {error.strerror or error}") from None
+            raise OSError(f"could not bind {host}:{port} (--port): {error.strerror or error}") from None
         chosen = probe.getsockname()[1]
     holder = socket.socket(family, socket.SOCK_STREAM)
     holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
@@ -433,7 +598,7 @@ def _hold_shared_port(host: str, port: int) -> socket.socket:
         holder.bind((address[0], chosen, *address[2:]))
     except OSError as error:
         holder.close()
-        raise OSError(f"could not bind {host}:{chosen}: {error.strerror or error}") from None
+        raise OSError(f"could not bind {host}:{chosen} (--port): {error.strerror or error}") from None
     return holder
 
 

@@ -160,8 +160,13 @@ class WineServer:
         cache_size: int = SESSIONS_PER_SERVER,
         extra_args: Sequence[str] = (),
         sessions_per_worker: int = SESSIONS_PER_SERVER,
+        *,
+        metrics: bool = False,
     ) -> None:
         self.cache_size = cache_size
+        self.metrics = metrics
+        #: host:port of the supervisor's /metrics, with ``metrics``.
+        self.metrics_address = ""
         self.sessions_per_worker = sessions_per_worker
         self.extra_args = list(extra_args)
         self.address = ""
@@ -176,7 +181,13 @@ class WineServer:
     def start(self) -> None:
         port = _free_port()
         args = ["--provider", "directml", "--device-id", "0", "--host", "127.0.0.1", "--port", str(port)]
-        args += ["--compile-cache-size", str(self.cache_size), "--no-metrics", "--log-level", "INFO"]
+        args += ["--compile-cache-size", str(self.cache_size), "--log-level", "INFO"]
+        if self.metrics:
+            metrics_port = _free_port()
+            args += ["--metrics-port", str(metrics_port)]
+            self.metrics_address = f"127.0.0.1:{metrics_port}"
+        else:
+            args.append("--no-metrics")
         args += ["--max-sessions-per-worker", str(self.sessions_per_worker), *self.extra_args]
         self._recycled = self.recycles
         self.log = []

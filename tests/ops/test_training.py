@@ -474,7 +474,13 @@ def test_adam_optimizer_matches_reference(client: dmlrpc.Client, data: st.DataOb
     got = client.execute(desc, [x, m, v, g, _step(step, step_type)])
     expected = ref.adam_optimizer(x, m, v, g, step, **hyper)
     for result, wanted in zip(got, expected, strict=True):
-        _close(result, wanted, dtype)
+        # A step divided by a tiny second moment can leave FLOAT16's range: there it rounds to an infinity of the
+        # step's sign, and the rest is compared as usual.
+        with np.errstate(over="ignore"):
+            rounded = wanted.astype(dtype)
+        over = np.isinf(rounded)
+        assert np.array_equal(result[over], rounded[over])
+        _close(np.where(over, 0, result).astype(dtype), np.where(over, 0.0, wanted), dtype)
 
 
 # ---------------------------------------------------------------------------------------------------------------

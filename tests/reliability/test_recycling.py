@@ -66,6 +66,41 @@ def scrape(port: int) -> dict[str, float]:
     return {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples if not s.labels}
 
 
+def executed(port: int) -> float:
+    """Execute calls that succeeded, summed over the workers: ``dmlrpc_requests_total{method="Execute",code="OK"}``."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "dmlrpc_requests_total"
+        and sample.labels.get("method") == "Execute"
+        and sample.labels.get("code") == "OK"
+    )
+
+
+class CounterWatch:
+    """Scrapes ``executed`` over and over on a thread of its own until stopped: what each scrape read, in order."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.seen: list[float] = []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        while not self.done.wait(0.05):
+            with contextlib.suppress(OSError):
+                self.seen.append(executed(self.port))
+
+    def stop(self) -> list[float]:
+        self.done.set()
+        self.thread.join(timeout=30)
+        return self.seen
+
+
 def start(server_of: Callable[..., ServerProcess], workers: int) -> tuple[ServerProcess, int, int]:
     server = server_of(
         "--port", "0", "--metrics-port", "0", "--provider", "cpu", "--workers", str(workers),
@@ -132,9 +167,14 @@ def test_recycled_workers_serve_every_call_and_keep_the_tree_bounded(
     workers: int,
 ) -> None:
     server, port, metrics_port = start(spawn, workers)
+    watch = CounterWatch(metrics_port)
     # The SDK's defaults: its retry policy (UNAVAILABLE) and nothing else.
     failures, sizes = serve_distinct_descs(server, port, DESCS, dmlrpc.RetryPolicy())
+    seen = watch.stop()
     assert not failures, whole_log(server, failures)
+    # The summed counters carry every recycled process's calls: they never go back, and count each call once.
+    assert seen == sorted(seen), seen
+    assert executed(metrics_port) == DESCS
 
     # Workers made their sessions and were replaced, several times over: a process makes three, or a few more
     # where misses compiled at once as it reached them.

@@ -70,3 +70,14 @@ def test_metrics_can_be_turned_off() -> None:
         assert running.built.metrics_port is None
     finally:
         running.stop()
+
+
+def test_calls_of_no_single_operator_are_labelled_with_no_operator(observed: ServerThread) -> None:
+    # ExecuteMany carries many descs (and ExecuteStream's label is read from its start): like GetCapabilities, a
+    # call that names no one operator is operator="", never "unset" beside it.
+    x = np.arange(8, dtype=np.float32)
+    with dmlrpc.Client(observed.address, timeout=30) as client:
+        assert len(list(client.map(dmlrpc.ops.top_k(x, 2).operator_desc, [[x]] * 3))) == 3
+    requests = [dict(labels) for (name, labels) in scrape(observed) if name == "dmlrpc_requests_total"]
+    assert {labels["operator"] for labels in requests if labels["method"] == "ExecuteMany"} == {""}
+    assert "unset" not in {labels["operator"] for labels in requests}

@@ -140,6 +140,7 @@ def test_refused_tokens_get_unauthenticated_and_do_no_work(token_server: ServerT
     ):
         client.top_k(X, 2)
     assert info.value.message.startswith("missing or invalid bearer token")
+    assert info.value.request_id  # as every failed call's
     assert executed() == before
     key = ("dmlrpc_requests_total", (("code", "UNAUTHENTICATED"), ("method", "Execute"), ("operator", "top_k1")))
     assert scrape(token_server)[key] >= 1
@@ -151,9 +152,11 @@ def test_only_the_bearer_scheme_counts(token_server: ServerThread, header: str) 
         stub = service_pb2_grpc.DirectMLServiceStub(channel)
         request = service_pb2.GetCapabilitiesRequest()
         if header.startswith(("Basic", "env")):
+            metadata = (("authorization", header), ("dmlrpc-request-id", "my-request-7"))
             with pytest.raises(grpc.RpcError) as info:
-                stub.GetCapabilities(request, metadata=(("authorization", header),), timeout=10)
+                stub.GetCapabilities(request, metadata=metadata, timeout=10)
             assert info.value.code() is grpc.StatusCode.UNAUTHENTICATED
+            assert ("dmlrpc-request-id", "my-request-7") in info.value.trailing_metadata()  # the caller's own id
         else:  # the scheme is case-insensitive and extra spaces are not part of the token (RFC 6750)
             stub.GetCapabilities(request, metadata=(("authorization", header),), timeout=10)
 

@@ -75,6 +75,18 @@ def test_invalid_values_name_the_flag_and_variable(argv: list[str], message: str
     assert message in str(info.value)
 
 
+def test_invalid_values_from_the_config_file_name_its_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "dmlrpc.toml"
+    config.write_text('port = 99999\nmax-queue-depth = "x"\nmax_batch_size = -1\n')
+    monkeypatch.setenv("DMLRPC_MAX_BATCH_SIZE", "-2")  # overrides the file's: the variable is what is wrong
+    with pytest.raises(SettingsError) as info:
+        load_settings(["--config", str(config)])
+    message = str(info.value)
+    assert f"port (in the config file {config}): Input should be less than or equal to 65535" in message
+    assert f"max_queue_depth (in the config file {config}): Input should be a valid integer" in message
+    assert "--max-batch-size (DMLRPC_MAX_BATCH_SIZE)" in message and "DMLRPC_PORT" not in message
+
+
 def test_unknown_config_key_is_refused(tmp_path: Path) -> None:
     config = tmp_path / "dmlrpc.toml"
     config.write_text("prot = 1\n")

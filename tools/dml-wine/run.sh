@@ -23,7 +23,9 @@ dml_wine_mount
 # previous copy keeps a complete tree.
 sync_code() {
     local digest target="$DML_WINE_ROOT$DML_WINE_CODE" staging
-    digest=$(cd "$REPO" && find client server tools/dml-wine/win -name '*.py' -not -path '*/__pycache__/*' -print0 \
+    # The operator data (JSON, TOML) is code too: the server reads its tables at import.
+    digest=$(cd "$REPO" && find client server tools/dml-wine/win \( -name '*.py' -o -name '*.json' -o -name '*.toml' \) \
+        -not -path '*/__pycache__/*' -print0 \
         | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
     [ "$(cat "$target/.digest" 2>/dev/null)" = "$digest" ] && return 0
     staging=$(mktemp -d "$DML_WINE_ROOT/opt/dmlrpc.XXXXXX")

@@ -12,7 +12,7 @@ import numpy.typing as npt
 from dmlrpc.codec import DATA_TYPE_BY_DTYPE, tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
 from dmlrpc.ops.base import Call, _array, _is_python_scalar, _wrap
-from dmlrpc.ops.matrix import _batch_shape, _broadcast
+from dmlrpc.ops.matrix import _batch_shape, _broadcast_onto
 from dmlrpc.v1 import operators_pb2
 
 _BYTES = ("int8", "uint8")
@@ -45,15 +45,7 @@ def _dtype(value: npt.DTypeLike, argument: str, where: str, allowed: Sequence[st
 
 def _elementwise_parameter(value: np.ndarray, argument: str, where: str, shape: tuple[int, ...]) -> tuple[Any, Any]:
     """A scale or zero point broadcast to the input's shape by NumPy's rule (sent once, through zero strides)."""
-    try:
-        fits = value.ndim <= len(shape) and np.broadcast_shapes(value.shape, shape) == shape
-    except ValueError:
-        fits = False
-    if not fits:
-        raise ArgumentValueError(
-            argument, f"{where}: {argument} of shape {value.shape} does not broadcast to input's shape {shape}"
-        )
-    return _broadcast(value, shape)
+    return _broadcast_onto(value, argument, where, shape, "input's shape", shape)
 
 
 def _quantization(

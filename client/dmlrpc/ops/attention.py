@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import Result, alone_or_three, operator
 from dmlrpc.ops.base import Call, _array, _count, _flag, _float_operand, _scalar, _version, _wrap
 from dmlrpc.ops.convolution import _choice
 from dmlrpc.v1 import operators_pb2
@@ -83,6 +84,7 @@ def _mask(mask: npt.ArrayLike, mask_type: object, where: str) -> tuple[np.ndarra
     return data.astype(np.int32), kind
 
 
+@operator(sends=("multihead_attention", "multihead_attention1"), result=Result(alone_or_three, alone_or_three))
 def multihead_attention(
     query: npt.ArrayLike | None = None,
     key: npt.ArrayLike | None = None,

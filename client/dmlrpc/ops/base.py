@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,9 @@ class Call:
     output_shapes: tuple[tuple[int, ...] | None, ...] = ()
     #: Per output, the dtype NumPy would give the caller (bool travels as UINT8); empty or ``None``: the desc's.
     output_dtypes: tuple[np.dtype[Any] | None, ...] = ()
+    #: What the results need beyond those, where NumPy's answer depends on the data (NONZERO_COORDINATES' rows up
+    #: to its count); ``None``: nothing.
+    finish: Callable[[list[Any]], list[Any]] | None = None
 
     def results(self, outputs: Sequence[Any]) -> list[Any]:
         """The outputs of executing this call reshaped and viewed as NumPy would return them (no copies); values
@@ -43,7 +46,7 @@ class Call:
             if shape is not None and output.shape != shape:
                 output = output.reshape(shape)
             results[i] = output
-        return results
+        return results if self.finish is None else self.finish(results)
 
 
 #: The operator descs built here that take FLOAT64 at some feature level (DirectML's tensor-support tables, as the
@@ -181,6 +184,19 @@ def _version(value: object, where: str, versions: tuple[int, ...]) -> int:
             "version", f"{where}: version {value!r} is not one of its desc versions", allowed=tuple(map(str, versions))
         )
     return int(value)
+
+
+def _index_dtype(value: npt.DTypeLike, where: str, allowed: tuple[str, ...], whose: str) -> np.dtype[Any]:
+    """``index_dtype`` as NumPy's, one of ``allowed``: the index types of ``whose`` (an operator's name)."""
+    try:
+        dtype: np.dtype[Any] | None = np.dtype(value)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.name not in allowed:
+        raise ArgumentTypeError(
+            "index_dtype", f"{where}: index_dtype {value!r} is not an index type of {whose}", allowed=allowed
+        )
+    return dtype
 
 
 def _scalar(value: object, argument: str, where: str) -> float:

@@ -7,12 +7,14 @@ import numpy.typing as npt
 
 from dmlrpc.codec import DATA_TYPE_BY_DTYPE, DTYPE_NAMES, tensor_desc
 from dmlrpc.errors import ArgumentTypeError
+from dmlrpc.ops._registry import operator
 from dmlrpc.ops.base import Call, _array
 from dmlrpc.v1 import operators_pb2
 
 __all__ = ["cast"]
 
 
+@operator(sends=("cast",))
 def cast(input: npt.ArrayLike, dtype: npt.DTypeLike) -> Call:
     """DML_CAST_OPERATOR_DESC: ``input`` converted to ``dtype``, as ``input.astype(dtype)``; the shape is kept.
 

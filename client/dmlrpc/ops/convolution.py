@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import operator
 from dmlrpc.ops.base import Call, _array, _count, _float_operand
 from dmlrpc.v1 import operators_pb2
 
@@ -73,6 +74,7 @@ def _choice(value: object, argument: str, where: str, choices: Mapping[str, int]
     return choices[value]
 
 
+@operator(sends=("convolution",))
 def convolution(
     input: npt.ArrayLike,
     filter: npt.ArrayLike,
@@ -212,6 +214,7 @@ def _integer_operand(value: npt.ArrayLike, argument: str, where: str) -> np.ndar
     return data
 
 
+@operator(sends=("convolution_integer",))
 def convolution_integer(
     input: npt.ArrayLike,
     filter: npt.ArrayLike,

@@ -7,6 +7,7 @@ from google.protobuf import message_factory
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import operator
 from dmlrpc.ops.base import Call, _axis, _flag, _input, _wrap
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
@@ -17,6 +18,7 @@ __all__ = ["cumprod", "cumsum"]
 _SCAN_TYPES = ("float32", "float16", "int64", "int32", "uint64", "uint32")
 
 
+@operator(sends=("cumulative_summation",))
 def cumsum(input: npt.ArrayLike, axis: int, *, reverse: bool = False, exclusive: bool = False) -> Call:
     """DML_CUMULATIVE_SUMMATION_OPERATOR_DESC: running sums along ``axis``, as ``np.cumsum(input, axis)``.
 
@@ -38,6 +40,7 @@ def cumsum(input: npt.ArrayLike, axis: int, *, reverse: bool = False, exclusive:
     return _scan("cumsum", "cumulative_summation", "has_exclusive_sum", input, axis, reverse, exclusive)
 
 
+@operator(sends=("cumulative_product",))
 def cumprod(input: npt.ArrayLike, axis: int, *, reverse: bool = False, exclusive: bool = False) -> Call:
     """DML_CUMULATIVE_PRODUCT_OPERATOR_DESC: running products along ``axis``, as ``np.cumprod(input, axis)``.
 

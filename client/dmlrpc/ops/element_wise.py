@@ -10,6 +10,7 @@ import numpy.typing as npt
 from dmlrpc.codec import DATA_TYPE_BY_DTYPE, DTYPE_NAMES
 from dmlrpc.errors import ArgumentTypeError
 from dmlrpc.ops._elementwise import _operator_name, _operator_names, _single_output
+from dmlrpc.ops._registry import GraphFace, cases, operator, same_shapes
 from dmlrpc.ops.base import Call
 
 __all__ = ["element_wise"]
@@ -34,6 +35,7 @@ _BOOLEAN_RESULTS = frozenset(
 _QUANTIZATION_RESULTS = {"quantize_linear": (2, np.uint8), "dequantize_linear": (1, np.float32)}
 
 
+@operator(sends=cases("element_wise_"), graph=GraphFace(prepare=same_shapes))
 def element_wise(
     name: str, *inputs: npt.ArrayLike | None, output_dtype: npt.DTypeLike | None = None, **attributes: Any
 ) -> Call:

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentValueError
+from dmlrpc.ops._registry import operator
 from dmlrpc.ops.base import Call, _float_operand, _wrap
 from dmlrpc.ops.spatial_grad import _shape, window_geometry
 from dmlrpc.v1 import operators_pb2
@@ -28,6 +29,7 @@ def _attributes(values: dict[str, list[int]]) -> dict[str, Any]:
     }
 
 
+@operator(sends=("unfold",))
 def unfold(
     input: npt.ArrayLike,
     window_size: int | Sequence[int],
@@ -64,6 +66,7 @@ def unfold(
     return Call(_wrap(where, desc), (x,))
 
 
+@operator(sends=("fold",))
 def fold(
     input: npt.ArrayLike,
     output_size: Sequence[int],

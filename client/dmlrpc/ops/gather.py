@@ -10,12 +10,17 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import GraphFace, operator
 from dmlrpc.ops.base import Call, _array, _axis, _count, _fits, _input, _padded, _version, _wrap
 from dmlrpc.v1 import operators_pb2
 
 __all__ = ["gather", "gather_elements", "gather_nd"]
 
 
+@operator(
+    sends=("gather",),
+    graph=GraphFace(trace=lambda **arguments: _gather(**arguments, where="Graph.gather", padded=False)),
+)
 def gather(input: npt.ArrayLike, indices: npt.ArrayLike, axis: int = 0) -> Call:
     """DML_GATHER_OPERATOR_DESC: the elements of ``input`` at ``indices`` along ``axis``, as
     ``np.take(input, indices, axis)``: the result's shape is ``input.shape[:axis] + indices.shape +
@@ -86,6 +91,7 @@ def _gather(input: npt.ArrayLike, indices: npt.ArrayLike, axis: int, *, where: s
     return Call(operators_pb2.OperatorDesc(gather=desc), (data, index_array), shapes, (data.dtype,))
 
 
+@operator(sends=("gather_elements",))
 def gather_elements(input: npt.ArrayLike, indices: npt.ArrayLike, axis: int = 0) -> Call:
     """DML_GATHER_ELEMENTS_OPERATOR_DESC: ``output[p] = input[p with its axis coordinate replaced by indices[p]]``,
     as ``np.take_along_axis(input, indices, axis)``; the result has ``indices``'s shape.
@@ -123,6 +129,14 @@ def gather_elements(input: npt.ArrayLike, indices: npt.ArrayLike, axis: int = 0)
     return Call(operators_pb2.OperatorDesc(gather_elements=desc), (data, index_array), (), (data.dtype,))
 
 
+@operator(
+    sends=("gather_nd", "gather_nd1"),
+    graph=GraphFace(
+        trace=lambda input, indices, batch_dimension_count, version: _gather_nd(
+            input, indices, batch_dimension_count, version, where="Graph.gather_nd", padded=False
+        )
+    ),
+)
 def gather_nd(
     input: npt.ArrayLike, indices: npt.ArrayLike, batch_dimension_count: int = 0, *, version: int | None = None
 ) -> Call:

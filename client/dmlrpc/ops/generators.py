@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import DATA_TYPE_BY_DTYPE, tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import GraphFace, Result, operator, pair, second, sized_output
 from dmlrpc.ops.base import Call, _array, _axis, _count, _fits, _input, _scalar, _wrap
 from dmlrpc.v1 import operators_pb2
 
@@ -20,6 +21,21 @@ __all__ = ["diagonal_matrix", "fill_value_constant", "fill_value_sequence", "non
 _INDEX_TYPES = ("int64", "int32", "uint64", "uint32")
 
 
+def _one_hot_node(graph: Any, where: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """An edge does not reshape, so a graph's ``indices`` have the output's dimension count, with size 1 along
+    ``axis`` (where the output has ``depth``); the builder takes them without it."""
+    indices = arguments["indices"]
+    position = _axis(arguments["axis"], len(indices.shape), where)
+    if indices.shape[position] != 1:
+        raise ArgumentValueError(
+            "indices",
+            f"{where}: indices has shape {indices.shape}; in a graph it has the output's dimension count, with "
+            f"size 1 along axis {arguments['axis']}",
+        )
+    return {"indices": np.asarray(indices).squeeze(position), "axis": position}
+
+
+@operator(sends=("one_hot",), graph=GraphFace(prepare=_one_hot_node))
 def one_hot(indices: npt.ArrayLike, depth: int, values: npt.ArrayLike = (0, 1), axis: int = -1) -> Call:
     """DML_ONE_HOT_OPERATOR_DESC: ``values[1]`` where the position along the new ``axis`` equals the index, else
     ``values[0]``, as ONNX OneHot: ``np.where(np.expand_dims(indices, axis) == positions, values[1], values[0])``
@@ -79,6 +95,7 @@ def one_hot(indices: npt.ArrayLike, depth: int, values: npt.ArrayLike = (0, 1), 
 _SEQUENCE_TYPES = ("float32", "float16", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8")
 
 
+@operator(sends=("fill_value_sequence",), graph=GraphFace(prepare=sized_output))
 def fill_value_sequence(
     shape: int | Sequence[int], start: float, delta: float, dtype: npt.DTypeLike = np.float32
 ) -> Call:
@@ -98,22 +115,8 @@ def fill_value_sequence(
             fill, a float ``start``/``delta`` for an integer dtype, a value out of the type's range.
     """
     where = case = "fill_value_sequence"
-    items = [shape] if isinstance(shape, int | np.integer) else shape
-    if isinstance(shape, bool) or not isinstance(items, Sequence | np.ndarray):
-        raise ArgumentTypeError("shape", f"{where}: shape must be an int or a sequence of ints; got {shape!r}")
-    sizes = tuple(_count(size, "shape", where, 1) for size in items)
-    try:
-        target = np.dtype(dtype)
-    except TypeError:
-        raise ArgumentTypeError(
-            "dtype", f"{where}: dtype {dtype!r} is not a NumPy dtype", allowed=_SEQUENCE_TYPES
-        ) from None
-    if target.name not in _SEQUENCE_TYPES:
-        raise ArgumentTypeError(
-            "dtype",
-            f"{where}: dtype {target} is not one DML_OPERATOR_FILL_VALUE_SEQUENCE fills",
-            allowed=_SEQUENCE_TYPES,
-        )
+    sizes = _shape(shape, where)
+    target = _fill_dtype(dtype, where, _SEQUENCE_TYPES, "DML_OPERATOR_FILL_VALUE_SEQUENCE fills")
     scalars = [
         _sequence_scalar(value, argument, target, where) for argument, value in (("start", start), ("delta", delta))
     ]
@@ -161,17 +164,19 @@ def _shape(shape: object, where: str) -> tuple[int, ...]:
     return tuple(_count(size, "shape", where, 1) for size in items)
 
 
-def _fill_dtype(dtype: npt.DTypeLike, where: str) -> np.dtype[Any]:
+def _fill_dtype(
+    dtype: npt.DTypeLike,
+    where: str,
+    allowed: tuple[str, ...] = _FILL_TYPES,
+    fills: str = "DirectML fills (no bool: use uint8)",
+) -> np.dtype[Any]:
+    """``dtype`` as NumPy's, one of ``allowed`` (``fills`` says whose types they are)."""
     try:
         target = np.dtype(dtype)
     except TypeError:
-        raise ArgumentTypeError(
-            "dtype", f"{where}: dtype {dtype!r} is not a NumPy dtype", allowed=_FILL_TYPES
-        ) from None
-    if target.name not in _FILL_TYPES:
-        raise ArgumentTypeError(
-            "dtype", f"{where}: dtype {target} is not one DirectML fills (no bool: use uint8)", allowed=_FILL_TYPES
-        )
+        raise ArgumentTypeError("dtype", f"{where}: dtype {dtype!r} is not a NumPy dtype", allowed=allowed) from None
+    if target.name not in allowed:
+        raise ArgumentTypeError("dtype", f"{where}: dtype {target} is not one {fills}", allowed=allowed)
     return target
 
 
@@ -182,6 +187,7 @@ def _value_scalar(value: object, dtype: np.dtype[Any], where: str) -> operators_
     return _sequence_scalar(value, "value", dtype, where)
 
 
+@operator(sends=("fill_value_constant",), graph=GraphFace(prepare=sized_output))
 def fill_value_constant(shape: int | Sequence[int], value: float, dtype: npt.DTypeLike = np.float32) -> Call:
     """DML_FILL_VALUE_CONSTANT_OPERATOR_DESC: an array of ``shape`` with every element ``value``, as
     ``np.full(shape, value, dtype)``.
@@ -204,6 +210,7 @@ def fill_value_constant(shape: int | Sequence[int], value: float, dtype: npt.DTy
     return Call(_wrap(case, desc), (), (sizes,))
 
 
+@operator(sends=("diagonal_matrix", "diagonal_matrix1"))
 def diagonal_matrix(
     shape: Sequence[int] | None,
     offset: int = 0,
@@ -284,6 +291,7 @@ def _offset(value: object, argument: str, where: str) -> int:
 _NONZERO_TYPES = ("float32", "float16", "int32", "int16", "int8", "uint32", "uint16", "uint8")
 
 
+@operator(sends=("nonzero_coordinates",), result=Result(second, pair))
 def nonzero_coordinates(input: npt.ArrayLike) -> Call:
     """DML_NONZERO_COORDINATES_OPERATOR_DESC: the count of non-zero elements of ``input`` and their coordinates
     in row-major order, one row of ``input.ndim`` uint32 coordinates per element: ``np.argwhere(input)``.
@@ -314,4 +322,13 @@ def nonzero_coordinates(input: npt.ArrayLike) -> Call:
         output_count_tensor=tensor_desc((np.uint32, (1,))),
         output_coordinates_tensor=tensor_desc((np.uint32, (data.size, data.ndim))),
     )
-    return Call(_wrap(case, desc), (data,))
+    columns = np.ndim(input)
+
+    def finish(outputs: list[Any]) -> list[Any]:
+        count, coordinates = outputs
+        if not isinstance(count, np.ndarray) or not isinstance(coordinates, np.ndarray):
+            return outputs  # kept on the server: resident tensors have their desc's sizes
+        # Rows past the count are unspecified, and a 0-d input's one column is DirectML's, not NumPy's.
+        return [count, coordinates[: int(count.reshape(-1)[0]), :columns]]
+
+    return Call(_wrap(case, desc), (data,), finish=finish)

@@ -9,12 +9,14 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import ARRAYS, operator
 from dmlrpc.ops.base import Call, _axis, _count, _fits, _input, _per_axis
 from dmlrpc.v1 import operators_pb2
 
 __all__ = ["join", "split"]
 
 
+@operator(sends=("join",))
 def join(inputs: Sequence[npt.ArrayLike], axis: int = 0) -> Call:
     """DML_JOIN_OPERATOR_DESC: ``inputs`` joined along ``axis``, as ``np.concatenate(inputs, axis)``.
 
@@ -64,6 +66,7 @@ def join(inputs: Sequence[npt.ArrayLike], axis: int = 0) -> Call:
     return Call(operators_pb2.OperatorDesc(join=desc), (pieces,), (), (first.dtype,))
 
 
+@operator(sends=("split",), result=ARRAYS)
 def split(input: npt.ArrayLike, sizes: int | Sequence[int], axis: int = 0) -> Call:
     """DML_SPLIT_OPERATOR_DESC: ``input`` cut along ``axis`` into pieces of ``sizes[i]`` elements, in order (an
     int ``n``: ``n`` equal pieces, as ``np.split(input, n, axis)``); one output per piece.

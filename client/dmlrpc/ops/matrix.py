@@ -7,6 +7,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import packed_strides, tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import GraphFace, operator
 from dmlrpc.ops.base import Call, _array, _flag, _float_operand, _is_python_scalar, _scalar
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
@@ -27,6 +28,23 @@ def _broadcast(array: np.ndarray, sizes: tuple[int, ...]) -> tuple[tensor_pb2.Te
     return tensor_desc((padded.dtype, sizes), strides), np.broadcast_to(padded, sizes)
 
 
+def _broadcast_onto(
+    value: np.ndarray, argument: str, where: str, shape: tuple[int, ...], onto: str, sizes: tuple[int, ...]
+) -> tuple[tensor_pb2.TensorDesc, np.ndarray]:
+    """``value`` broadcast to ``shape`` (``onto`` names it) by NumPy's rule, adding no dimension ``shape`` lacks,
+    then sent at ``sizes`` as ``_broadcast`` sends it."""
+    try:
+        fits = value.ndim <= len(shape) and np.broadcast_shapes(value.shape, shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ArgumentValueError(
+            argument, f"{where}: {argument} of shape {value.shape} does not broadcast to {onto} {shape}"
+        )
+    return _broadcast(value, sizes)
+
+
+@operator(sends=("gemm",), graph=GraphFace(trace=lambda **arguments: _gemm(**arguments, where="Graph.gemm", rank=None)))
 def gemm(
     a: npt.ArrayLike,
     b: npt.ArrayLike,
@@ -114,15 +132,7 @@ def _gemm(
     c_bound = None
     if c is not None:
         c_data = _float_operand(c, "c", "gemm", where, a_data)
-        try:
-            fits = c_data.ndim <= len(shape) and np.broadcast_shapes(c_data.shape, shape) == shape
-        except ValueError:
-            fits = False
-        if not fits:
-            raise ArgumentValueError(
-                "c", f"{where}: c of shape {c_data.shape} does not broadcast to the result's shape {shape}"
-            )
-        c_desc, c_bound = _broadcast(c_data, wire)
+        c_desc, c_bound = _broadcast_onto(c_data, "c", where, shape, "the result's shape", wire)
         desc.c_tensor.CopyFrom(c_desc)
     return Call(operators_pb2.OperatorDesc(gemm=desc), (a_bound, b_bound, c_bound), (shape,))
 
@@ -167,6 +177,14 @@ def _zero_point(
     return flat.reshape((1,) * (len(sizes) - 2) + shape)
 
 
+@operator(
+    sends=("matrix_multiply_integer",),
+    graph=GraphFace(
+        trace=lambda **arguments: _matrix_multiply_integer(
+            **arguments, where="Graph.matrix_multiply_integer", rank=None
+        )
+    ),
+)
 def matrix_multiply_integer(
     a: npt.ArrayLike,
     b: npt.ArrayLike,

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import DATA_TYPE_BY_DTYPE, tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import operator
 from dmlrpc.ops.base import (
     Call,
     _array,
@@ -57,6 +58,7 @@ _SCALAR_MEMBERS = {
 
 # Named as NumPy's users expect; below this line the builtin ``slice`` is shadowed in this module (use
 # ``builtins.slice`` there).
+@operator(sends=("slice", "slice1"))
 def slice(
     input: npt.ArrayLike,
     offsets: Sequence[int],
@@ -127,6 +129,7 @@ def slice(
     return Call(operators_pb2.OperatorDesc(slice1=desc), (data,), (), (data.dtype,))
 
 
+@operator(sends=("padding", "padding1"))
 def pad(
     input: npt.ArrayLike,
     start_padding: int | Sequence[int],
@@ -194,6 +197,7 @@ def pad(
     return Call(operators_pb2.OperatorDesc(padding1=desc), (data,), (), (data.dtype,))
 
 
+@operator(sends=("tile",))
 def tile(input: npt.ArrayLike, repetitions: int | Sequence[int]) -> Call:
     """DML_TILE_OPERATOR_DESC: ``input`` repeated ``repetitions[i]`` times along each dimension, as
     ``np.tile(input, repetitions)``.
@@ -235,6 +239,7 @@ _DEPTH_SPACE_ORDERS = {
 }
 
 
+@operator(sends=("space_to_depth", "space_to_depth1"))
 def space_to_depth(input: npt.ArrayLike, block_size: int, order: str | None = None) -> Call:
     """DML_SPACE_TO_DEPTH_OPERATOR_DESC (1): each ``block_size`` x ``block_size`` block of an (N, C, H, W) array
     moved into the channels, giving (N, C * block_size**2, H / block_size, W / block_size) (ONNX SpaceToDepth).
@@ -260,6 +265,7 @@ def space_to_depth(input: npt.ArrayLike, block_size: int, order: str | None = No
     return _depth_space_call(case, data, (n, c * block * block, h // block, w // block), block, order)
 
 
+@operator(sends=("depth_to_space", "depth_to_space1"))
 def depth_to_space(input: npt.ArrayLike, block_size: int, order: str | None = None) -> Call:
     """DML_DEPTH_TO_SPACE_OPERATOR_DESC (1): the inverse of ``space_to_depth``: an (N, C, H, W) array's channels
     spread into ``block_size`` x ``block_size`` blocks, giving (N, C / block_size**2, H * block_size, W *
@@ -314,6 +320,7 @@ def _depth_space_call(case: str, data: np.ndarray, shape: tuple[int, ...], block
 _LENGTH_TYPES = ("uint32", "uint64")
 
 
+@operator(sends=("reverse_subsequences",))
 def reverse_subsequences(input: npt.ArrayLike, sequence_lengths: npt.ArrayLike, axis: int = 0) -> Call:
     """DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC: along ``axis``, the first ``sequence_lengths[...]`` elements of
     each sequence reversed and the rest kept (ONNX ReverseSequence): for every other index ``j``,

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import GraphFace, operator
 from dmlrpc.ops.base import Call, _axis, _count, _flag, _float_operand, _reduce_axes, _scalar, _version, _wrap
 from dmlrpc.v1 import operators_pb2
 
@@ -31,6 +32,7 @@ def _parameter(value: npt.ArrayLike, argument: str, case: str, where: str, data:
     return array.reshape((1,) * (data.ndim - array.ndim) + array.shape)
 
 
+@operator(sends=("mean_variance_normalization", "mean_variance_normalization1", "mean_variance_normalization2"))
 def mean_variance_normalization(
     input: npt.ArrayLike,
     axes: int | Sequence[int] | None,
@@ -118,6 +120,19 @@ def _epsilon(value: object, where: str) -> float:
     return epsilon
 
 
+def _unit_statistics(graph: Any, where: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """DirectML requires both ``scale`` and ``bias``: in a graph an absent one is a constant of 1s or 0s of the
+    input's dimension count (an edge does not pad)."""
+    input = arguments["input"]
+    ones = (1,) * len(input.shape)
+    if arguments["scale"] is None:
+        arguments["scale"] = graph.constant(np.ones(ones, input.dtype))
+    if arguments["bias"] is None:
+        arguments["bias"] = graph.constant(np.zeros(ones, input.dtype))
+    return {}
+
+
+@operator(sends=("batch_normalization",), graph=GraphFace(prepare=_unit_statistics))
 def batch_normalization(
     input: npt.ArrayLike,
     mean: npt.ArrayLike,
@@ -166,6 +181,7 @@ def batch_normalization(
     return Call(_wrap(case, desc), (data, *parameters), (shape,))
 
 
+@operator(sends=("lp_normalization",))
 def lp_normalization(input: npt.ArrayLike, axis: int = -1, *, p: int = 2, epsilon: float = 1e-5) -> Call:
     """DML_LP_NORMALIZATION_OPERATOR_DESC: ``input`` divided by its L1 or L2 norm along ``axis``, as
     ``x / np.maximum(np.linalg.norm(x, ord=p, axis=axis, keepdims=True), epsilon)`` (ONNX LpNormalization).
@@ -196,6 +212,7 @@ def lp_normalization(input: npt.ArrayLike, axis: int = -1, *, p: int = 2, epsilo
     return Call(_wrap(case, desc), (data,), (shape,))
 
 
+@operator(sends=("local_response_normalization",))
 def local_response_normalization(
     input: npt.ArrayLike,
     local_size: int,

@@ -11,12 +11,14 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
-from dmlrpc.ops.base import Call, _array, _count, _float_operand, _input, _per_axis, _scalar
+from dmlrpc.ops._registry import FIRST, PAIR, GraphFace, operator, pooled_input
+from dmlrpc.ops.base import Call, _array, _count, _float_operand, _index_dtype, _input, _per_axis, _scalar
 from dmlrpc.v1 import operators_pb2
 
 __all__ = ["average_pooling", "lp_pooling", "max_pooling", "max_pooling_with_indices", "max_unpooling", "roi_pooling"]
 
 
+@operator(sends=("average_pooling", "average_pooling1"), graph=GraphFace(prepare=pooled_input))
 def average_pooling(
     input: npt.ArrayLike,
     window_size: int | Sequence[int],
@@ -78,6 +80,7 @@ def average_pooling(
     return Call(operators_pb2.OperatorDesc(average_pooling=desc), (data,), (result,))
 
 
+@operator(sends=("max_pooling", "max_pooling2"), result=FIRST, graph=GraphFace(prepare=pooled_input))
 def max_pooling(
     input: npt.ArrayLike,
     window_size: int | Sequence[int],
@@ -197,6 +200,7 @@ def _per_dimension(argument: str, value: object, count: int, least: int, default
 _INDEX_TYPES = ("uint32", "uint64")
 
 
+@operator(sends=("max_pooling1", "max_pooling2"), result=PAIR, graph=GraphFace(prepare=pooled_input))
 def max_pooling_with_indices(
     input: npt.ArrayLike,
     window_size: int | Sequence[int],
@@ -218,16 +222,7 @@ def max_pooling_with_indices(
         ArgumentValueError, ArgumentTypeError: as ``max_pooling``; an index dtype other than uint32/uint64.
     """
     where = "max_pooling_with_indices"
-    try:
-        indices = np.dtype(index_dtype)
-    except TypeError:
-        indices = None
-    if indices is None or indices.name not in _INDEX_TYPES:
-        raise ArgumentTypeError(
-            "index_dtype",
-            f"{where}: index_dtype {index_dtype!r} is not an index type of MAX_POOLING1/2",
-            allowed=_INDEX_TYPES,
-        )
+    indices = _index_dtype(index_dtype, where, _INDEX_TYPES, "MAX_POOLING1/2")
     data, shape, attributes, result = _pooling(
         "max_pooling", input, window_size, strides, start_padding, end_padding, empty_ok=False, dilations=dilations
     )
@@ -243,6 +238,7 @@ def max_pooling_with_indices(
     return Call(operators_pb2.OperatorDesc(max_pooling1=desc), (data,), (result, result))
 
 
+@operator(sends=("lp_pooling", "lp_pooling1"), graph=GraphFace(prepare=pooled_input))
 def lp_pooling(
     input: npt.ArrayLike,
     window_size: int | Sequence[int],
@@ -279,6 +275,14 @@ def lp_pooling(
     return Call(operators_pb2.OperatorDesc(lp_pooling=desc), (data,), (result,))
 
 
+def _distinct_indices(graph: Any, where: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Distinct in-range stand-ins for the indices: the builder checks their values, which a graph knows only when
+    it runs (the server checks them then)."""
+    indices = arguments["indices"]
+    return {"indices": np.arange(int(np.prod(indices.shape)), dtype=indices.dtype).reshape(indices.shape)}
+
+
+@operator(sends=("max_unpooling",), graph=GraphFace(prepare=_distinct_indices))
 def max_unpooling(input: npt.ArrayLike, indices: npt.ArrayLike, output_shape: Sequence[int]) -> Call:
     """DML_MAX_UNPOOLING_OPERATOR_DESC: zeros of ``output_shape`` with each ``input`` element written at its flat
     (row-major) index ``indices`` into the output (ONNX MaxUnpool; the inverse of ``max_pooling_with_indices``):
@@ -328,6 +332,7 @@ def max_unpooling(input: npt.ArrayLike, indices: npt.ArrayLike, output_shape: Se
     return Call(operators_pb2.OperatorDesc(max_unpooling=desc), (data, positions))
 
 
+@operator(sends=("roi_pooling",))
 def roi_pooling(
     input: npt.ArrayLike, rois: npt.ArrayLike, pooled_size: int | Sequence[int], spatial_scale: float = 1.0
 ) -> Call:

@@ -25,6 +25,7 @@ from dmlrpc.ops._quantization import (
     _scale_check,
     _zero_check,
 )
+from dmlrpc.ops._registry import TRIPLE, GraphFace, operator
 from dmlrpc.ops.base import Call, _array, _count, _flag, _float_operand, _is_python_scalar, _wrap
 from dmlrpc.ops.matrix import _broadcast
 from dmlrpc.ops.spatial_grad import window_geometry
@@ -41,6 +42,7 @@ __all__ = [
 ]
 
 
+@operator(sends=("quantize",), graph=GraphFace(arrays={"quantization": ("scale", "zero_point")}))
 def quantize(
     input: npt.ArrayLike,
     scale: npt.ArrayLike,
@@ -73,6 +75,7 @@ def quantize(
     return _quantization(where, x, scale_data, zero, output)
 
 
+@operator(sends=("dequantize",), graph=GraphFace(arrays={"quantization": ("scale", "zero_point")}))
 def dequantize(
     input: npt.ArrayLike,
     scale: npt.ArrayLike,
@@ -101,6 +104,7 @@ def dequantize(
     return _quantization(where, x, scale_data, zero, output)
 
 
+@operator(sends=("dynamic_quantize_linear",), result=TRIPLE)
 def dynamic_quantize_linear(input: npt.ArrayLike, *, dtype: npt.DTypeLike = np.uint8) -> Call:
     """DML_DYNAMIC_QUANTIZE_LINEAR_OPERATOR_DESC (ONNX DynamicQuantizeLinear): (output, scale, zero_point), the
     input quantized with a scale and zero point computed from its own range (widened to hold 0): ``scale =
@@ -129,6 +133,7 @@ def dynamic_quantize_linear(input: npt.ArrayLike, *, dtype: npt.DTypeLike = np.u
     return Call(_wrap(where, desc), (data,), (x.shape, (), ()))
 
 
+@operator(sends=("quantized_linear_matrix_multiply",))
 def quantized_linear_matrix_multiply(
     a: npt.ArrayLike,
     a_scale: npt.ArrayLike,
@@ -198,6 +203,7 @@ def quantized_linear_matrix_multiply(
     return Call(_wrap(where, desc), inputs, (shape,))
 
 
+@operator(sends=("matrix_multiply_integer_to_float",))
 def matrix_multiply_integer_to_float(
     a: npt.ArrayLike,
     a_scale: npt.ArrayLike,
@@ -262,6 +268,7 @@ def matrix_multiply_integer_to_float(
     )
 
 
+@operator(sends=("quantized_linear_convolution",))
 def quantized_linear_convolution(
     input: npt.ArrayLike,
     input_scale: npt.ArrayLike,
@@ -370,6 +377,7 @@ def quantized_linear_convolution(
     return Call(_wrap(where, desc), inputs)
 
 
+@operator(sends=("quantized_linear_average_pooling",))
 def quantized_linear_average_pooling(
     input: npt.ArrayLike,
     input_scale: npt.ArrayLike,

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import GraphFace, Result, operator, present, with_optional
 from dmlrpc.ops.base import Call, _array, _flag, _wrap
 from dmlrpc.ops.spatial_grad import _shape
 from dmlrpc.v1 import operators_pb2
@@ -36,6 +38,16 @@ def unsigned_words(value: object, argument: str, where: str, count: int | None =
     return data
 
 
+def _four_dimensional(graph: Any, where: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A graph's random values are 4-D, as DirectML's desc has them: ``shape`` with leading 1s."""
+    shape = arguments["shape"]
+    sizes = (shape,) if isinstance(shape, int) else tuple(shape)
+    return {"shape": (1,) * (4 - len(sizes)) + sizes}
+
+
+@operator(
+    sends=("random_generator",), result=Result(with_optional, present), graph=GraphFace(prepare=_four_dimensional)
+)
 def random_generator(input_state: npt.ArrayLike, shape: int | Sequence[int], *, next_state: bool = True) -> Call:
     """DML_RANDOM_GENERATOR_OPERATOR_DESC: ``shape`` uniformly distributed uint32 values from the Philox 4x32-10
     generator (the only DML_RANDOM_GENERATOR_TYPE), and the state to pass next time (``next_state``).

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import PRESENT, GraphFace, operator
 from dmlrpc.ops.base import Call, _flag, _float_operand, _scalar, _wrap
 from dmlrpc.ops.convolution import _choice
 from dmlrpc.ops.random_generator import unsigned_words
@@ -170,6 +171,39 @@ _SHAPES_DOC = """
 """
 
 
+#: Per recurrent tensor, DirectML's leading 1s before ONNX's layout (the rest have one).
+_LEADING = {"bias": 2, "peephole": 2, "sequence_lengths": 3}
+
+
+def _directml_layouts(graph: Any, where: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A graph's recurrent tensors have DirectML's 4-D shapes ({1, T, B, I} ...); the builder takes ONNX's
+    layouts, without the leading 1s."""
+    stand_ins: dict[str, Any] = {}
+    for name in (
+        "input",
+        "weight",
+        "recurrence",
+        "bias",
+        "hidden_init",
+        "cell_mem_init",
+        "sequence_lengths",
+        "peephole",
+    ):
+        tensor = arguments.get(name)
+        if tensor is None:
+            continue
+        drop = _LEADING.get(name, 1)
+        if len(tensor.shape) != 4 or any(size != 1 for size in tensor.shape[:drop]):
+            raise ArgumentValueError(
+                name,
+                f"{where}: {name} has shape {tensor.shape}; in a graph it has DirectML's 4-D shape, {drop} leading 1s "
+                "then ONNX's",
+            )
+        stand_ins[name] = np.asarray(tensor).reshape(tensor.shape[drop:])
+    return stand_ins
+
+
+@operator(sends=("rnn",), result=PRESENT, graph=GraphFace(prepare=_directml_layouts))
 def rnn(
     input: npt.ArrayLike,
     weight: npt.ArrayLike,
@@ -193,6 +227,7 @@ def rnn(
     return call
 
 
+@operator(sends=("lstm",), result=PRESENT, graph=GraphFace(prepare=_directml_layouts))
 def lstm(
     input: npt.ArrayLike,
     weight: npt.ArrayLike,
@@ -237,6 +272,7 @@ def lstm(
     return call
 
 
+@operator(sends=("gru",), result=PRESENT, graph=GraphFace(prepare=_directml_layouts))
 def gru(
     input: npt.ArrayLike,
     weight: npt.ArrayLike,

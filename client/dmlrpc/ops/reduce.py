@@ -9,7 +9,8 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
-from dmlrpc.ops.base import Call, _flag, _input, _reduce_axes, _wrap
+from dmlrpc.ops._registry import GraphFace, operator
+from dmlrpc.ops.base import Call, _flag, _index_dtype, _input, _reduce_axes, _wrap
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
 __all__ = ["argmax", "argmin", "reduce"]
@@ -27,6 +28,7 @@ _REDUCE_FUNCTIONS: dict[str, int] = {
 _FLOAT_ONLY_REDUCE = frozenset({"average", "mean", "l2", "log_sum", "log_sum_exp"})
 
 
+@operator(sends=("reduce",), graph=GraphFace(fixed={"keepdims": True}))
 def reduce(
     function: str,
     input: npt.ArrayLike,
@@ -119,6 +121,7 @@ def reduce(
 _ARG_INDEX_TYPES = ("int64", "int32", "uint64", "uint32")
 
 
+@operator(sends=("argmax",), graph=GraphFace(fixed={"keepdims": True}))
 def argmax(
     input: npt.ArrayLike,
     axes: int | Sequence[int] | None = None,
@@ -144,6 +147,7 @@ def argmax(
     return _arg("argmax", input, axes, keepdims, select_last_index, index_dtype)
 
 
+@operator(sends=("argmin",), graph=GraphFace(fixed={"keepdims": True}))
 def argmin(
     input: npt.ArrayLike,
     axes: int | Sequence[int] | None = None,
@@ -166,16 +170,7 @@ def _arg(
         raise ArgumentTypeError(
             "input", f"{where}: input has dtype bool, which DirectML has no data type for; pass x.astype(np.uint8)"
         )
-    try:
-        dtype = np.dtype(index_dtype)
-    except TypeError:
-        dtype = None
-    if dtype is None or dtype.name not in _ARG_INDEX_TYPES:
-        raise ArgumentTypeError(
-            "index_dtype",
-            f"{where}: index_dtype {index_dtype!r} is not an index type of DML_OPERATOR_{case.upper()}",
-            allowed=_ARG_INDEX_TYPES,
-        )
+    dtype = _index_dtype(index_dtype, where, _ARG_INDEX_TYPES, f"DML_OPERATOR_{case.upper()}")
     shape = data.shape
     reduced = _reduce_axes(axes, data.ndim, where)
     data = data.reshape(1) if data.ndim == 0 else data

@@ -12,6 +12,7 @@ from google.protobuf.message import Message
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import operator
 from dmlrpc.ops.base import Call, _flag, _float_operand, _input, _per_axis, _scalar, _wrap
 from dmlrpc.ops.convolution import _choice
 from dmlrpc.v1 import operators_pb2, tensor_pb2
@@ -34,6 +35,7 @@ _ROUNDINGS = {"floor": tensor_pb2.AXIS_DIRECTION_DECREASING, "ceil": tensor_pb2.
 _RESAMPLE_TYPES = ("float32", "float16", "int8", "uint8")
 
 
+@operator(sends=("value_scale_2d",))
 def value_scale_2d(input: npt.ArrayLike, scale: float = 1.0, bias: float | Sequence[float] = 0.0) -> Call:
     """DML_VALUE_SCALE_2D_OPERATOR_DESC: ``input * scale + bias[c]`` per channel ``c`` of an (N, C, H, W) image
     (DirectML's pre-processing step, e.g. pixel values to [-1, 1]).
@@ -78,6 +80,7 @@ def value_scale_2d(input: npt.ArrayLike, scale: float = 1.0, bias: float | Seque
     return Call(_wrap(case, desc), (data,))
 
 
+@operator(sends=("upsample_2d",))
 def upsample_2d(input: npt.ArrayLike, scale: int | Sequence[int], mode: str = "nearest") -> Call:
     """DML_UPSAMPLE_2D_OPERATOR_DESC: the last two dimensions (height, width) of ``input`` scaled up by whole
     factors, each element repeated (``mode="nearest"``: ``x.repeat(sh, -2).repeat(sw, -1)``) or interpolated
@@ -115,6 +118,7 @@ def upsample_2d(input: npt.ArrayLike, scale: int | Sequence[int], mode: str = "n
     return Call(_wrap(case, desc), (data,))
 
 
+@operator(sends=("resample", "resample1", "resample2", "resample3"))
 def resample(
     input: npt.ArrayLike,
     scales: float | Sequence[float],

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentValueError
+from dmlrpc.ops._registry import FIRST, operator
 from dmlrpc.ops.base import Call, _count, _flag, _float_operand, _scalar, _wrap
 from dmlrpc.ops.convolution import _choice
 from dmlrpc.ops.random_generator import unsigned_words
@@ -31,6 +32,7 @@ def _finite(value: object, argument: str, where: str) -> float:
     return number
 
 
+@operator(sends=("roi_align", "roi_align1"))
 def roi_align(
     input: npt.ArrayLike,
     rois: npt.ArrayLike,
@@ -142,6 +144,7 @@ def _alignment(
     return offsets, _flag(align_regions_to_corners, "align_regions_to_corners", where)
 
 
+@operator(sends=("roi_align_grad",), result=FIRST)
 def roi_align_grad(
     input_gradient: npt.ArrayLike,
     rois: npt.ArrayLike,

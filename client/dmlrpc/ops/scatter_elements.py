@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
+from dmlrpc.ops._registry import operator
 from dmlrpc.ops.base import Call, _array, _axis, _input
 from dmlrpc.v1 import operators_pb2
 
 __all__ = ["scatter_elements"]
 
 
+@operator(sends=("scatter_elements",))
 def scatter_elements(
     input: npt.ArrayLike,
     indices: npt.ArrayLike,

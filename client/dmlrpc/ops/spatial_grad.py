@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import operator
 from dmlrpc.ops.base import Call, _array, _check_float64, _flag, _float_operand, _per_axis, _wrap
 from dmlrpc.ops.convolution import _choice
 from dmlrpc.ops.pooling import _per_dimension
@@ -100,6 +101,7 @@ def _pooling_grad(
     return values, shape, dy.shape
 
 
+@operator(sends=("average_pooling_grad",))
 def average_pooling_grad(
     input_gradient: npt.ArrayLike,
     input_shape: Sequence[int],
@@ -138,6 +140,7 @@ def average_pooling_grad(
     return Call(_wrap(where, desc), (dy.reshape(dy_sent),), (shape,))
 
 
+@operator(sends=("max_pooling_grad",))
 def max_pooling_grad(
     input: npt.ArrayLike,
     input_gradient: npt.ArrayLike,
@@ -211,6 +214,7 @@ def _floats(value: object, argument: str, where: str, count: int, default: float
     return result
 
 
+@operator(sends=("resample_grad", "resample_grad1"))
 def resample_grad(
     input_gradient: npt.ArrayLike,
     input_shape: Sequence[int],
@@ -265,6 +269,7 @@ def resample_grad(
     return Call(_wrap("resample_grad1", desc), (dy,))
 
 
+@operator(sends=("slice_grad",))
 def slice_grad(
     input_gradient: npt.ArrayLike,
     input_shape: Sequence[int],

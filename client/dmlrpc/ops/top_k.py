@@ -9,6 +9,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import PAIR, operator
 from dmlrpc.ops.base import Call, _axis, _input, _version
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 
@@ -27,6 +28,7 @@ _DIRECTIONS = {
 }
 
 
+@operator(sends=("top_k", "top_k1"), result=PAIR)
 def top_k(
     input: npt.ArrayLike,
     k: int,

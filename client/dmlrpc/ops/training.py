@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.errors import ArgumentTypeError, ArgumentValueError
+from dmlrpc.ops._registry import TRIPLE, GraphFace, operator
 from dmlrpc.ops.activation import activation
 from dmlrpc.ops.base import Call, _count, _flag, _float_operand, _scalar, _wrap
 from dmlrpc.ops.normalization import _epsilon, _parameter
@@ -17,6 +18,7 @@ from dmlrpc.ops.random_generator import unsigned_words
 from dmlrpc.v1 import operators_pb2
 
 __all__ = [
+    "Activation",
     "adam_optimizer",
     "batch_normalization_grad",
     "batch_normalization_training",
@@ -93,6 +95,7 @@ def _gradient_call(
     return Call(_wrap(case, message), (x, dy, *statistics))
 
 
+@operator(sends=("batch_normalization_grad",), result=TRIPLE)
 def batch_normalization_grad(
     input: npt.ArrayLike,
     input_gradient: npt.ArrayLike,
@@ -120,6 +123,7 @@ def batch_normalization_grad(
     return _gradient_call("batch_normalization_grad", input, input_gradient, mean, variance, scale, epsilon)
 
 
+@operator(sends=("batch_normalization_training_grad",), result=TRIPLE)
 def batch_normalization_training_grad(
     input: npt.ArrayLike,
     input_gradient: npt.ArrayLike,
@@ -138,6 +142,7 @@ def batch_normalization_training_grad(
     return _gradient_call("batch_normalization_training_grad", input, input_gradient, mean, variance, scale, epsilon)
 
 
+@operator(sends=("batch_normalization_training",), result=TRIPLE)
 def batch_normalization_training(
     input: npt.ArrayLike,
     scale: npt.ArrayLike,
@@ -188,6 +193,7 @@ def batch_normalization_training(
     return Call(_wrap(case, desc), (x, scale_data, bias_data, added))
 
 
+@operator(sends=("local_response_normalization_grad",))
 def local_response_normalization_grad(
     input: npt.ArrayLike,
     input_gradient: npt.ArrayLike,
@@ -232,6 +238,13 @@ def local_response_normalization_grad(
     return Call(_wrap(case, desc), (x, dy))
 
 
+def _step_input(graph: Any, where: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A uint32 training step enters the builder as a Python int (which travels as UINT32); its value is the
+    graph's."""
+    return {"training_step": 1} if arguments["training_step"].dtype == np.uint32 else {}
+
+
+@operator(sends=("adam_optimizer",), result=TRIPLE, graph=GraphFace(prepare=_step_input))
 def adam_optimizer(
     parameters: npt.ArrayLike,
     first_moment: npt.ArrayLike,

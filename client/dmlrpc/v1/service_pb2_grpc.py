@@ -5,7 +5,7 @@ import warnings
 
 from dmlrpc.v1 import service_pb2 as dmlrpc_dot_v1_dot_service__pb2
 
-GRPC_GENERATED_VERSION = '1.85.1'
+GRPC_GENERATED_VERSION = '1.72.1'
 GRPC_VERSION = grpc.__version__
 _version_not_supported = False
 
@@ -18,14 +18,14 @@ except ImportError:
 if _version_not_supported:
     raise RuntimeError(
         f'The grpc package installed is at version {GRPC_VERSION},'
-        + ' but the generated code in dmlrpc/v1/service_pb2_grpc.py depends on'
+        + f' but the generated code in dmlrpc/v1/service_pb2_grpc.py depends on'
         + f' grpcio>={GRPC_GENERATED_VERSION}.'
         + f' Please upgrade your grpc module to grpcio>={GRPC_GENERATED_VERSION}'
         + f' or downgrade your generated code using grpcio-tools<={GRPC_VERSION}.'
     )
 
 
-class DirectMLServiceStub:
+class DirectMLServiceStub(object):
     """Missing associated documentation comment in .proto file."""
 
     def __init__(self, channel):
@@ -96,7 +96,7 @@ class DirectMLServiceStub:
                 _registered_method=True)
 
 
-class DirectMLServiceServicer:
+class DirectMLServiceServicer(object):
     """Missing associated documentation comment in .proto file."""
 
     def Execute(self, request, context):
@@ -278,7 +278,7 @@ def add_DirectMLServiceServicer_to_server(servicer, server):
 
 
  # This class is part of an EXPERIMENTAL API.
-class DirectMLService:
+class DirectMLService(object):
     """Missing associated documentation comment in .proto file."""
 
     @staticmethod

@@ -94,6 +94,42 @@ class Statistics:
         )
 
 
+def merge_statistics(parts: list[Any]) -> list[Any]:
+    """ModelStatistics messages of several workers, summed per model version (the server's counts, as Triton's
+    are): counts and durations added, batch statistics added per batch size, the latest last inference."""
+    merged: dict[tuple[str, str], Any] = {}
+    for stats in parts:
+        into = merged.get((stats.name, stats.version))
+        if into is None:
+            merged[(stats.name, stats.version)] = into = service_pb2.ModelStatistics()
+            into.CopyFrom(stats)
+            continue
+        into.last_inference = max(into.last_inference, stats.last_inference)
+        into.inference_count += stats.inference_count
+        into.execution_count += stats.execution_count
+        _add_durations(into.inference_stats, stats.inference_stats)
+        batches = {batch.batch_size: batch for batch in into.batch_stats}
+        for batch in stats.batch_stats:
+            if batch.batch_size in batches:
+                _add_durations(batches[batch.batch_size], batch)
+            else:
+                into.batch_stats.add().CopyFrom(batch)
+    for into in merged.values():
+        ordered = sorted(into.batch_stats, key=lambda batch: batch.batch_size)
+        into.ClearField("batch_stats")
+        into.batch_stats.extend(ordered)
+    return list(merged.values())
+
+
+def _add_durations(into: Any, other: Any) -> None:
+    """Add every StatisticDuration field of ``other`` to ``into`` (two messages of one type)."""
+    for descriptor in other.DESCRIPTOR.fields:
+        if descriptor.message_type is service_pb2.StatisticDuration.DESCRIPTOR:
+            total, more = getattr(into, descriptor.name), getattr(other, descriptor.name)
+            total.count += more.count
+            total.ns += more.ns
+
+
 @dataclass(frozen=True)
 class TensorSpec:
     """A config input or output as requests see it: datatype, dims (no batch dim) and the model's shape."""

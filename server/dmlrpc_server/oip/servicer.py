@@ -5,9 +5,10 @@ admission turns, call memory, limits and worker threads, as DirectMLService's ca
 from __future__ import annotations
 
 import asyncio
+import base64
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 from google.protobuf import json_format
@@ -16,6 +17,7 @@ from google.protobuf.message import DecodeError, Message
 from dmlrpc_server.errors import InvalidArgument, NotFound, ServiceError, Unavailable, Unimplemented
 from dmlrpc_server.oip.config import ModelConfig
 from dmlrpc_server.oip.inference import InferCodec, expected_output_bytes
+from dmlrpc_server.oip.models import merge_statistics
 from dmlrpc_server.oip.protocol import SERVICE_NAME, service_pb2
 from dmlrpc_server.oip.repository import Repository
 from dmlrpc_server.oip.shm import SharedMemory
@@ -29,8 +31,22 @@ EXTENSIONS = ("model_repository", "model_configuration", "statistics")
 SHM_EXTENSION = "system_shared_memory"
 
 
+class Peers(Protocol):
+    """The other worker processes of this server (a supervisor's worker link)."""
+
+    async def ask(self, kind: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every other worker's answer (``answer_peer``) to one question."""
+        ...
+
+
 class InferenceServicer:
-    """The Open Inference Protocol methods over the model repository and the serving core."""
+    """The Open Inference Protocol methods over the model repository and the serving core.
+
+    With several worker processes (``peers``) it answers for the server, not the worker a connection reached:
+    ModelStatistics sums every worker's counts, and a model load or unload is made by every worker before it is
+    answered, so RepositoryIndex and readiness, answered by each worker from its own tables, agree. Models
+    published from compiled handles stay the publishing worker's (a handle lives in one process).
+    """
 
     def __init__(
         self,
@@ -47,6 +63,8 @@ class InferenceServicer:
         self._codec = InferCodec(service.catalog.limits, shared_memory)
         #: Set once the provider has warmed up, cleared when shutdown starts (ServerReady).
         self.serving = False
+        #: The server's other workers, when this process is one of several (set by the worker's start).
+        self.peers: Peers | None = None
 
     @property
     def repository(self) -> Repository:
@@ -102,19 +120,63 @@ class InferenceServicer:
     async def ModelStatistics(  # noqa: N802
         self, request: Any, context: Any
     ) -> Any:
+        stats = self._statistics(request.name, request.version)
+        if self.peers is not None:
+            answers = await self.peers.ask("statistics", {"name": request.name, "version": request.version})
+            for answer in answers:
+                data = base64.b64decode(answer.get("statistics", ""))
+                stats += pb.ModelStatisticsResponse.FromString(data).model_stats
+            stats = merge_statistics(stats)
+        return pb.ModelStatisticsResponse(model_stats=stats)
+
+    def _statistics(self, name: str, version: str) -> list[Any]:
+        """This worker's statistics of the versions a request names (all models' when it names none)."""
         repository = self.repository
-        if request.name:
-            if request.version:
-                versions = [repository.get(request.name, request.version)]
+        if name:
+            if version:
+                versions = [repository.get(name, version)]
             else:
-                repository.get(request.name, "")
-                served = repository.model(request.name)
+                repository.get(name, "")
+                served = repository.model(name)
                 versions = [served.versions[v] for v in sorted(served.versions)] if served is not None else []
         else:
             versions = [m.versions[v] for m in repository.served() for v in sorted(m.versions)]
-        return pb.ModelStatisticsResponse(
-            model_stats=[model.stats.message(model.name, str(model.version)) for model in versions]
-        )
+        return [model.stats.message(model.name, str(model.version)) for model in versions]
+
+    async def answer_peer(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+        """This worker's answer to another worker's question (``Peers.ask``); also how a worker started later
+        repeats the loads and unloads the others made."""
+        name = str(body.get("name") or "")
+        if kind == "statistics":
+            try:
+                stats = self._statistics(name, str(body.get("version") or ""))
+            except ServiceError:  # a model this worker does not serve (published elsewhere): nothing to add
+                stats = []
+            data = pb.ModelStatisticsResponse(model_stats=stats).SerializeToString()
+            return {"statistics": base64.b64encode(data).decode()}
+        if kind == "load":
+            config = str(body.get("config") or "")
+            override = json_format.Parse(config, ModelConfig()) if config else None
+            return {"error": await self._load(name, override)}
+        if kind == "unload":
+            self.repository.unload(name)
+            return {}
+        raise ValueError(f"unknown question {kind!r}")
+
+    async def _load(self, name: str, override: Any | None) -> str:
+        """Load a model of the repository here; why it did not load ("" when it did)."""
+        repository = self.repository
+        loop = asyncio.get_running_loop()
+        model = await loop.run_in_executor(self._service.scheduler.workers, repository.prepare, name, override)
+        repository.install(model)
+        return "" if model.versions else f"failed to load '{name}': {model.reason or _failures(model.failed)}"
+
+    async def _on_every_worker(self, kind: str, body: dict[str, Any]) -> str:
+        """The other workers make the same load or unload; the first failure among them ("" when none)."""
+        if self.peers is None:
+            return ""
+        answers = await self.peers.ask(kind, body)
+        return next((str(a["error"]) for a in answers if a.get("error")), "")
 
     # -- repository ---------------------------------------------------------------------------------------------
 
@@ -142,15 +204,12 @@ class InferenceServicer:
                 )
         if request.model_name not in repository.names():
             raise InvalidArgument("model_name", f"no model '{request.model_name}' in the repository")
-        loop = asyncio.get_running_loop()
-        model = await loop.run_in_executor(
-            self._service.scheduler.workers, repository.prepare, request.model_name, override
-        )
-        repository.install(model)
-        if not model.versions:
-            raise InvalidArgument(
-                "model_name", f"failed to load '{request.model_name}': {model.reason or _failures(model.failed)}"
-            )
+        failed = await self._load(request.model_name, override)
+        # NOTE: the other workers load it too when it failed here, so that every worker reports the same state.
+        config = "" if override is None else json_format.MessageToJson(override, indent=None)
+        elsewhere = await self._on_every_worker("load", {"name": request.model_name, "config": config})
+        if failed or elsewhere:
+            raise InvalidArgument("model_name", failed or elsewhere)
         return pb.RepositoryModelLoadResponse()
 
     async def RepositoryModelUnload(  # noqa: N802
@@ -160,6 +219,9 @@ class InferenceServicer:
         if request.model_name not in repository.models and request.model_name not in repository.names():
             raise InvalidArgument("model_name", f"Request for unknown model: '{request.model_name}' is not found")
         repository.unload(request.model_name)
+        failed = await self._on_every_worker("unload", {"name": request.model_name})
+        if failed:
+            raise Unavailable(f"unloading '{request.model_name}' failed in another worker: {failed}")
         return pb.RepositoryModelUnloadResponse()
 
     def _check_repository_name(self, name: str) -> None:

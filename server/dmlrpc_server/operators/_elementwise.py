@@ -13,9 +13,7 @@ from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators._graph import BOOL, F16, F32, F64, FLOATS, NUMERIC, U8, U16, U32, U64, DType, Graph, Value
-from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
 
 #: The same-width unsigned type a bitwise function sees a tensor's raw bits as.
 _BITS: dict[int, DType] = {1: U8, 2: U16, 4: U32, 8: U64}
@@ -50,7 +48,6 @@ class ElementWise(Operator[Any]):
     stride-0 dimensions), type groups share a data type, an optional ScaleBias applies to the first input."""
 
     #: DirectML's operator type name (the page key).
-    type_name: ClassVar[str]
     #: Groups of tensor fields that share one data type; ``None``: all of them.
     same_type: ClassVar[tuple[tuple[str, ...], ...] | None] = None
     #: Fields whose sizes need not equal the output's (per-tensor quantisation parameters).
@@ -183,11 +180,9 @@ def define(
     base: type[ElementWise] = ElementWise,
     **options: Any,
 ) -> ElementWise:
-    """One operator of the family: its page's support tables, its function and any options (ClassVars)."""
+    """One operator of the family (its support tables are its page's): its function and any options (ClassVars)."""
     namespace: dict[str, Any] = {
         "case": type_name.lower(),
-        "type_name": type_name,
-        "support": support_from(page(type_name)),
         "function": _method(function),
     }
     for name, value in options.items():

@@ -1,4 +1,4 @@
-"""Tensor-support tables from the pages, the checks operators share, DML_SCALAR_UNION and FLOAT conversions."""
+"""The checks operators share, DML_SCALAR_UNION and FLOAT conversions."""
 
 from __future__ import annotations
 
@@ -10,36 +10,12 @@ from typing import Any
 import numpy as np
 
 from dmlrpc.codec import DTYPE_BY_DATA_TYPE, data_type_name
-from dmlrpc.schema import snake_case
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument
-from dmlrpc_server.feature_levels import parse_feature_level
-from dmlrpc_server.operators.base import Prepare, SupportTable, Tensors, require
-from dmlrpc_server.operators.pages._page import Page
-from dmlrpc_server.tensors import TensorRule
+from dmlrpc_server.operators.base import Prepare, Tensors, require
 
 FL = operators_pb2.FeatureLevel
 DT = tensor_pb2.TensorDataType
-
-
-def support_from(page: Page, *, introduced: int | None = None) -> tuple[tuple[int, SupportTable], ...]:
-    """A page's tensor-support tables keyed by proto field name, ascending by feature level.
-
-    ``introduced``: the level from which the oldest table applies, where DirectML.h introduces the type at another
-    level than the page's oldest table (which the page cannot say).
-    """
-    tables = []
-    for level, rows in page["support"].items():
-        table: dict[str, TensorRule] = {}
-        for field, (dimensions, types) in rows.items():
-            low, _, high = dimensions.partition("-")
-            data_types = {DT.Value(f"TENSOR_DATA_TYPE_{name}") for name in types.split()}
-            table[snake_case(field)] = TensorRule.of((int(low), int(high or low)), data_types)
-        tables.append((parse_feature_level(level), table))
-    ordered = sorted(tables, key=lambda entry: entry[0])
-    if introduced is not None:
-        ordered[0] = (introduced, ordered[0][1])
-    return tuple(ordered)
 
 
 # DML_SCALAR_UNION members by the data type they hold, and the struct format of its leading bytes.
@@ -150,6 +126,20 @@ def same_sizes_but_axis(tensors: Tensors, name: str, axis: int, reference: str =
             f"{tensors.field(name)}.buffer.sizes[{d}]",
             f"{size} must equal {reference}'s size {expected[d]} (only the axis dimension may differ)",
         )
+
+
+def elements_axis(tensors: Tensors, axis: int, sized: str) -> None:
+    """GATHER_ELEMENTS' and SCATTER_ELEMENTS' axis rules: Axis below the DimensionCount, indices_tensor of
+    input_tensor's sizes but along Axis, and ``sized`` (the output, or the updates) of indices_tensor's sizes."""
+    rank = len(tensors["input_tensor"].sizes)
+    require(axis < rank, tensors.field("axis"), f"axis {axis} is not less than the dimension count {rank}")
+    same_sizes_but_axis(tensors, "indices_tensor", axis)
+    indices, target = tensors["indices_tensor"], tensors[sized]
+    require(
+        target.sizes == indices.sizes,
+        f"{tensors.field(sized)}.buffer.sizes",
+        f"sizes {list(target.sizes)} must equal indices_tensor's {list(indices.sizes)}",
+    )
 
 
 def same_dimension_count(tensors: Tensors, name: str = "output_tensor", reference: str = "input_tensor") -> None:

@@ -26,7 +26,7 @@ from dmlrpc_server.operators._graph import (
 )
 from dmlrpc_server.operators.activation_softmax import ACTIVATIONS_OVER_AXES
 from dmlrpc_server.operators.base import require
-from dmlrpc_server.operators.pages.activation import FUSABLE
+from dmlrpc_server.operators.pages import FUSABLE
 
 FL = operators_pb2.FeatureLevel
 RELU_TYPES: frozenset[DType] = frozenset({F32, F64, I8, I32, I64})

@@ -13,9 +13,7 @@ from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import OperatorUnavailable
 from dmlrpc_server.operators._graph import BOOL, F32, I32, I64, Graph, Value
-from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
 
 AttentionDesc = TypeVar(
     "AttentionDesc", operators_pb2.MultiheadAttentionOperatorDesc, operators_pb2.MultiheadAttention1OperatorDesc
@@ -377,7 +375,6 @@ class _Attention(Operator[AttentionDesc]):
 
 class MultiheadAttention(_Attention[operators_pb2.MultiheadAttentionOperatorDesc]):
     case: ClassVar[str] = "multihead_attention"
-    support = support_from(page("MULTIHEAD_ATTENTION"))
 
     def head_counts(self, desc: operators_pb2.MultiheadAttentionOperatorDesc, tensors: Tensors) -> tuple[int, int]:
         require(desc.head_count >= 1, tensors.field("head_count"), f"{desc.head_count}; must be at least 1")
@@ -386,7 +383,6 @@ class MultiheadAttention(_Attention[operators_pb2.MultiheadAttentionOperatorDesc
 
 class MultiheadAttention1(_Attention[operators_pb2.MultiheadAttention1OperatorDesc]):
     case: ClassVar[str] = "multihead_attention1"
-    support = support_from(page("MULTIHEAD_ATTENTION1"))
 
     def head_counts(self, desc: operators_pb2.MultiheadAttention1OperatorDesc, tensors: Tensors) -> tuple[int, int]:
         require(

@@ -14,12 +14,14 @@ import onnx
 from google.protobuf.message import Message
 
 from dmlrpc.codec import TensorLayout
-from dmlrpc.schema import TensorField, tensor_fields
-from dmlrpc.v1 import operators_pb2
+from dmlrpc.schema import TensorField, snake_case, tensor_fields
+from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument, ResourceExhausted
+from dmlrpc_server.feature_levels import parse_feature_level
 
 # NOTE: the runtime compiles what this module describes and imports nothing else of operators/: BatchRule is
 # re-exported as part of that contract.
+from dmlrpc_server.operators import pages
 from dmlrpc_server.operators._batching import BatchRule as BatchRule
 from dmlrpc_server.tensors import TensorRule, validate_tensor
 
@@ -32,6 +34,24 @@ ONNX_OPSET = 17
 ONNX_IR_VERSION = 8
 
 SupportTable = Mapping[str, TensorRule]
+
+
+def support_table(tensors: Mapping[str, pages.Tensor]) -> SupportTable:
+    """One page table's rows keyed by proto field name."""
+    return {
+        snake_case(field): TensorRule.of(
+            (row["dims"][0], row["dims"][1]),
+            {tensor_pb2.TensorDataType.Value(f"TENSOR_DATA_TYPE_{name}") for name in row["types"]},
+        )
+        for field, row in tensors.items()
+    }
+
+
+def support_from(page: pages.Page) -> tuple[tuple[int, SupportTable], ...]:
+    """A page's tensor-support tables keyed by proto field name, ascending by feature level (the page data's
+    corrections applied: where DirectML.h introduces a type at another level than the page, its oldest table
+    applies from the header's level)."""
+    return tuple((parse_feature_level(table["level"]), support_table(table["tensors"])) for table in page["support"])
 
 
 @dataclass(frozen=True)
@@ -177,7 +197,8 @@ class Operator(abc.ABC, Generic[DescT]):
 
     #: The case name in ``OperatorDesc.desc`` (the registry key).
     case: ClassVar[str]
-    #: Tensor-support tables, each with the feature level from which it applies (ascending).
+    #: Tensor-support tables, each with the feature level from which it applies (ascending): by default its page's
+    #: (``operators/pages/<family>.json``, the page named as the case), read when the class is made.
     support: ClassVar[tuple[tuple[int, SupportTable], ...]]
     inputs: ClassVar[tuple[TensorField, ...]]
     outputs: ClassVar[tuple[TensorField, ...]]
@@ -192,12 +213,19 @@ class Operator(abc.ABC, Generic[DescT]):
         if oneof is None or oneof.message_type is None:
             raise TypeError(f"{cls.__name__}.case {cls.case!r} is not a case of OperatorDesc.desc")
         cls.inputs, cls.outputs = tensor_fields(oneof.message_type)
+        if "support" not in cls.__dict__:
+            cls.support = support_from(pages.page(cls.case.upper()))
         for _, table in cls.support:
             names = {f.name for f in (*cls.inputs, *cls.outputs)}
             if set(table) != names:
                 raise TypeError(
                     f"{cls.__name__}: support table fields {sorted(table)} != tensor fields {sorted(names)}"
                 )
+
+    @property
+    def type_name(self) -> str:
+        """The DML_OPERATOR_TYPE name without its prefix ("TOP_K1"), which also names the operator's page."""
+        return self.case.upper()
 
     @property
     def operator_type(self) -> int:

@@ -8,9 +8,8 @@ import numpy as np
 
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._graph import BOOL, F16, F32, F64, I64, DType, Graph, Value
-from dmlrpc_server.operators._support import same_sizes, support_from
+from dmlrpc_server.operators._support import same_sizes
 from dmlrpc_server.operators.base import Operator, Plan, Tensors
-from dmlrpc_server.operators.pages import page
 
 # Conversion rules (the page defines none; these are what a demanding user expects, and what Direct3D's ftoi/ftou
 # and IEEE 754 give):
@@ -85,7 +84,6 @@ def convert(g: Graph, x: Value, dtype: DType) -> Value:
 
 class Cast(Operator[operators_pb2.CastOperatorDesc]):
     case: ClassVar[str] = "cast"
-    support = support_from(page("CAST"))
 
     def lower(self, desc: operators_pb2.CastOperatorDesc, tensors: Tensors) -> Plan:
         source = tensors["input_tensor"]

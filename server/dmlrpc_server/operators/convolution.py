@@ -11,10 +11,9 @@ import onnx
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._elementwise import Context
 from dmlrpc_server.operators._graph import F32, I32, I64, U8, Graph, Value
-from dmlrpc_server.operators._support import reshaping_feeder, support_from
+from dmlrpc_server.operators._support import reshaping_feeder
 from dmlrpc_server.operators.activation import apply_fused, check_fused
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
 
 _INT64_MIN = -(2**63)
 
@@ -163,7 +162,6 @@ def _unsigned(graph: Graph, value: Value) -> Value:
 
 class Convolution(Operator[operators_pb2.ConvolutionOperatorDesc]):
     case: ClassVar[str] = "convolution"
-    support = support_from(page("CONVOLUTION"))
 
     def lower(self, desc: operators_pb2.ConvolutionOperatorDesc, tensors: Tensors) -> Plan:
         _same(tensors, ("filter_tensor", "bias_tensor", "output_tensor"), "input_tensor", types=True, ranks=True)
@@ -303,7 +301,6 @@ def integer_convolution(graph: Graph, tensors: Tensors, geometry: Geometry) -> t
 
 class ConvolutionInteger(Operator[operators_pb2.ConvolutionIntegerOperatorDesc]):
     case: ClassVar[str] = "convolution_integer"
-    support = support_from(page("CONVOLUTION_INTEGER"))
 
     def lower(self, desc: operators_pb2.ConvolutionIntegerOperatorDesc, tensors: Tensors) -> Plan:
         _same(tensors, ("filter_tensor", "output_tensor"), "input_tensor", types=False, ranks=True)

@@ -10,9 +10,8 @@ import onnx
 
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.operators._graph import F16, F32, I64, DType, Graph, Value
-from dmlrpc_server.operators._support import axis_direction, same_sizes, same_type, support_from
+from dmlrpc_server.operators._support import axis_direction, same_sizes, same_type
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
 
 ScanDesc = TypeVar(
     "ScanDesc", operators_pb2.CumulativeSummationOperatorDesc, operators_pb2.CumulativeProductOperatorDesc
@@ -85,12 +84,10 @@ class _Scan(Operator[ScanDesc]):
 
 class CumulativeSummation(_Scan[operators_pb2.CumulativeSummationOperatorDesc]):
     case: ClassVar[str] = "cumulative_summation"
-    support = support_from(page("CUMULATIVE_SUMMATION"))
 
 
 class CumulativeProduct(_Scan[operators_pb2.CumulativeProductOperatorDesc]):
     case: ClassVar[str] = "cumulative_product"
-    support = support_from(page("CUMULATIVE_PRODUCT"))
 
 
 #: This module's operators, for the registry.

@@ -6,10 +6,8 @@ from typing import Any, ClassVar, TypeVar
 
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._graph import I64, Graph
-from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.movement import _output_sizes, _same_data_type
-from dmlrpc_server.operators.pages import page
 
 DepthSpaceDesc = TypeVar(
     "DepthSpaceDesc",
@@ -80,13 +78,11 @@ def _checked_order(order: int, tensors: Tensors) -> int:
 
 class SpaceToDepth(_DepthSpaceBase[operators_pb2.SpaceToDepthOperatorDesc]):
     case: ClassVar[str] = "space_to_depth"
-    support = support_from(page("SPACE_TO_DEPTH"))
     to_depth = True
 
 
 class SpaceToDepth1(_DepthSpaceBase[operators_pb2.SpaceToDepth1OperatorDesc]):
     case: ClassVar[str] = "space_to_depth1"
-    support = support_from(page("SPACE_TO_DEPTH1"))
     to_depth = True
 
     def order(self, desc: operators_pb2.SpaceToDepth1OperatorDesc, tensors: Tensors) -> int:
@@ -95,13 +91,11 @@ class SpaceToDepth1(_DepthSpaceBase[operators_pb2.SpaceToDepth1OperatorDesc]):
 
 class DepthToSpace(_DepthSpaceBase[operators_pb2.DepthToSpaceOperatorDesc]):
     case: ClassVar[str] = "depth_to_space"
-    support = support_from(page("DEPTH_TO_SPACE"))
     to_depth = False
 
 
 class DepthToSpace1(_DepthSpaceBase[operators_pb2.DepthToSpace1OperatorDesc]):
     case: ClassVar[str] = "depth_to_space1"
-    support = support_from(page("DEPTH_TO_SPACE1"))
     to_depth = False
 
     def order(self, desc: operators_pb2.DepthToSpace1OperatorDesc, tensors: Tensors) -> int:

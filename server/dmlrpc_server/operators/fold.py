@@ -12,9 +12,8 @@ from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import ResourceExhausted
 from dmlrpc_server.operators._graph import F32, I64, Graph
-from dmlrpc_server.operators._support import same_type, support_from
+from dmlrpc_server.operators._support import same_type
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
 
 #: Entries of a desc's constant position table beyond which it is refused before the table is built.
 _MAX_TABLE = 1 << 24
@@ -189,13 +188,11 @@ class _Fold(Operator[FoldDesc]):
 
 class Fold(_Fold[operators_pb2.FoldOperatorDesc]):
     case: ClassVar[str] = "fold"
-    support = support_from(page("FOLD"))
     folds = True
 
 
 class Unfold(_Fold[operators_pb2.UnfoldOperatorDesc]):
     case: ClassVar[str] = "unfold"
-    support = support_from(page("UNFOLD"))
     folds = False
 
 

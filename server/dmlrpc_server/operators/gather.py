@@ -11,9 +11,8 @@ import onnx
 from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._indices import checked_indices
-from dmlrpc_server.operators._support import same_rank, same_sizes_but_axis, same_type, support_from
+from dmlrpc_server.operators._support import elements_axis, same_rank, same_type
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
-from dmlrpc_server.operators.pages import page
 
 #: Where a gather's index values are bound in a request.
 INDICES_DATA = "inputs[1].buffer.data"
@@ -113,7 +112,6 @@ def gather_plan(
 
 class Gather(Operator[operators_pb2.GatherOperatorDesc]):
     case: ClassVar[str] = "gather"
-    support = support_from(page("GATHER"))
 
     def lower(self, desc: operators_pb2.GatherOperatorDesc, tensors: Tensors) -> Plan:
         source, indices, _ = check_common(tensors)
@@ -163,19 +161,11 @@ class Gather(Operator[operators_pb2.GatherOperatorDesc]):
 
 class GatherElements(Operator[operators_pb2.GatherElementsOperatorDesc]):
     case: ClassVar[str] = "gather_elements"
-    support = support_from(page("GATHER_ELEMENTS"))
 
     def lower(self, desc: operators_pb2.GatherElementsOperatorDesc, tensors: Tensors) -> Plan:
-        source, indices, output = check_common(tensors)
-        rank = len(source.sizes)
+        source, indices, _ = check_common(tensors)
         axis = desc.axis
-        require(axis < rank, tensors.field("axis"), f"axis {axis} is not less than the dimension count {rank}")
-        same_sizes_but_axis(tensors, "indices_tensor", axis)
-        require(
-            output.sizes == indices.sizes,
-            f"{tensors.field('output_tensor')}.buffer.sizes",
-            f"sizes {list(output.sizes)} must equal indices_tensor's {list(indices.sizes)}",
-        )
+        elements_axis(tensors, axis, "output_tensor")
         bound = np.asarray(source.sizes[axis], dtype=np.int64)
         node = onnx.helper.make_node("GatherElements", ["input", "indices"], ["output"], axis=int(axis))
 
@@ -247,7 +237,6 @@ def lower_nd(tensors: Tensors, input_count: int, indices_count: int, batch_count
 
 class GatherNd(Operator[operators_pb2.GatherNdOperatorDesc]):
     case: ClassVar[str] = "gather_nd"
-    support = support_from(page("GATHER_ND"))
 
     def lower(self, desc: operators_pb2.GatherNdOperatorDesc, tensors: Tensors) -> Plan:
         return lower_nd(tensors, desc.input_dimension_count, desc.indices_dimension_count, 0, None)
@@ -255,7 +244,6 @@ class GatherNd(Operator[operators_pb2.GatherNdOperatorDesc]):
 
 class GatherNd1(Operator[operators_pb2.GatherNd1OperatorDesc]):
     case: ClassVar[str] = "gather_nd1"
-    support = support_from(page("GATHER_ND1"))
 
     def lower(self, desc: operators_pb2.GatherNd1OperatorDesc, tensors: Tensors) -> Plan:
         return lower_nd(

@@ -11,9 +11,8 @@ import numpy as np
 from dmlrpc.codec import TensorLayout, data_type_name
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._graph import BOOL, F32, F64, I32, I64, U32, U64, Graph, Value
-from dmlrpc_server.operators._support import scalar_value, support_from
+from dmlrpc_server.operators._support import scalar_value
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
 
 # Generated values never come from a large initializer: every graph builds its output with Range, Equal, Where and
 # Expand from a handful of scalars, so a model stays small whatever the output's size. The Range limits (and
@@ -79,7 +78,6 @@ def _check_value_type(desc: Any, tensors: Tensors, field: str = "value_data_type
 
 class OneHot(Operator[operators_pb2.OneHotOperatorDesc]):
     case: ClassVar[str] = "one_hot"
-    support = support_from(page("ONE_HOT"))
 
     def lower(self, desc: operators_pb2.OneHotOperatorDesc, tensors: Tensors) -> Plan:
         indices, values, output = tensors["indices_tensor"], tensors["values_tensor"], tensors["output_tensor"]
@@ -158,7 +156,6 @@ class OneHot(Operator[operators_pb2.OneHotOperatorDesc]):
 
 class FillValueConstant(Operator[operators_pb2.FillValueConstantOperatorDesc]):
     case: ClassVar[str] = "fill_value_constant"
-    support = support_from(page("FILL_VALUE_CONSTANT"))
 
     def lower(self, desc: operators_pb2.FillValueConstantOperatorDesc, tensors: Tensors) -> Plan:
         output = tensors["output_tensor"]
@@ -173,7 +170,6 @@ class FillValueConstant(Operator[operators_pb2.FillValueConstantOperatorDesc]):
 
 class FillValueSequence(Operator[operators_pb2.FillValueSequenceOperatorDesc]):
     case: ClassVar[str] = "fill_value_sequence"
-    support = support_from(page("FILL_VALUE_SEQUENCE"))
 
     def lower(self, desc: operators_pb2.FillValueSequenceOperatorDesc, tensors: Tensors) -> Plan:
         output = tensors["output_tensor"]
@@ -221,7 +217,6 @@ def _fill_plan(
 
 class DiagonalMatrix(Operator[operators_pb2.DiagonalMatrixOperatorDesc]):
     case: ClassVar[str] = "diagonal_matrix"
-    support = support_from(page("DIAGONAL_MATRIX"))
 
     def lower(self, desc: operators_pb2.DiagonalMatrixOperatorDesc, tensors: Tensors) -> Plan:
         # The dimension rules ({[Batch1, Batch2,] Height, Width}, 2 to 4 dimensions, any height and width) are the
@@ -254,7 +249,6 @@ class DiagonalMatrix(Operator[operators_pb2.DiagonalMatrixOperatorDesc]):
 
 class DiagonalMatrix1(Operator[operators_pb2.DiagonalMatrix1OperatorDesc]):
     case: ClassVar[str] = "diagonal_matrix1"
-    support = support_from(page("DIAGONAL_MATRIX1"))
 
     def lower(self, desc: operators_pb2.DiagonalMatrix1OperatorDesc, tensors: Tensors) -> Plan:
         output = tensors["output_tensor"]
@@ -308,7 +302,6 @@ class DiagonalMatrix1(Operator[operators_pb2.DiagonalMatrix1OperatorDesc]):
 
 class NonzeroCoordinates(Operator[operators_pb2.NonzeroCoordinatesOperatorDesc]):
     case: ClassVar[str] = "nonzero_coordinates"
-    support = support_from(page("NONZERO_COORDINATES"))
 
     def lower(self, desc: operators_pb2.NonzeroCoordinatesOperatorDesc, tensors: Tensors) -> Plan:
         source = tensors["input_tensor"]

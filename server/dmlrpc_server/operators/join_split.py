@@ -10,9 +10,7 @@ import onnx
 
 from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
-from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
-from dmlrpc_server.operators.pages import page
 
 
 def _check_pieces(
@@ -60,7 +58,6 @@ def _check_pieces(
 
 class Join(Operator[operators_pb2.JoinOperatorDesc]):
     case: ClassVar[str] = "join"
-    support = support_from(page("JOIN"))
 
     def lower(self, desc: operators_pb2.JoinOperatorDesc, tensors: Tensors) -> Plan:
         pieces = tensors.arrays["input_tensors"]
@@ -81,7 +78,6 @@ class Join(Operator[operators_pb2.JoinOperatorDesc]):
 
 class Split(Operator[operators_pb2.SplitOperatorDesc]):
     case: ClassVar[str] = "split"
-    support = support_from(page("SPLIT"))
 
     def lower(self, desc: operators_pb2.SplitOperatorDesc, tensors: Tensors) -> Plan:
         source = tensors["input_tensor"]

@@ -9,11 +9,10 @@ from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.feature_levels import parse_feature_level
 from dmlrpc_server.operators._elementwise import Context, ElementWise
 from dmlrpc_server.operators._graph import F32, I32, I64, Graph, Value
-from dmlrpc_server.operators._support import reshaping_feeder, same_type, support_from
+from dmlrpc_server.operators._support import reshaping_feeder, same_type
 from dmlrpc_server.operators.activation import ACTIVATIONS, apply_fused, check_fused
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
-from dmlrpc_server.operators.pages.activation import FUSABLE_GEMM_ONLY
+from dmlrpc_server.operators.pages import FUSABLE_GEMM_ONLY
 
 
 def _same_rank(tensors: Tensors, names: Sequence[str], first: str) -> None:
@@ -90,7 +89,6 @@ def _gemm_softmax(desc: operators_pb2.GemmOperatorDesc, tensors: Tensors) -> tup
 
 class Gemm(Operator[operators_pb2.GemmOperatorDesc]):
     case: ClassVar[str] = "gemm"
-    support = support_from(page("GEMM"))
 
     def lower(self, desc: operators_pb2.GemmOperatorDesc, tensors: Tensors) -> Plan:
         names = ("b_tensor", "c_tensor", "output_tensor")
@@ -178,7 +176,6 @@ def _zero_point_shape(tensors: Tensors, name: str, count: int, per_row: bool, ra
 
 class MatrixMultiplyInteger(Operator[operators_pb2.MatrixMultiplyIntegerOperatorDesc]):
     case: ClassVar[str] = "matrix_multiply_integer"
-    support = support_from(page("MATRIX_MULTIPLY_INTEGER"))
 
     def lower(self, desc: operators_pb2.MatrixMultiplyIntegerOperatorDesc, tensors: Tensors) -> Plan:
         _same_rank(tensors, ("b_tensor", "output_tensor"), "a_tensor")

@@ -10,19 +10,13 @@ import numpy as np
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._graph import F32, I64, Graph
 from dmlrpc_server.operators._indices import checked_indices, reject_overlaps
-from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
 
 
 class MaxUnpooling(Operator[operators_pb2.MaxUnpoolingOperatorDesc]):
     """Zeros of the output's sizes with each input value written at its flat output index (ScatterElements)."""
 
     case: ClassVar[str] = "max_unpooling"
-    # DirectML.h introduces the type at 2.0 (DML_TARGET_VERSION 0x2000); the page's oldest table is headed 3.0,
-    # with nothing listed before it, so that table applies from the type's introduction. The page itself cannot
-    # say so (its Availability section also reads 3.0): the level is the one thing not taken from it.
-    support = support_from(page("MAX_UNPOOLING"), introduced=operators_pb2.FEATURE_LEVEL_2_0)
 
     def lower(self, desc: operators_pb2.MaxUnpoolingOperatorDesc, tensors: Tensors) -> Plan:
         source, indices, output = tensors["input_tensor"], tensors["indices_tensor"], tensors["output_tensor"]

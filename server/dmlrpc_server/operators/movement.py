@@ -12,9 +12,8 @@ from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.operators._graph import I16, I32, I64, U16, U32, Graph, Value
-from dmlrpc_server.operators._support import scalar_value, support_from
+from dmlrpc_server.operators._support import scalar_value
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
 
 FL = operators_pb2.FeatureLevel
 _INT64_MIN = -(1 << 63)
@@ -91,7 +90,6 @@ def _slice_plan(
 
 class Slice(Operator[operators_pb2.SliceOperatorDesc]):
     case: ClassVar[str] = "slice"
-    support = support_from(page("SLICE"))
 
     def lower(self, desc: operators_pb2.SliceOperatorDesc, tensors: Tensors) -> Plan:
         source, output = tensors["input_tensor"], tensors["output_tensor"]
@@ -122,7 +120,6 @@ class Slice(Operator[operators_pb2.SliceOperatorDesc]):
 
 class Slice1(Operator[operators_pb2.Slice1OperatorDesc]):
     case: ClassVar[str] = "slice1"
-    support = support_from(page("SLICE1"))
 
     def lower(self, desc: operators_pb2.Slice1OperatorDesc, tensors: Tensors) -> Plan:
         source, output = tensors["input_tensor"], tensors["output_tensor"]
@@ -271,7 +268,6 @@ class _PaddingBase(Operator[PaddingDesc]):
 
 class Padding(_PaddingBase[operators_pb2.PaddingOperatorDesc]):
     case: ClassVar[str] = "padding"
-    support = support_from(page("PADDING"))
 
     def padding_value(self, desc: operators_pb2.PaddingOperatorDesc, tensors: Tensors) -> Any:
         return _float_to(desc.padding_value, tensors["output_tensor"].dtype)
@@ -279,7 +275,6 @@ class Padding(_PaddingBase[operators_pb2.PaddingOperatorDesc]):
 
 class Padding1(_PaddingBase[operators_pb2.Padding1OperatorDesc]):
     case: ClassVar[str] = "padding1"
-    support = support_from(page("PADDING1"))
 
     def check_value_type(self, desc: operators_pb2.Padding1OperatorDesc, tensors: Tensors) -> None:
         # Listed unconditionally on the page, so checked in every mode (the value itself only matters in CONSTANT).
@@ -298,7 +293,6 @@ class Padding1(_PaddingBase[operators_pb2.Padding1OperatorDesc]):
 
 class Tile(Operator[operators_pb2.TileOperatorDesc]):
     case: ClassVar[str] = "tile"
-    support = support_from(page("TILE"))
 
     def lower(self, desc: operators_pb2.TileOperatorDesc, tensors: Tensors) -> Plan:
         source, output = tensors["input_tensor"], tensors["output_tensor"]
@@ -325,7 +319,6 @@ class Tile(Operator[operators_pb2.TileOperatorDesc]):
 
 class ReverseSubsequences(Operator[operators_pb2.ReverseSubsequencesOperatorDesc]):
     case: ClassVar[str] = "reverse_subsequences"
-    support = support_from(page("REVERSE_SUBSEQUENCES"))
 
     def lower(self, desc: operators_pb2.ReverseSubsequencesOperatorDesc, tensors: Tensors) -> Plan:
         source, lengths, output = (

@@ -11,10 +11,8 @@ import numpy as np
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._elementwise import Context
 from dmlrpc_server.operators._graph import F16, F32, Graph, Value
-from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.activation import apply_fused, check_fused
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
 
 FL = operators_pb2.FeatureLevel
 I64 = np.int64
@@ -122,7 +120,6 @@ class _Normalization(Operator[Any]):
     sizes per dimension (each size 1 or equal), FLOAT16 computes in FLOAT32, an optional fused activation last."""
 
     #: DirectML's operator type name (the page key).
-    type_name: ClassVar[str]
     #: Input tensors (besides input_tensor) that broadcast to the input per dimension.
     parameters: ClassVar[tuple[str, ...]] = ()
     #: Whether ScaleTensor and BiasTensor are optional and must come together below feature level 5.2.
@@ -206,8 +203,6 @@ def _mean_variance(
 
 class BatchNormalization(_Normalization):
     case: ClassVar[str] = "batch_normalization"
-    type_name: ClassVar[str] = "BATCH_NORMALIZATION"
-    support = support_from(page("BATCH_NORMALIZATION"))
     parameters = ("mean_tensor", "variance_tensor", "scale_tensor", "bias_tensor")
 
     def check(self, desc: Any, tensors: Tensors) -> None:
@@ -234,8 +229,6 @@ class BatchNormalization(_Normalization):
 
 class MeanVarianceNormalization(_Normalization):
     case: ClassVar[str] = "mean_variance_normalization"
-    type_name: ClassVar[str] = "MEAN_VARIANCE_NORMALIZATION"
-    support = support_from(page("MEAN_VARIANCE_NORMALIZATION"))
     parameters = ("scale_tensor", "bias_tensor")
     paired_scale_bias = True
 
@@ -250,8 +243,6 @@ class MeanVarianceNormalization(_Normalization):
 
 class MeanVarianceNormalization1(_Normalization):
     case: ClassVar[str] = "mean_variance_normalization1"
-    type_name: ClassVar[str] = "MEAN_VARIANCE_NORMALIZATION1"
-    support = support_from(page("MEAN_VARIANCE_NORMALIZATION1"))
     parameters = ("scale_tensor", "bias_tensor")
     paired_scale_bias = True
 
@@ -287,8 +278,6 @@ class MeanVarianceNormalization2(MeanVarianceNormalization1):
     # FALSE, SimplifiedLayerNormalization/RMS normalisation): without UseMean the mean is taken as 0 and the
     # variance is the mean of squares about 0; without UseVariance the divisor is 1 (Epsilon unused).
     case: ClassVar[str] = "mean_variance_normalization2"
-    type_name: ClassVar[str] = "MEAN_VARIANCE_NORMALIZATION2"
-    support = support_from(page("MEAN_VARIANCE_NORMALIZATION2"))
 
     def flags(self, desc: Any) -> tuple[bool, bool]:
         return bool(desc.use_mean), bool(desc.use_variance)
@@ -296,8 +285,6 @@ class MeanVarianceNormalization2(MeanVarianceNormalization1):
 
 class LpNormalization(_Normalization):
     case: ClassVar[str] = "lp_normalization"
-    type_name: ClassVar[str] = "LP_NORMALIZATION"
-    support = support_from(page("LP_NORMALIZATION"))
     fused = False
 
     def check(self, desc: Any, tensors: Tensors) -> None:
@@ -324,8 +311,6 @@ class LocalResponseNormalization(_Normalization):
     # alignment); positions outside the tensor add 0, and Alpha is divided by LocalSize in both modes, as the
     # page's formula says (not by the window's element count).
     case: ClassVar[str] = "local_response_normalization"
-    type_name: ClassVar[str] = "LOCAL_RESPONSE_NORMALIZATION"
-    support = support_from(page("LOCAL_RESPONSE_NORMALIZATION"))
     fused = False
 
     def check(self, desc: Any, tensors: Tensors) -> None:

@@ -13,9 +13,7 @@ from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import InvalidArgument, ResourceExhausted
 from dmlrpc_server.operators._graph import BOOL, F32, I16, I32, I64, U16, U32, U64, Graph, Value
-from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
 
 #: Entries of one spatial dimension's window table (output positions x in-bounds window elements) beyond which a
 #: desc is refused: the gathered windows would be that many times the other dimensions at run time.
@@ -381,7 +379,6 @@ def window_maxima(
 
 class AveragePooling(_Pooling[operators_pb2.AveragePoolingOperatorDesc]):
     case: ClassVar[str] = "average_pooling"
-    support = support_from(page("AVERAGE_POOLING"))
     kind = "average"
 
     def include(self, desc: operators_pb2.AveragePoolingOperatorDesc) -> bool:
@@ -390,7 +387,6 @@ class AveragePooling(_Pooling[operators_pb2.AveragePoolingOperatorDesc]):
 
 class AveragePooling1(_Pooling[operators_pb2.AveragePooling1OperatorDesc]):
     case: ClassVar[str] = "average_pooling1"
-    support = support_from(page("AVERAGE_POOLING1"))
     kind = "average"
     has_dilations = True
 
@@ -401,19 +397,16 @@ class AveragePooling1(_Pooling[operators_pb2.AveragePooling1OperatorDesc]):
 
 class MaxPooling(_Pooling[operators_pb2.MaxPoolingOperatorDesc]):
     case: ClassVar[str] = "max_pooling"
-    support = support_from(page("MAX_POOLING"))
     kind = "max"
 
 
 class MaxPooling1(_Pooling[operators_pb2.MaxPooling1OperatorDesc]):
     case: ClassVar[str] = "max_pooling1"
-    support = support_from(page("MAX_POOLING1"))
     kind = "max"
 
 
 class MaxPooling2(_Pooling[operators_pb2.MaxPooling2OperatorDesc]):
     case: ClassVar[str] = "max_pooling2"
-    support = support_from(page("MAX_POOLING2"))
     kind = "max"
     has_dilations = True
 
@@ -432,12 +425,10 @@ class _LpPooling(_Pooling[LpDesc]):
 
 class LpPooling(_LpPooling[operators_pb2.LpPoolingOperatorDesc]):
     case: ClassVar[str] = "lp_pooling"
-    support = support_from(page("LP_POOLING"))
 
 
 class LpPooling1(_LpPooling[operators_pb2.LpPooling1OperatorDesc]):
     case: ClassVar[str] = "lp_pooling1"
-    support = support_from(page("LP_POOLING1"))
     has_dilations = True
 
 

@@ -11,11 +11,10 @@ from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators._graph import BOOL, F32, I32, I64, Graph, Value
-from dmlrpc_server.operators._support import reshaping_feeder, same_type, support_from
+from dmlrpc_server.operators._support import reshaping_feeder, same_type
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.convolution import _geometry, _same, integer_convolution
 from dmlrpc_server.operators.matrix import _product_sizes, _same_rank, _zero_point_shape
-from dmlrpc_server.operators.pages import page
 from dmlrpc_server.operators.pooling import _Pooling
 from dmlrpc_server.operators.quantize import _dequantize, _quantize
 
@@ -152,7 +151,6 @@ class _Quantization(Operator[QuantizationDesc]):
 
 class Quantize(_Quantization[operators_pb2.QuantizeOperatorDesc]):
     case: ClassVar[str] = "quantize"
-    support = support_from(page("QUANTIZE"))
     integer_field = "output_tensor"
 
     def apply(
@@ -163,7 +161,6 @@ class Quantize(_Quantization[operators_pb2.QuantizeOperatorDesc]):
 
 class Dequantize(_Quantization[operators_pb2.DequantizeOperatorDesc]):
     case: ClassVar[str] = "dequantize"
-    support = support_from(page("DEQUANTIZE"))
     integer_field = "input_tensor"
 
     def apply(
@@ -175,7 +172,6 @@ class Dequantize(_Quantization[operators_pb2.DequantizeOperatorDesc]):
 
 class DynamicQuantizeLinear(Operator[operators_pb2.DynamicQuantizeLinearOperatorDesc]):
     case: ClassVar[str] = "dynamic_quantize_linear"
-    support = support_from(page("DYNAMIC_QUANTIZE_LINEAR"))
 
     def lower(self, desc: operators_pb2.DynamicQuantizeLinearOperatorDesc, tensors: Tensors) -> Plan:
         source, output = tensors["input_tensor"], tensors["output_tensor"]
@@ -247,7 +243,6 @@ def _optional_input(
 
 class QuantizedLinearMatrixMultiply(Operator[operators_pb2.QuantizedLinearMatrixMultiplyOperatorDesc]):
     case: ClassVar[str] = "quantized_linear_matrix_multiply"
-    support = support_from(page("QUANTIZED_LINEAR_MATRIX_MULTIPLY"))
 
     _FIELDS = (
         "a_scale_tensor",
@@ -302,7 +297,6 @@ class QuantizedLinearMatrixMultiply(Operator[operators_pb2.QuantizedLinearMatrix
 
 class MatrixMultiplyIntegerToFloat(Operator[operators_pb2.MatrixMultiplyIntegerToFloatOperatorDesc]):
     case: ClassVar[str] = "matrix_multiply_integer_to_float"
-    support = support_from(page("MATRIX_MULTIPLY_INTEGER_TO_FLOAT"))
 
     _FIELDS = ("a_scale_tensor", "a_zero_point_tensor", "b_scale_tensor", "b_zero_point_tensor")
 
@@ -352,7 +346,6 @@ class MatrixMultiplyIntegerToFloat(Operator[operators_pb2.MatrixMultiplyIntegerT
 
 class QuantizedLinearConvolution(Operator[operators_pb2.QuantizedLinearConvolutionOperatorDesc]):
     case: ClassVar[str] = "quantized_linear_convolution"
-    support = support_from(page("QUANTIZED_LINEAR_CONVOLUTION"))
 
     def lower(self, desc: operators_pb2.QuantizedLinearConvolutionOperatorDesc, tensors: Tensors) -> Plan:
         _same(tensors, ("filter_tensor", "output_tensor"), "input_tensor", types=False, ranks=True)
@@ -409,7 +402,6 @@ class QuantizedLinearAveragePooling(_Pooling[operators_pb2.QuantizedLinearAverag
     """AVERAGE_POOLING1's windows over the dequantized input, quantized back: padding is a dequantized 0."""
 
     case: ClassVar[str] = "quantized_linear_average_pooling"
-    support = support_from(page("QUANTIZED_LINEAR_AVERAGE_POOLING"))
     kind = "average"
     has_dilations = True
     same_type = False

@@ -10,9 +10,7 @@ import numpy as np
 
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._graph import I64, U32, U64, Graph, Value
-from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
 
 _MASK = 0xFFFFFFFF
 #: Philox 4x32's round multipliers and key-schedule (Weyl) constants.
@@ -63,7 +61,6 @@ class RandomGenerator(Operator[operators_pb2.RandomGeneratorOperatorDesc]):
     """
 
     case: ClassVar[str] = "random_generator"
-    support = support_from(page("RANDOM_GENERATOR"))
 
     def lower(self, desc: operators_pb2.RandomGeneratorOperatorDesc, tensors: Tensors) -> Plan:
         state, output = tensors["input_state_tensor"], tensors["output_tensor"]

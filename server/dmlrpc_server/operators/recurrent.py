@@ -30,11 +30,9 @@ from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.feature_levels import parse_feature_level
 from dmlrpc_server.operators._elementwise import Context, ElementWise
 from dmlrpc_server.operators._graph import BOOL, F32, I64, Graph, Value
-from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.activation import ACTIVATIONS
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
-from dmlrpc_server.operators.pages.activation import FUSABLE
+from dmlrpc_server.operators.pages import FUSABLE
 
 Direction = operators_pb2.RecurrentNetworkDirection
 _ACTIVATIONS: dict[str, ElementWise] = {operator.case: operator for operator in ACTIVATIONS}
@@ -80,7 +78,6 @@ class _Recurrent(Operator[Any]):
     """The family's shared rules and lowering; an operator adds its gate count, states and step."""
 
     #: DirectML's operator type name (the page key).
-    type_name: ClassVar[str]
     #: G: the gates stacked in WeightTensor and RecurrenceTensor.
     gates: ClassVar[int]
     #: Activations per direction (f; f, g; f, g, h).
@@ -325,8 +322,6 @@ class _Recurrent(Operator[Any]):
 
 class Rnn(_Recurrent):
     case: ClassVar[str] = "rnn"
-    type_name: ClassVar[str] = "RNN"
-    support = support_from(page("RNN"))
     gates: ClassVar[int] = 1
     activation_count: ClassVar[int] = 1
 
@@ -340,8 +335,6 @@ class Rnn(_Recurrent):
 
 class Lstm(_Recurrent):
     case: ClassVar[str] = "lstm"
-    type_name: ClassVar[str] = "LSTM"
-    support = support_from(page("LSTM"))
     gates: ClassVar[int] = 4
     activation_count: ClassVar[int] = 3
     states = (("hidden_init_tensor", "output_single_tensor"), ("cell_mem_init_tensor", "output_cell_single_tensor"))
@@ -397,8 +390,6 @@ class Lstm(_Recurrent):
 
 class Gru(_Recurrent):
     case: ClassVar[str] = "gru"
-    type_name: ClassVar[str] = "GRU"
-    support = support_from(page("GRU"))
     gates: ClassVar[int] = 3
     activation_count: ClassVar[int] = 2
     fold_recurrence_bias: ClassVar[bool] = False

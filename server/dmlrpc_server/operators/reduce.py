@@ -8,13 +8,16 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from dmlrpc.codec import data_type_name
-from dmlrpc.schema import snake_case
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.feature_levels import parse_feature_level
 from dmlrpc_server.operators._graph import F16, F32, I16, I32, I64, U16, U32, U64, DType, Graph, Value
-from dmlrpc_server.operators._support import axis_direction, same_dimension_count, same_type, support_from
-from dmlrpc_server.operators.base import Operator, Plan, SupportTable, Tensors, require
+from dmlrpc_server.operators._support import (
+    axis_direction,
+    same_dimension_count,
+    same_type,
+)
+from dmlrpc_server.operators.base import Operator, Plan, SupportTable, Tensors, require, support_table
 from dmlrpc_server.operators.pages import page
 from dmlrpc_server.tensors import TensorRule
 
@@ -41,17 +44,14 @@ _FLOAT_REDUCE = {
 
 
 def _function_tables() -> dict[int, list[tuple[int, SupportTable]]]:
-    """REDUCE's tables per function, ascending by level; the page splits them by function ("3.0|MIN MAX")."""
+    """REDUCE's tables per function, ascending by level; the page splits them by function (3.0: MIN MAX, ...)."""
     tables: dict[int, list[tuple[int, SupportTable]]] = {}
-    for key, rows in page("REDUCE")["support"].items():
-        level_text, _, functions = key.partition("|")
-        table: dict[str, TensorRule] = {}
-        for field, (dimensions, types) in rows.items():
-            low, _, high = dimensions.partition("-")
-            data_types = {DT.Value(f"TENSOR_DATA_TYPE_{name}") for name in types.split()}
-            table[snake_case(field)] = TensorRule.of((int(low), int(high or low)), data_types)
-        for name in functions.split():
-            tables.setdefault(RF.Value(f"REDUCE_FUNCTION_{name}"), []).append((parse_feature_level(level_text), table))
+    for entry in page("REDUCE")["support"]:
+        table = support_table(entry["tensors"])
+        for name in entry.get("functions", ()):
+            tables.setdefault(RF.Value(f"REDUCE_FUNCTION_{name}"), []).append(
+                (parse_feature_level(entry["level"]), table)
+            )
     return {function: sorted(entries, key=lambda entry: entry[0]) for function, entries in tables.items()}
 
 
@@ -305,13 +305,11 @@ class _ArgBase(Operator[ArgDesc]):
 
 class Argmin(_ArgBase[operators_pb2.ArgminOperatorDesc]):
     case: ClassVar[str] = "argmin"
-    support = support_from(page("ARGMIN"))
     largest = False
 
 
 class Argmax(_ArgBase[operators_pb2.ArgmaxOperatorDesc]):
     case: ClassVar[str] = "argmax"
-    support = support_from(page("ARGMAX"))
     largest = True
 
 

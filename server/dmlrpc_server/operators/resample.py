@@ -13,9 +13,8 @@ import numpy as np
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.errors import ResourceExhausted
 from dmlrpc_server.operators._graph import F32, I64, Graph, Value
-from dmlrpc_server.operators._support import axis_direction, support_from
+from dmlrpc_server.operators._support import axis_direction
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
 
 NEAREST = operators_pb2.INTERPOLATION_MODE_NEAREST_NEIGHBOR
 LINEAR = operators_pb2.INTERPOLATION_MODE_LINEAR
@@ -220,7 +219,6 @@ def offset_axes(desc: Any, tensors: Tensors, rank: int) -> tuple[AxisMap, ...]:
 
 class ValueScale2d(Operator[operators_pb2.ValueScale2dOperatorDesc]):
     case: ClassVar[str] = "value_scale_2d"
-    support = support_from(page("VALUE_SCALE_2D"))
 
     def lower(self, desc: operators_pb2.ValueScale2dOperatorDesc, tensors: Tensors) -> Plan:
         source, target = tensors["input_tensor"], tensors["output_tensor"]
@@ -254,7 +252,6 @@ class ValueScale2d(Operator[operators_pb2.ValueScale2dOperatorDesc]):
 
 class Upsample2d(Operator[operators_pb2.Upsample2dOperatorDesc]):
     case: ClassVar[str] = "upsample_2d"
-    support = support_from(page("UPSAMPLE_2D"))
 
     def lower(self, desc: operators_pb2.Upsample2dOperatorDesc, tensors: Tensors) -> Plan:
         source, target = tensors["input_tensor"], tensors["output_tensor"]
@@ -287,7 +284,6 @@ class Upsample2d(Operator[operators_pb2.Upsample2dOperatorDesc]):
 
 class Resample(Operator[operators_pb2.ResampleOperatorDesc]):
     case: ClassVar[str] = "resample"
-    support = support_from(page("RESAMPLE"))
 
     def lower(self, desc: operators_pb2.ResampleOperatorDesc, tensors: Tensors) -> Plan:
         check_same_type_and_rank(tensors)
@@ -325,12 +321,10 @@ class _ResampleWithOffsets(Operator[Any]):
 
 class Resample1(_ResampleWithOffsets):
     case: ClassVar[str] = "resample1"
-    support = support_from(page("RESAMPLE1"))
 
 
 class Resample2(_ResampleWithOffsets):
     case: ClassVar[str] = "resample2"
-    support = support_from(page("RESAMPLE2"))
 
     def rounding(self, desc: Any, tensors: Tensors) -> Rounding:
         return rounding_direction(desc.rounding_direction, tensors)
@@ -338,7 +332,6 @@ class Resample2(_ResampleWithOffsets):
 
 class Resample3(Resample2):
     case: ClassVar[str] = "resample3"
-    support = support_from(page("RESAMPLE3"))
 
     def antialiased(self, desc: Any) -> bool:
         return bool(desc.antialiased)

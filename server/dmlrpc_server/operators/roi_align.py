@@ -14,9 +14,8 @@ from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import OperatorUnavailable
 from dmlrpc_server.operators._graph import BOOL, F32, I64, Graph, Value
 from dmlrpc_server.operators._regions import SamplingAttributes, check_regions, region_attributes, region_tables
-from dmlrpc_server.operators._support import same_type, support_from
+from dmlrpc_server.operators._support import same_type
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
 
 RoiDesc = TypeVar("RoiDesc", operators_pb2.RoiAlignOperatorDesc, operators_pb2.RoiAlign1OperatorDesc)
 
@@ -100,7 +99,6 @@ class _RoiAlign(Operator[RoiDesc]):
 
 class RoiAlign(_RoiAlign[operators_pb2.RoiAlignOperatorDesc]):
     case: ClassVar[str] = "roi_align"
-    support = support_from(page("ROI_ALIGN"))
 
     def attributes(self, desc: operators_pb2.RoiAlignOperatorDesc, tensors: Tensors) -> SamplingAttributes:
         # ROI_ALIGN1's page: offsets 0.5 / -0.5 and no corner alignment are ROI_ALIGN's behaviour.
@@ -109,7 +107,6 @@ class RoiAlign(_RoiAlign[operators_pb2.RoiAlignOperatorDesc]):
 
 class RoiAlign1(_RoiAlign[operators_pb2.RoiAlign1OperatorDesc]):
     case: ClassVar[str] = "roi_align1"
-    support = support_from(page("ROI_ALIGN1"))
 
     def attributes(self, desc: operators_pb2.RoiAlign1OperatorDesc, tensors: Tensors) -> SamplingAttributes:
         for name in ("input_pixel_offset", "output_pixel_offset"):
@@ -137,7 +134,6 @@ class RoiAlignGrad(Operator[operators_pb2.RoiAlignGradOperatorDesc]):
     """
 
     case: ClassVar[str] = "roi_align_grad"
-    support = support_from(page("ROI_ALIGN_GRAD"))
 
     def lower(self, desc: operators_pb2.RoiAlignGradOperatorDesc, tensors: Tensors) -> Plan:
         source = tensors.layouts["input_tensor"]

@@ -11,9 +11,8 @@ import numpy as np
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.operators._graph import BOOL, F32, F64, I64, Graph, Value
-from dmlrpc_server.operators._support import same_type, support_from
+from dmlrpc_server.operators._support import same_type
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
-from dmlrpc_server.operators.pages import page
 
 
 class RoiPooling(Operator[operators_pb2.RoiPoolingOperatorDesc]):
@@ -25,7 +24,6 @@ class RoiPooling(Operator[operators_pb2.RoiPoolingOperatorDesc]):
     """
 
     case: ClassVar[str] = "roi_pooling"
-    support = support_from(page("ROI_POOLING"))
 
     def lower(self, desc: operators_pb2.RoiPoolingOperatorDesc, tensors: Tensors) -> Plan:
         source, rois, output = tensors["input_tensor"], tensors["roi_tensor"], tensors["output_tensor"]

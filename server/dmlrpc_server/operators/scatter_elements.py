@@ -12,9 +12,8 @@ from dmlrpc.codec import packed_strides
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators._indices import checked_indices, reject_overlaps
-from dmlrpc_server.operators._support import same_rank, same_sizes_but_axis, same_type, support_from
+from dmlrpc_server.operators._support import elements_axis, same_rank, same_type
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
-from dmlrpc_server.operators.pages import page
 
 FL = operators_pb2.FeatureLevel
 
@@ -35,9 +34,6 @@ class ScatterElements(Operator[operators_pb2.ScatterElementsOperatorDesc]):
     case: ClassVar[str] = "scatter_elements"
     # Indices address positions along the axis within their own slice: ScatterElements along axis + 1.
     batching = BatchRule("ScatterElements")
-    # DirectML.h puts DML_OPERATOR_SCATTER in the 2.0 block (its page says 1.0; the header is authoritative).
-    # DirectML.h introduces the type at 2.0; the page heads its oldest table 1.0 (and cannot say otherwise).
-    support = support_from(page("SCATTER_ELEMENTS"), introduced=FL.FEATURE_LEVEL_2_0)
 
     def lower(self, desc: operators_pb2.ScatterElementsOperatorDesc, tensors: Tensors) -> Plan:
         check_same_dimension_count_and_type(tensors)
@@ -45,13 +41,7 @@ class ScatterElements(Operator[operators_pb2.ScatterElementsOperatorDesc]):
         output = tensors["output_tensor"]
         rank = len(source.sizes)
         axis = desc.axis
-        require(axis < rank, tensors.field("axis"), f"axis {axis} is not less than the dimension count {rank}")
-        same_sizes_but_axis(tensors, "indices_tensor", axis)
-        require(
-            updates.sizes == indices.sizes,
-            f"{tensors.field('updates_tensor')}.buffer.sizes",
-            f"sizes {list(updates.sizes)} must equal indices_tensor's {list(indices.sizes)}",
-        )
+        elements_axis(tensors, axis, "updates_tensor")
         node = onnx.helper.make_node("ScatterElements", ["input", "indices", "updates"], ["output"], axis=int(axis))
         model = make_model(
             [node],

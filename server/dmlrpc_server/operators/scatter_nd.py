@@ -12,9 +12,7 @@ from dmlrpc.codec import packed_strides
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._batching import IndexTupleBatchRule
 from dmlrpc_server.operators._indices import checked_indices, reject_overlaps
-from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
-from dmlrpc_server.operators.pages import page
 from dmlrpc_server.operators.scatter_elements import check_same_dimension_count_and_type
 
 FL = operators_pb2.FeatureLevel
@@ -24,7 +22,6 @@ class ScatterNd(Operator[operators_pb2.ScatterNdOperatorDesc]):
     case: ClassVar[str] = "scatter_nd"
     # Each index tuple gets its request's batch coordinate prepended.
     batching = IndexTupleBatchRule()
-    support = support_from(page("SCATTER_ND"))
 
     def lower(self, desc: operators_pb2.ScatterNdOperatorDesc, tensors: Tensors) -> Plan:
         check_same_dimension_count_and_type(tensors)
@@ -64,8 +61,9 @@ class ScatterNd(Operator[operators_pb2.ScatterNdOperatorDesc]):
         require(
             updates.sizes == expected,
             f"{tensors.field('updates_tensor')}.buffer.sizes",
-            f"sizes {list(updates.sizes)} must be {list(expected)} (indices sizes without the tuple dimension, then "
-            f"the input sizes after the first {tuple_size} meaningful ones, right-aligned)",
+            f"sizes {list(updates.sizes)} must be {list(expected)}: updates of shape {list(updates_shape)} (the "
+            f"meaningful indices sizes {list(indices_shape)} without the tuple dimension, then the meaningful input "
+            f"sizes {list(data_shape)} after the first {tuple_size}), padded with leading 1s to {rank} dimensions",
         )
         node = onnx.helper.make_node("ScatterND", ["input", "indices", "updates"], ["output"])
         model = make_model(

@@ -11,10 +11,8 @@ import onnx
 from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._graph import F32, I64, Graph, Value
-from dmlrpc_server.operators._support import support_from
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.movement import slice1_window
-from dmlrpc_server.operators.pages import page
 from dmlrpc_server.operators.pooling import (
     check_gathers,
     pooling_geometry,
@@ -96,7 +94,6 @@ class AveragePoolingGrad(Operator[operators_pb2.AveragePoolingGradOperatorDesc])
     """
 
     case: ClassVar[str] = "average_pooling_grad"
-    support = support_from(page("AVERAGE_POOLING_GRAD"))
 
     def lower(self, desc: operators_pb2.AveragePoolingGradOperatorDesc, tensors: Tensors) -> Plan:
         dy, dx = tensors["input_gradient_tensor"], tensors["output_gradient_tensor"]
@@ -125,7 +122,6 @@ class MaxPoolingGrad(Operator[operators_pb2.MaxPoolingGradOperatorDesc]):
     input sums the gradients of windows that share a winner."""
 
     case: ClassVar[str] = "max_pooling_grad"
-    support = support_from(page("MAX_POOLING_GRAD"))
 
     def lower(self, desc: operators_pb2.MaxPoolingGradOperatorDesc, tensors: Tensors) -> Plan:
         x, dy, dx = tensors["input_tensor"], tensors["input_gradient_tensor"], tensors["output_gradient_tensor"]
@@ -206,12 +202,10 @@ class _ResampleGrad(Operator[Any]):
 
 class ResampleGrad(_ResampleGrad):
     case: ClassVar[str] = "resample_grad"
-    support = support_from(page("RESAMPLE_GRAD"))
 
 
 class ResampleGrad1(_ResampleGrad):
     case: ClassVar[str] = "resample_grad1"
-    support = support_from(page("RESAMPLE_GRAD1"))
 
     def rounding(self, desc: Any, tensors: Tensors) -> Rounding:
         return rounding_direction(desc.rounding_direction, tensors)
@@ -223,7 +217,6 @@ class SliceGrad(Operator[operators_pb2.SliceGradOperatorDesc]):
     the positions are distinct and every element is copied bit-exactly."""
 
     case: ClassVar[str] = "slice_grad"
-    support = support_from(page("SLICE_GRAD"))
 
     def lower(self, desc: operators_pb2.SliceGradOperatorDesc, tensors: Tensors) -> Plan:
         dy, dx = tensors["input_gradient_tensor"], tensors["output_gradient_tensor"]

@@ -10,9 +10,8 @@ import onnx
 
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.operators._batching import BatchRule
-from dmlrpc_server.operators._support import axis_direction, support_from
+from dmlrpc_server.operators._support import axis_direction
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
-from dmlrpc_server.operators.pages import page
 
 FL = operators_pb2.FeatureLevel
 DML_PROVIDER = "DmlExecutionProvider"
@@ -123,14 +122,10 @@ class _TopKBase(Operator[TopKDesc]):
 
 class TopK(_TopKBase[operators_pb2.TopKOperatorDesc]):
     case: ClassVar[str] = "top_k"
-    # DML_OPERATOR_TOP_K is in DirectML.h's base block (1.0); the page heads its oldest table (FLOAT32/FLOAT16 in 4
-    # dimensions) 2.0, and cannot say that it applies from 1.0.
-    support = support_from(page("TOP_K"), introduced=FL.FEATURE_LEVEL_1_0)
 
 
 class TopK1(_TopKBase[operators_pb2.TopK1OperatorDesc]):
     case: ClassVar[str] = "top_k1"
-    support = support_from(page("TOP_K1"))
 
     def direction(self, desc: operators_pb2.TopK1OperatorDesc, tensors: Tensors) -> int:
         return axis_direction(desc.axis_direction, tensors)

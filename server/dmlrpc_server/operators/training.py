@@ -11,7 +11,7 @@ import numpy as np
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators._elementwise import Context
 from dmlrpc_server.operators._graph import F16, F32, F64, Graph, Value
-from dmlrpc_server.operators._support import same_type, support_from
+from dmlrpc_server.operators._support import same_type
 from dmlrpc_server.operators.activation import apply_fused, check_fused
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.normalization import (
@@ -21,7 +21,6 @@ from dmlrpc_server.operators.normalization import (
     lrn_base,
     lrn_sums,
 )
-from dmlrpc_server.operators.pages import page
 
 I64 = np.int64
 
@@ -58,7 +57,6 @@ class _Training(Operator[Any]):
     ONNX output per output tensor in binding order, each cast back to its tensor's data type."""
 
     #: DirectML's operator type name (the page key).
-    type_name: ClassVar[str]
 
     def check(self, desc: Any, tensors: Tensors) -> None:
         """The operator's own rules."""
@@ -123,8 +121,6 @@ class BatchNormalizationGrad(_BatchNormalizationGradient):
     # The gradient of inference batch normalization: Mean and Variance are given constants, so OutputGradient is
     # only InputGradient * Scale / sqrt(Variance + Epsilon), with no terms through the statistics.
     case: ClassVar[str] = "batch_normalization_grad"
-    type_name: ClassVar[str] = "BATCH_NORMALIZATION_GRAD"
-    support = support_from(page("BATCH_NORMALIZATION_GRAD"))
 
     def gradient(
         self, graph: Graph, values: dict[str, Value], variance: Value, axes: Sequence[int], deviation: Value
@@ -138,8 +134,6 @@ class BatchNormalizationTrainingGrad(_BatchNormalizationGradient):
     # computed here) and takes the variance from VarianceTensor, while OutputScaleGradient centres on MeanTensor.
     # The page's 'InputCentered = InputCentered - mean(InputCentered)' is read as Input - mean(Input).
     case: ClassVar[str] = "batch_normalization_training_grad"
-    type_name: ClassVar[str] = "BATCH_NORMALIZATION_TRAINING_GRAD"
-    support = support_from(page("BATCH_NORMALIZATION_TRAINING_GRAD"))
 
     def gradient(
         self, graph: Graph, values: dict[str, Value], variance: Value, axes: Sequence[int], deviation: Value
@@ -158,8 +152,6 @@ class BatchNormalizationTraining(_Training):
     # variance: the population variance (divided by the element count, not count - 1) normalizes the input, as in
     # every batch-normalization training pass, and is what OutputVarianceTensor receives.
     case: ClassVar[str] = "batch_normalization_training"
-    type_name: ClassVar[str] = "BATCH_NORMALIZATION_TRAINING"
-    support = support_from(page("BATCH_NORMALIZATION_TRAINING"))
 
     def check(self, desc: Any, tensors: Tensors) -> None:
         names = [field.name for field in (*self.inputs, *self.outputs)]
@@ -196,8 +188,6 @@ class LocalResponseNormalizationGrad(_Training):
     # over the centres i whose window holds m: the window with its two sides swapped (they differ for an even
     # LocalSize), so the second sum is the forward's Conv with its pads exchanged.
     case: ClassVar[str] = "local_response_normalization_grad"
-    type_name: ClassVar[str] = "LOCAL_RESPONSE_NORMALIZATION_GRAD"
-    support = support_from(page("LOCAL_RESPONSE_NORMALIZATION_GRAD"))
 
     def check(self, desc: Any, tensors: Tensors) -> None:
         names = ("input_gradient_tensor", "output_gradient_tensor")
@@ -222,8 +212,6 @@ class AdamOptimizer(_Training):
     # says. The correction is computed in FLOAT64 (T exactly, Beta^T without float32 rounding) and applied in
     # FLOAT32. Element-wise with a scalar step: requests stack on a leading axis.
     case: ClassVar[str] = "adam_optimizer"
-    type_name: ClassVar[str] = "ADAM_OPTIMIZER"
-    support = support_from(page("ADAM_OPTIMIZER"))
     batching: ClassVar[BatchRule | None] = BatchRule()
 
     def check(self, desc: Any, tensors: Tensors) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import logging
+import os
 import platform
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,14 +69,49 @@ def tune_malloc(retain_bytes: int) -> bool:
 
 
 def resident_bytes() -> int | None:
-    """This process's resident set size in bytes (Linux), else ``None``."""
+    """This process's resident memory in bytes (Linux's VmRSS, Windows' working set), else ``None``."""
+    if sys.platform == "win32":
+        # NOTE: before /proc: Wine shows its host's /proc to Windows processes, where only Windows' answer is ours.
+        return _working_set_bytes()
     try:
         fields = Path("/proc/self/statm").read_text().split()
     except OSError:
         return None
-    import resource
+    return int(fields[1]) * os.sysconf("SC_PAGE_SIZE")
 
-    return int(fields[1]) * resource.getpagesize()
+
+class _ProcessMemoryCounters(ctypes.Structure):
+    """PROCESS_MEMORY_COUNTERS of psapi.h."""
+
+    _fields_ = [("cb", ctypes.c_uint32), ("PageFaultCount", ctypes.c_uint32)] + [
+        (name, ctypes.c_size_t)
+        for name in (
+            "PeakWorkingSetSize",
+            "WorkingSetSize",
+            "QuotaPeakPagedPoolUsage",
+            "QuotaPagedPoolUsage",
+            "QuotaPeakNonPagedPoolUsage",
+            "QuotaNonPagedPoolUsage",
+            "PagefileUsage",
+            "PeakPagefileUsage",
+        )
+    ]
+
+
+def _working_set_bytes() -> int | None:
+    """The working set of this Windows process (K32GetProcessMemoryInfo, in kernel32 since Windows 7)."""
+    if sys.platform != "win32":  # for mypy: WinDLL exists only there
+        return None
+    kernel32 = ctypes.WinDLL("kernel32")
+    kernel32.GetCurrentProcess.restype = ctypes.c_void_p
+    query = kernel32.K32GetProcessMemoryInfo
+    query.argtypes = (ctypes.c_void_p, ctypes.POINTER(_ProcessMemoryCounters), ctypes.c_uint32)
+    query.restype = ctypes.c_int
+    counters = _ProcessMemoryCounters()
+    counters.cb = ctypes.sizeof(counters)
+    if not query(kernel32.GetCurrentProcess(), ctypes.byref(counters), counters.cb):
+        return None
+    return int(counters.WorkingSetSize)
 
 
 @dataclass
