@@ -31,14 +31,14 @@ class ManyStream:
 
     def __init__(
         self,
-        execute: Callable[[Call], Awaitable[bytes]],
+        execute_items: Callable[[list[Call]], Awaitable[list[bytes | Exception]]],
         scheduler: Scheduler,
         limits: StreamLimits,
         idle: float | None,
         owner: str,
         deadline: float | None,
     ) -> None:
-        self.execute = execute
+        self.execute_items = execute_items
         self.scheduler = scheduler
         self.idle = idle
         self.owner = owner
@@ -113,14 +113,21 @@ class ManyStream:
         task.add_done_callback(self.tasks.discard)
 
     async def _run_group(self, group: list[_Item]) -> None:
-        """Run one message's items within one admission slot, each by the unary recipe; started together, those of
-        one compiled desc join one batch. Every item is answered exactly once, whatever fails."""
+        """Run one message's items within one admission slot, each by the unary recipe's stages
+        (``Service.execute_items``: those of one compiled desc join one batch). Every item is answered exactly once,
+        whatever fails."""
         try:
+            calls: list[_Item] = []
+            for item in group:
+                try:
+                    item.run = self._read(item)
+                except ServiceError as error:
+                    self._answer(item, error)
+                    continue
+                calls.append(item)
             async with self.scheduler.turn(self.deadline):
-                outcomes = await asyncio.gather(*(self._run(item) for item in group), return_exceptions=True)
-            for item, outcome in zip(group, outcomes, strict=True):
-                if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
-                    raise outcome
+                outcomes = await self.execute_items([item.run for item in calls if item.run is not None])
+            for item, outcome in zip(calls, outcomes, strict=True):
                 self._answer(item, outcome)
         except BaseException as error:
             for item in group:
@@ -129,9 +136,9 @@ class ManyStream:
             if not isinstance(error, ServiceError):  # admission refused, or the deadline passed waiting for a slot
                 raise
 
-    async def _run(self, item: _Item) -> bytes:
-        """One item as its unary call: the whole call memory it reserves stays reserved until its result is
-        written."""
+    def _read(self, item: _Item) -> Call:
+        """An item's call, read as its unary call is (the whole call memory it reserves stays reserved until its
+        result is written; its slot is the group's)."""
         call = item.call
         kind = call.WhichOneof("call")
         if kind == "execute":
@@ -140,10 +147,10 @@ class ManyStream:
             request = call.dispatch
         else:
             raise InvalidArgument("call", "an item needs an `execute` or a `dispatch` call")
-        item.run = read_request(request, item.size, self.deadline, self.owner)
-        item.run.hold = True
-        item.run.admitted = True
-        return await self.execute(item.run)
+        read = read_request(request, item.size, self.deadline, self.owner)
+        read.hold = True
+        read.admitted = True
+        return read
 
     def _answer(self, item: _Item, outcome: bytes | Exception) -> None:
         """Queue an item's result for writing: its response, or its error as an ItemStatus."""

@@ -317,6 +317,78 @@ class Scheduler:
             call.held += held
         return result
 
+    async def run_items(
+        self,
+        calls: list[Call],
+        compiled: Compiled,
+        binds: list[Callable[[], Feeds]],
+        encode: Callable[[Results], T],
+    ) -> list[T | Exception]:
+        """``run`` for calls of one plan whose admission slot their stream holds (an ExecuteMany message's items):
+        each reserves its memory (kept until its result is written) and is bound and encoded as ``run`` would; where
+        the plan batches, they join its lane together, without a task each. Each call's result or error."""
+        placed = self._placed.get(id(compiled))
+        if placed is None or placed.compiled() is not compiled or placed.fallback != compiled.fallback:
+            placed = self.place(compiled)
+        lane = placed.lane
+        outcomes: list[T | Exception] = []
+        if lane is None:  # inline or on a worker: each call as ``run`` runs it
+            for call, bind in zip(calls, binds, strict=True):
+                try:
+                    outcomes.append(await self.run(call, compiled, bind, encode))
+                except Exception as error:
+                    outcomes.append(error)
+            return outcomes
+        memory = self.memory
+        size = compiled.memory
+        started = time.monotonic()
+        pending: list[asyncio.Future[Results] | Exception] = []
+        try:
+            for call, bind in zip(calls, binds, strict=True):
+                try:
+                    if not memory.try_acquire(size):
+                        await memory.acquire(size, call.deadline)
+                except Exception as error:
+                    pending.append(error)
+                    continue
+                try:
+                    pending.append(lane.submit(bind(), 1, None, call.deadline))
+                except Exception as error:
+                    memory.release(size)
+                    pending.append(error)
+            for call, waiting in zip(calls, pending, strict=True):
+                if isinstance(waiting, Exception):
+                    outcomes.append(waiting)
+                    continue
+                try:
+                    result = encode(await waiting)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as error:
+                    memory.release(size)
+                    outcomes.append(error)
+                    continue
+                call.held += size  # until its result is written
+                self._observe_call(call, compiled, started)
+                outcomes.append(result)
+        except BaseException:
+            # Cancelled (the stream ended): the calls not yet answered give their reservations back.
+            for waiting in pending[len(outcomes) :]:
+                if not isinstance(waiting, Exception):
+                    waiting.cancel()
+                    memory.release(size)
+            raise
+        return outcomes
+
+    def _observe_call(self, call: Call, compiled: Compiled, started: float) -> None:
+        """A call's metrics (``run`` records its own inline): queue and compute time, bytes in and out."""
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.queue_duration.observe(started - call.arrived)
+            metrics.compute_duration.labels(call.label).observe(time.monotonic() - started)
+            metrics.received_bytes.inc(call.size)
+            metrics.sent_bytes.inc(compiled.plan.response_bytes)
+
     async def compile(self, deadline: float | None, job: Callable[[], Compiled]) -> Compiled:
         """Stage 2 on a miss: ``job`` (validation, lowering, a session) on a worker, within an admission slot of its
         own (compiling is work the server admits), once the worker may make a new session."""

@@ -6,7 +6,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import numpy as np
 
@@ -35,6 +35,12 @@ from dmlrpc_server.streams import (
 from dmlrpc_server.tensors import ANY_TENSOR, validate_tensor
 
 _log = logging.getLogger(__name__)
+Feeds = dict[str, np.ndarray]
+
+
+def _raise(error: Exception) -> Feeds:
+    """A bind that fails as the item's binding did (its error is its answer)."""
+    raise error
 
 
 class Service:
@@ -44,13 +50,14 @@ class Service:
     2. **plan** (``Catalog.lookup``: one lookup by the desc's bytes; a miss compiles on a worker; Dispatch takes its
        handle's),
     3. **admit and reserve** (``Scheduler.run``: the drain gate, call memory, an admission slot, the deadline),
-    4. **bind** (``Binding.feeds``: lengths, views, data-dependent checks),
+    4. **bind** (``binding.feeds``: lengths, views, data-dependent checks),
     5. **place and run** (``Scheduler.run``: inline, worker thread or batch, by the work the desc causes),
-    6. **encode** (``Binding.outputs``, then the reader's writer: ``calls.write_execute``).
+    6. **encode** (``binding.encode_outputs``, then the reader's writer: ``calls.write_execute``).
 
-    Execute, Dispatch and ExecuteMany's items are one recipe (``execute``); ExecuteStream is the same stages with
-    its chunked reader and writer. Each stage returns its result; what the writer needs of the call (its label,
-    where it ran, the memory its reply holds) is on the ``Call``.
+    Execute and Dispatch are one recipe (``execute``), ExecuteMany's items the same stages grouped by plan
+    (``execute_items``); ExecuteStream is the same stages with its chunked reader and writer. Each stage returns
+    its result; what the writer needs of the call (its label, where it ran, the memory its reply holds) is on the
+    ``Call``.
     """
 
     def __init__(
@@ -139,6 +146,58 @@ class Service:
         )
         return await self.scheduler.run(call, compiled, None, None, job, binding.host_bytes(compiled, request))
 
+    async def execute_items(self, calls: list[Call]) -> list[bytes | Exception]:
+        """An ExecuteMany message's items, in the admission slot their stream holds: each item's response, or its
+        error. Each runs ``execute``'s stages; consecutive items of one cached plan with plain buffers are bound and
+        handed to the scheduler together (``Scheduler.run_items``), so that they batch without a task each."""
+        catalog = self.catalog
+        binding = self.binding
+        outcomes: list[bytes | Exception] = []
+        index = 0
+        while index < len(calls):
+            call = calls[index]
+            request = call.request
+            try:
+                compiled = None
+                if isinstance(request, service_pb2.ExecuteRequest) and not call.resident:
+                    compiled = catalog.lookup(call)  # 2, a hit
+                if compiled is None or compiled.plan.input_arrays:
+                    outcomes.append(await self.execute(call))  # a miss, a handle, resident or array bindings
+                    index += 1
+                    continue
+            except Exception as error:
+                outcomes.append(error)
+                index += 1
+                continue
+            group: list[Call] = []
+            binds: list[Callable[[], Feeds]] = []
+            bound: list[Exception | None] = []
+            while index < len(calls):
+                call = calls[index]
+                request = call.request
+                if group:
+                    try:
+                        same = isinstance(request, service_pb2.ExecuteRequest) and not call.resident
+                        same = same and catalog.lookup(call) is compiled
+                    except Exception:
+                        same = False  # the next pass of the outer loop answers it with its error
+                    if not same:
+                        break
+                group.append(call)
+                index += 1
+                try:
+                    assert request is not None
+                    binds.append(functools.partial(feeds, compiled, unary_buffers(request.inputs, compiled.plan)))
+                    bound.append(None)
+                except Exception as error:
+                    binds.append(functools.partial(_raise, error))
+                    bound.append(error)
+            encode = functools.partial(encode_outputs, compiled, pool=binding.pool)
+            ran = await self.scheduler.run_items(group, compiled, binds, encode)  # 3-6
+            outcomes.extend(error or (result if isinstance(result, Exception) else write_execute(result))
+                            for error, result in zip(bound, ran, strict=True))  # fmt: skip
+        return outcomes
+
     async def compiled(
         self, operator_desc: operators_pb2.OperatorDesc, execution_flags: int, deadline: float | None
     ) -> Compiled:
@@ -167,7 +226,7 @@ class Service:
         """
         self.scheduler.gate()
         stream = ManyStream(
-            self.execute,
+            self.execute_items,
             self.scheduler,
             self.stream_limits,
             self.stream_idle,
