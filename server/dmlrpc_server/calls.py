@@ -10,7 +10,7 @@ from typing import TypeVar
 
 from google.protobuf.message import DecodeError, Message
 
-from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
+from dmlrpc.v1 import service_pb2, tensor_pb2
 from dmlrpc.wire import read_varint, varint
 from dmlrpc_server.errors import InvalidArgument, ServiceError
 from dmlrpc_server.runtime.resident import Resident
@@ -154,14 +154,6 @@ def operator_case(raw: bytes) -> str:
     except DecodeError:
         return ""
     return request.operator_desc.WhichOneof("desc") or "unset"
-
-
-def case_of(desc: bytes) -> str:
-    """The operator case of desc bytes (``"unset"`` when none or unreadable): a label before the plan is known."""
-    try:
-        return operators_pb2.OperatorDesc.FromString(desc).WhichOneof("desc") or "unset"
-    except DecodeError:
-        return "unset"
 
 
 # -- the writer ------------------------------------------------------------------------------------------------------
