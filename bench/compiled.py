@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the sibling be
 
 import procs
 import report
-from inproc import make_executor, per_call_us
+from inproc import make_catalog, per_call_us
 from loadgen import process_cpu
 from report import Row
 
@@ -200,16 +200,18 @@ class Bench:
     def _inproc(self, call: ops.Call, execute_bytes: bytes, dispatch_bytes: bytes) -> tuple[float, float]:
         """µs per call, in this process, of the server's first steps: parsing the request and finding the compiled
         operator (Execute: the compile cache, keyed by the desc; Dispatch: the handle table, a dict here)."""
-        executor = make_executor()
-        compiled = executor.unary_compiled(call.operator_desc)
+        catalog = make_catalog()
+        compiled = catalog.compiled(call.operator_desc)
         handles = {service_pb2.DispatchRequest.FromString(dispatch_bytes).handle: compiled}
 
         def execute() -> object:
-            return executor.unary_compiled(service_pb2.ExecuteRequest.FromString(execute_bytes).operator_desc)
+            found = catalog.compiled(service_pb2.ExecuteRequest.FromString(execute_bytes).operator_desc)
+            catalog.check_response_fits(found)  # as the server's Execute does
+            return found
 
         def dispatch() -> object:
             found = handles[service_pb2.DispatchRequest.FromString(dispatch_bytes).handle]
-            executor.check_response_fits(found)  # as the server's dispatch does
+            catalog.check_response_fits(found)  # as the server's dispatch does
             return found
 
         number, repeats = (300, 1) if self.config.reps == 1 else (3000, 5)

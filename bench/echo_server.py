@@ -1,5 +1,7 @@
 """A bare gRPC echo server on dmlrpc's Execute method path: the response is the request's bytes, unparsed; mode
-``aio-onnx`` also runs one ONNX Runtime TopK per call (the floor of any per-call server on grpc.aio), and mode
+``aio-onnx`` also runs one ONNX Runtime TopK per call (the floor of any per-call server on grpc.aio), mode
+``aio-parse`` parses the ExecuteRequest with protobuf, runs that TopK on its input and answers a real
+ExecuteResponse built and serialized by protobuf (the floor of any per-call Execute server on grpc.aio), and mode
 ``aio-top-k`` answers the top-k of a [1, C] row read from the request, alone per call or in dynamic batches (the
 floor of batching on grpc.aio)."""
 
@@ -32,14 +34,10 @@ def _announce(port: int, mode: str) -> None:
     sys.stderr.flush()
 
 
-def _top_k_session(shape: list[int | str], axis: int, k: int, provider: str) -> Callable[[Any], tuple[Any, Any]]:
-    """One ONNX TopK (K = ``k`` along ``axis``) of a FLOAT32 input of ``shape`` (a name: a symbolic dimension), in a
-    session made with the server's own session options for ``provider``; the callable runs it as the server runs its
-    sessions (no wrapper-side validation) and returns the values and the (INT64) indices."""
-    import onnxruntime as ort
+def top_k_model(shape: list[int | str], axis: int, k: int) -> Any:
+    """An ONNX TopK model (K = ``k`` along ``axis``) of a FLOAT32 input ``x`` of ``shape`` (a name: a symbolic
+    dimension): outputs ``values`` and (INT64) ``indices``."""
     from onnx import TensorProto, helper
-
-    from dmlrpc_server.runtime.providers import choose_provider
 
     out = [*shape[:axis], k, *shape[axis + 1 :]]
     node = helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=axis)
@@ -55,6 +53,17 @@ def _top_k_session(shape: list[int | str], axis: int, k: int, provider: str) -> 
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
+    return model
+
+
+def _top_k_session(shape: list[int | str], axis: int, k: int, provider: str) -> Callable[[Any], tuple[Any, Any]]:
+    """``top_k_model`` in a session made with the server's own session options for ``provider``; the callable runs
+    it as the server runs its sessions (no wrapper-side validation) and returns the values and the indices."""
+    import onnxruntime as ort
+
+    from dmlrpc_server.runtime.providers import choose_provider
+
+    model = top_k_model(shape, axis, k)
     chosen = choose_provider(provider)
     session = ort.InferenceSession(model.SerializeToString(), chosen.session_options(), providers=chosen.providers())
     run = session._sess.run
@@ -91,11 +100,91 @@ async def _serve_aio(port: int, onnx_run: bool = False) -> None:
     await _serve_unary(port, echo, "aio-onnx" if onnx_run else "aio")
 
 
-async def _serve_unary(port: int, answer: Callable[..., Awaitable[bytes]], mode: str) -> None:
-    """An aio server answering Execute with ``answer`` (raw bytes in and out) until it is stopped."""
+def tiny_response(values: Any, indices: Any) -> bytes:
+    """The ExecuteResponse of the tiny top-k, built and serialized by protobuf (indices as DirectML's UINT32)."""
+    import numpy as np
+
+    from dmlrpc.v1 import service_pb2
+
+    binding, buffer = service_pb2.BindingDesc, service_pb2.BufferBinding
+    return service_pb2.ExecuteResponse(
+        outputs=[
+            binding(buffer=buffer(data=values.tobytes())),
+            binding(buffer=buffer(data=indices.astype(np.uint32).tobytes())),
+        ]
+    ).SerializeToString()
+
+
+async def _serve_parsing(port: int) -> None:
+    import numpy as np
+
+    from dmlrpc.v1 import service_pb2
+
+    _top_k_run()  # checks the session computes
+    top_k = _top_k_session([1, 1, 3, 4], 3, 2, "cpu")
+    parse = service_pb2.ExecuteRequest.FromString
+    response, binding, buffer = service_pb2.ExecuteResponse, service_pb2.BindingDesc, service_pb2.BufferBinding
+    frombuffer, float32, uint32 = np.frombuffer, np.float32, np.uint32
+
+    async def answer(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+        # What ``tiny_response`` writes, its names looked up once.
+        parsed = parse(request)
+        values, indices = top_k(frombuffer(parsed.inputs[0].buffer.data, float32).reshape(1, 1, 3, 4))
+        return response(
+            outputs=[
+                binding(buffer=buffer(data=values.tobytes())),
+                binding(buffer=buffer(data=indices.astype(uint32).tobytes())),
+            ]
+        ).SerializeToString()
+
+    await _serve_unary(port, answer, "aio-parse")
+
+
+async def _serve_infer(port: int, path: str) -> None:
+    """The Open Inference Protocol's floor: ModelInfer parsed by protobuf, the model (the file a repository serves,
+    in a session made as the repository makes its sessions) run on the loop on the raw input, a ModelInferResponse
+    with raw outputs written by protobuf."""
+    import numpy as np
+    import onnxruntime as ort
+
+    from dmlrpc_server.oip.protocol import service_pb2
+    from dmlrpc_server.runtime.providers import choose_provider
+
+    options = choose_provider("cpu").session_options()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    session = ort.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
+    run = session._sess.run
+    names = [output.name for output in session.get_outputs()]
+    types = {"FP32": np.float32}
+    parse, response = service_pb2.ModelInferRequest.FromString, service_pb2.ModelInferResponse
+    tensor = service_pb2.ModelInferResponse.InferOutputTensor
+    datatypes = {np.dtype(np.float32): "FP32", np.dtype(np.int64): "INT64"}
+
+    async def answer(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+        parsed = parse(request)
+        first = parsed.inputs[0]
+        x = np.frombuffer(parsed.raw_input_contents[0], types[first.datatype]).reshape(tuple(first.shape))
+        outputs = run(names, {first.name: x}, None)
+        return response(
+            model_name=parsed.model_name,
+            id=parsed.id,
+            outputs=[
+                tensor(name=name, datatype=datatypes[array.dtype], shape=array.shape)
+                for name, array in zip(names, outputs, strict=True)
+            ],
+            raw_output_contents=[array.tobytes() for array in outputs],
+        ).SerializeToString()
+
+    await _serve_unary(port, answer, "aio-infer", service="inference.GRPCInferenceService", method="ModelInfer")
+
+
+async def _serve_unary(
+    port: int, answer: Callable[..., Awaitable[bytes]], mode: str, *, service: str = SERVICE, method: str = METHOD
+) -> None:
+    """An aio server answering ``method`` (Execute) with ``answer`` (raw bytes in and out) until it is stopped."""
     handler = grpc.method_handlers_generic_handler(
-        SERVICE,
-        {METHOD: grpc.unary_unary_rpc_method_handler(answer, _identity, _identity)},
+        service,
+        {method: grpc.unary_unary_rpc_method_handler(answer, _identity, _identity)},
     )
     server = grpc.aio.server(options=OPTIONS)
     server.add_generic_rpc_handlers((handler,))
@@ -225,7 +314,9 @@ def _serve_sync(port: int, threads: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--mode", choices=["aio", "aio-onnx", "aio-top-k", "sync"], default="aio")
+    modes = ["aio", "aio-onnx", "aio-parse", "aio-infer", "aio-top-k", "sync"]
+    parser.add_argument("--mode", choices=modes, default="aio")
+    parser.add_argument("--model", help="aio-infer: the ONNX model file")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument(
         "--threads", type=int, help="thread pool size (default: 16 for sync, the CPU count for aio-top-k)"
@@ -239,6 +330,10 @@ def main() -> None:
         if args.mode == "aio-top-k":
             spec = TopK(args.columns, args.k, args.provider)
             asyncio.run(_serve_top_k(args.port, spec, args.batch_size, args.threads or os.cpu_count() or 1))
+        elif args.mode == "aio-infer":
+            asyncio.run(_serve_infer(args.port, args.model))
+        elif args.mode == "aio-parse":
+            asyncio.run(_serve_parsing(args.port))
         elif args.mode in ("aio", "aio-onnx"):
             asyncio.run(_serve_aio(args.port, onnx_run=args.mode == "aio-onnx"))
         else:

@@ -35,7 +35,7 @@ import procs
 
 import dmlrpc
 from dmlrpc import ops
-from dmlrpc_server.executor import Executor
+from dmlrpc_server.catalog import Catalog
 from dmlrpc_server.feature_levels import LATEST
 from dmlrpc_server.operators.base import Limits
 from dmlrpc_server.runtime.providers import choose_provider
@@ -72,9 +72,9 @@ def cases(size_mib: int, rng: np.random.Generator) -> dict[str, tuple[ops.Call, 
     }
 
 
-def in_process(executor: Executor, call: ops.Call, data: np.ndarray, device: str) -> Callable[[], object]:
+def in_process(catalog: Catalog, call: ops.Call, data: np.ndarray, device: str) -> Callable[[], object]:
     """The floor: the compiled session with its first input in device memory and outputs bound to the device."""
-    compiled = executor.compiled(call.operator_desc)
+    compiled = catalog.compiled(call.operator_desc)
     plan = compiled.plan
     resident = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(data), device, 0)
     name = plan.direct_inputs[0]
@@ -109,7 +109,7 @@ def main() -> int:
         max_message_bytes=512 * MiB,
         max_run_bytes=8192 * MiB,
     )
-    executor = Executor(choose_provider(args.provider), feature_level=LATEST, limits=limits, cache_capacity=64)
+    catalog = Catalog(choose_provider(args.provider), feature_level=LATEST, limits=limits, cache_capacity=64)
     flags = ["--provider", args.provider, "--max-tensor-bytes", str(2048 * MiB), "--max-request-bytes", str(4096 * MiB)]
     flags += ["--resident-bytes-per-caller", str(8192 * MiB), "--resident-bytes-total", str(16384 * MiB)]
     flags += ["--call-memory-bytes", str(8192 * MiB)]  # 1 GiB inputs: a call holds several GiB
@@ -127,7 +127,7 @@ def main() -> int:
             echo_call = channel.unary_unary("/dmlrpc.v1.DirectMLService/Execute")
             for size in (int(s) for s in args.sizes.split(",")):
                 for name, (call, data) in cases(size, rng).items():
-                    row = measure(client, executor, echo_call, call, data, device, args.repeats)
+                    row = measure(client, catalog, echo_call, call, data, device, args.repeats)
                     row |= {"op": name, "size_mib": size}
                     results.append(row)
                     print(_line(row), flush=True)
@@ -147,14 +147,14 @@ def main() -> int:
 
 def measure(
     client: dmlrpc.Client,
-    executor: Executor,
+    catalog: Catalog,
     echo_call: Any,
     call: ops.Call,
     data: np.ndarray,
     device: str,
     repeats: int,
 ) -> dict[str, Any]:
-    floor = median_seconds(in_process(executor, call, data, device), repeats=repeats)
+    floor = median_seconds(in_process(catalog, call, data, device), repeats=repeats)
     rest = list(call.inputs[1:])
     with client.upload(data) as resident:
         request = dmlrpc._base.prepare_execute(call.operator_desc, [resident, *rest], keep=True).request

@@ -285,21 +285,21 @@ class Run:
 
     def inprocess(self, call: ops.Call) -> None:
         """ORT session.run of the server's lowering of the top-k, for 1 row and for ``rows`` rows."""
-        from dmlrpc_server.executor import Executor
+        from dmlrpc_server.catalog import Catalog
         from dmlrpc_server.feature_levels import LATEST
         from dmlrpc_server.operators.base import Limits
         from dmlrpc_server.runtime.providers import choose_provider
 
         o = self.options
         limits = Limits(max_tensor_bytes=512 * MiB, max_request_bytes=1024 * MiB, max_message_bytes=512 * MiB)
-        executor = Executor(choose_provider(o.provider), feature_level=LATEST, limits=limits, cache_capacity=16)
+        catalog = Catalog(choose_provider(o.provider), feature_level=LATEST, limits=limits, cache_capacity=16)
         figures: dict[int, float] = {}
         data = call.inputs[0]
         assert data is not None
         for rows in (1, o.rows):
             batch = ops.top_k(np.repeat(data, rows, axis=0), o.k)
             request = prepare_execute(batch.operator_desc, batch.inputs).request
-            compiled = executor.compiled(request.operator_desc)
+            compiled = catalog.compiled(request.operator_desc)
             arrays = [
                 None if layout is None else decode(binding.buffer.data, layout)
                 for binding, layout in zip(request.inputs, compiled.plan.inputs, strict=True)

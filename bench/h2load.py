@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 import re
 import resource
+import shlex
 import shutil
 import statistics
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import procs
+import report
 
 METHOD = "/dmlrpc.v1.DirectMLService/Execute"
 MISSING = "!!!!!!!! h2load IS NOT INSTALLED: run tools/install-h2load.sh (CI does) !!!!!!!!"
@@ -38,6 +42,32 @@ class CallsFailed(RuntimeError):
 def find(given: str | None = None) -> str | None:
     """The h2load binary: ``given``, else the one on PATH."""
     return given or shutil.which("h2load")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every h2load bench takes: the binary, the server's extra flags, the quiet wait and the outputs."""
+    parser.add_argument("--h2load", help="the h2load binary (default: on PATH; tools/install-h2load.sh)")
+    parser.add_argument("--server-flags", default="", help="extra dmlrpc-server flags")
+    parser.add_argument("--quiet-wait", type=float, default=2.0, help="max seconds to wait for a quiet CPU per run")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="save rows, raw results and conditions")
+    parser.add_argument("--markdown", type=Path, metavar="FILE", help="write the results table as Markdown")
+
+
+def prepare(
+    parser: argparse.ArgumentParser, script: str, argv: list[str] | None
+) -> tuple[argparse.Namespace, str, dict[str, Any]] | None:
+    """``bench/<script>``'s arguments (``parser``'s and ``add_arguments``'), the h2load binary and the run's
+    conditions (with h2load's version), ``argv`` None meaning this process's; None, said loudly, without h2load."""
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    binary = find(args.h2load)
+    if binary is None:
+        print(MISSING, file=sys.stderr)
+        return None
+    command = f"python bench/{script} " + shlex.join(sys.argv[1:] if argv is None else argv)
+    info = report.conditions(command.strip())
+    info["h2load"] = version(binary)
+    return args, binary, info
 
 
 def version(binary: str) -> str:
@@ -151,6 +181,7 @@ class H2load:
         self.binary = binary
         self.cpus = cpus  # taskset CPU list of h2load (None: the runner's own affinity)
         self.path = path
+        self.method = path.rsplit("/", 1)[-1]  # the server's metrics label of the calls
         self._dir = tempfile.TemporaryDirectory(prefix="bench-h2load-")
         self.body = Path(self._dir.name) / "body"
         self.body.write_bytes(body)
@@ -184,7 +215,7 @@ class H2load:
         log_path = Path(self._dir.name) / "log" if log else None
         if log_path is not None:
             log_path.unlink(missing_ok=True)  # h2load appends to it
-        before = requests_by_code(metrics_port) if metrics_port else {}
+        before = requests_by_code(metrics_port, self.method) if metrics_port else {}
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         timeout = run.timeout()
         try:
@@ -215,7 +246,7 @@ class H2load:
         # Calls the server answered in the whole run, its warm-up and its end included: what its CPU time was spent on.
         result["served"] = received
         if metrics_port:
-            result["codes"] = self._server_codes(metrics_port, before, count, run, load)
+            result["codes"] = self._server_codes(metrics_port, self.method, before, count, run, load)
             result["served"] = sum(result["codes"].values())
         if log_path is not None:
             latencies = parse_log(log_path.read_text())
@@ -226,14 +257,16 @@ class H2load:
         return result
 
     @staticmethod
-    def _server_codes(metrics_port: int, before: dict[str, float], count: int, run: Run, load: Load) -> dict[str, int]:
+    def _server_codes(
+        metrics_port: int, method: str, before: dict[str, float], count: int, run: Run, load: Load
+    ) -> dict[str, int]:
         """The server's own count of the run's calls by gRPC code, which must match h2load's: exactly for a counted
         run; for a timed run, at least ``count`` OK (its warm-up's calls are the server's too) and nothing else but
         the calls in flight at its end, which h2load cancels."""
         # The server counts a call when it finishes, which can trail the response h2load saw by a moment.
         deadline = time.monotonic() + 3.0
         while True:
-            codes = _delta(requests_by_code(metrics_port), before)
+            codes = _delta(requests_by_code(metrics_port, method), before)
             if codes.get("OK", 0) >= count or time.monotonic() >= deadline:
                 break
             time.sleep(0.05)

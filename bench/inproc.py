@@ -11,18 +11,20 @@ from dmlrpc import ops
 from dmlrpc._base import prepare_execute
 from dmlrpc.codec import decode
 from dmlrpc.v1 import service_pb2
-from dmlrpc_server.executor import Executor
+from dmlrpc_server import binding
+from dmlrpc_server.catalog import Catalog
 from dmlrpc_server.feature_levels import LATEST
 from dmlrpc_server.operators.base import Limits
+from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.providers import choose_provider
 
 MiB = 1 << 20
 
 
-def make_executor(cache_capacity: int = 1024) -> Executor:
-    """An executor configured as the server's defaults (CPU provider, one intra-op thread)."""
+def make_catalog(cache_capacity: int = 1024) -> Catalog:
+    """A catalog configured as the server's defaults (CPU provider, one intra-op thread)."""
     limits = Limits(max_tensor_bytes=512 * MiB, max_request_bytes=1024 * MiB, max_message_bytes=512 * MiB)
-    return Executor(choose_provider("cpu"), feature_level=LATEST, limits=limits, cache_capacity=cache_capacity)
+    return Catalog(choose_provider("cpu"), feature_level=LATEST, limits=limits, cache_capacity=cache_capacity)
 
 
 def per_call_us(fn: Callable[[], object], *, number: int, repeats: int) -> float:
@@ -41,13 +43,14 @@ def floor(call: ops.Call, *, number: int = 2000, repeats: int = 5) -> dict[str, 
     """µs per run of one desc in-process: ORT ``session.run`` alone, the server's handler, and request parsing.
 
     - ``session_run_us``: ``InferenceSession.run`` with ready feeds (the compute floor).
-    - ``handler_us``: ``Executor.execute`` (cache lookup, binding checks, decode, prepare, run, finish, encode) —
-      everything the server does per request except gRPC, the interceptors and the dispatcher.
+    - ``handler_us``: the stages of a unary call in a row (cache lookup, binding checks, decode, prepare, run,
+      finish, encode) — everything the server does per request except gRPC, admission, the interceptors and the
+      dispatcher.
     - ``parse_us``: ``ExecuteRequest.FromString`` of the serialized request.
     """
-    executor = make_executor()
+    catalog = make_catalog()
     request = prepare_execute(call.operator_desc, call.inputs).request
-    compiled = executor.compiled(request.operator_desc)
+    compiled = catalog.compiled(request.operator_desc)
     arrays = [
         None if layout is None else decode(binding.buffer.data, layout)
         for binding, layout in zip(request.inputs, compiled.plan.inputs, strict=True)
@@ -55,21 +58,27 @@ def floor(call: ops.Call, *, number: int = 2000, repeats: int = 5) -> dict[str, 
     feeds = compiled.plan.prepare(arrays)
     session, names = compiled.session, compiled.output_names
     payload = request.SerializeToString()
+    pool = BufferPool(0)
+
+    def handler() -> object:
+        found = catalog.compiled(request.operator_desc)
+        catalog.check_response_fits(found)
+        bound = binding.feeds(found, binding.unary_buffers(request.inputs, found.plan))
+        return binding.encode_outputs(found, found.run(bound), pool)
+
     return {
         "session_run_us": per_call_us(lambda: session.run(names, feeds), number=number, repeats=repeats),
-        "handler_us": per_call_us(
-            lambda: executor.execute(request.operator_desc, request.inputs), number=number, repeats=repeats
-        ),
+        "handler_us": per_call_us(handler, number=number, repeats=repeats),
         "parse_us": per_call_us(lambda: service_pb2.ExecuteRequest.FromString(payload), number=number, repeats=repeats),
     }
 
 
 def cold_compile_us(calls: list[ops.Call]) -> list[float]:
-    """µs of ``Executor.compiled`` for each desc on a fresh cache (validation, lowering, session creation)."""
-    executor = make_executor()
+    """µs of ``Catalog.compiled`` for each desc on a fresh cache (validation, lowering, session creation)."""
+    catalog = make_catalog()
     times = []
     for call in calls:
         start = time.perf_counter()
-        executor.compiled(call.operator_desc)
+        catalog.compiled(call.operator_desc)
         times.append((time.perf_counter() - start) * 1e6)
     return times

@@ -10,14 +10,15 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import h2load
+import numpy as np
 import procs
 import report
+from echo_server import tiny_response
 from h2load import H2load, Load, Run
 from loadgen import process_cpu
 from report import Row
@@ -49,8 +50,13 @@ class Native:
         self.raw: dict[str, Any] = {}
         self.runs = 0
         self.noisy_runs = 0
-        message = base64.b64decode(payload(tiny_calls()["top-k"]))
+        call = tiny_calls()["top-k"]
+        message = base64.b64decode(payload(call))
         self.client = H2load(binary, h2load.grpc_frame(message), cpus=args.h2load_cpus)
+        x = call.inputs[0]
+        assert x is not None
+        order = np.argsort(-x, axis=3, kind="stable")[..., :2]
+        self.parsing_floor_bytes = len(tiny_response(np.take_along_axis(x, order, axis=3), order))
 
     def add(self, row: Row) -> None:
         self.rows.append(row)
@@ -66,6 +72,9 @@ class Native:
             servers["floor"] = procs.echo_server("aio-onnx")
             if floor > 1:
                 servers[f"floor-p{floor}"] = procs.EchoGroup("aio-onnx", floor)
+            # The issue's floor: protobuf parses the request and writes a real response, in the default workers'
+            # processes on one port.
+            servers["parsing-floor"] = procs.EchoGroup("aio-parse", floor)
         for n in workers:
             name = "ours" if n is None else f"ours-w{n}"
             servers[name] = procs.our_server(name, flags + ([] if n is None else ["--workers", str(n)]))
@@ -113,6 +122,8 @@ class Native:
     def _run(
         self, server: procs.Server | procs.EchoGroup, name: str, load: Load, run: Run, *, log: bool
     ) -> dict[str, Any]:
+        if name == "parsing-floor":  # a real ExecuteResponse of the tiny top-k, of a known size
+            return self.client.run(server.target, load, run, log=log, response_bytes=self.parsing_floor_bytes)
         echo = name == "echo" or name.startswith("floor")  # the floor answers with the request's bytes too
         metrics_port = None if echo else server.metrics_port
         return self.client.run(server.target, load, run, log=log, echo=echo, metrics_port=metrics_port)
@@ -184,6 +195,11 @@ class Native:
                          figure("echo", n, key), "aio echo", unit, note=note))  # fmt: skip
         self.add(Row(scenario, f"{metric}, ours (default workers) vs the floor", figure("ours", n, key),
                      figure(widest, n, key), f"floor, {floor} process{'es' if floor > 1 else ''}", unit))  # fmt: skip
+        processes = f"{floor} process{'es' if floor > 1 else ''}"
+        goal = (">=", 0.95) if key == "rps" else ("<=", 1.05)
+        self.add(Row(scenario, f"{metric}, ours (default workers) vs the parsing floor", figure("ours", n, key),
+                     figure("parsing-floor", n, key), f"parsing floor, {processes}", unit, goal,
+                     "the floor parses the request and writes a real response with protobuf"))  # fmt: skip
 
     # -- worker scaling -----------------------------------------------------------------------------------------------
 
@@ -219,7 +235,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scaling", action="store_true", help="worker scaling (--scaling-workers) instead of the "
                         "serving goals")  # fmt: skip
-    parser.add_argument("--h2load", help="the h2load binary (default: on PATH; tools/install-h2load.sh)")
     parser.add_argument("--h2load-cpus", help="taskset CPU list of h2load (default: the runner's CPUs)")
     parser.add_argument("--duration", type=float, default=2.0, help="seconds of each measured run (about)")
     parser.add_argument("--reps", type=int, default=3, help="interleaved repetitions")
@@ -234,18 +249,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True,
                         help="also measure the floor: the aio echo running ONNX Runtime's TopK per call, in one "
                         "process and in as many as the default workers")  # fmt: skip
-    parser.add_argument("--server-flags", default="", help="extra dmlrpc-server flags")
-    parser.add_argument("--quiet-wait", type=float, default=2.0, help="max seconds to wait for a quiet CPU per run")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="save rows, raw results and conditions")
-    parser.add_argument("--markdown", type=Path, metavar="FILE", help="write the results table as Markdown")
-    args = parser.parse_args(argv)
-    binary = h2load.find(args.h2load)
-    if binary is None:
-        print(h2load.MISSING, file=sys.stderr)
+    prepared = h2load.prepare(parser, "native.py", argv)
+    if prepared is None:
         return 3
-    command = "python bench/native.py " + shlex.join(sys.argv[1:] if argv is None else argv)
-    info = report.conditions(command.strip())
-    info["h2load"] = h2load.version(binary)
+    args, binary, info = prepared
     info["runner_cpus"] = sorted(os.sched_getaffinity(0))
     info["h2load_cpus"] = args.h2load_cpus or "the runner's"
     print(report.conditions_text(info))

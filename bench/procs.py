@@ -159,15 +159,16 @@ class EchoGroup:
     """``processes`` echo servers of one mode sharing one port (gRPC sets ``SO_REUSEPORT`` on Linux, as our
     ``--workers`` do): the first picks the port, the others bind it once it is known (in ``wait_ready``)."""
 
-    def __init__(self, mode: str, processes: int) -> None:
+    def __init__(self, mode: str, processes: int, args: list[str] | None = None) -> None:
         self.mode = mode
         self.processes = processes
-        self.members = [echo_server(mode)]
+        self.args = args or []
+        self.members = [echo_server(mode, args=self.args)]
 
     def wait_ready(self, timeout: float = 60.0) -> EchoGroup:
         first = self.members[0].wait_ready(timeout)
         while len(self.members) < self.processes:
-            self.members.append(echo_server(self.mode, port=first.port).wait_ready(timeout))
+            self.members.append(echo_server(self.mode, port=first.port, args=self.args).wait_ready(timeout))
         return self
 
     @property

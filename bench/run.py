@@ -541,7 +541,7 @@ class Suite:
             )  # fmt: skip
             self.add(
                 Row(f"{op}, in-process", "server handler", figures["handler_us"], figures["session_run_us"],
-                    "session.run", "µs", note="Executor.execute, no gRPC")
+                    "session.run", "µs", note="the unary stages in a row, no gRPC")
             )  # fmt: skip
             self.add(Row(f"{op}, in-process", "request parse", figures["parse_us"], None, unit="µs"))
             if rpc:
@@ -588,7 +588,7 @@ class Suite:
                 compile_us = inproc.cold_compile_us(op_calls)
                 self.add(
                     Row(f"{op}, new desc", "in-process compile", median(compile_us), None, unit="µs",
-                        note="Executor.compiled on a miss")
+                        note="Catalog.compiled on a miss")
                 )  # fmt: skip
         self._hit_rate(calls=1000, distinct=20, cache_size=None)
         self._hit_rate(calls=1000, distinct=20, cache_size=16)

@@ -43,7 +43,7 @@ def test_client_uses_an_injected_channel_and_leaves_it_open(server: ServerThread
 
 
 def test_same_desc_compiles_once(server: ServerThread, client: dmlrpc.Client) -> None:
-    cache = server.built.executor.cache
+    cache = server.built.catalog.cache
     x = np.random.default_rng(3).standard_normal((3, 7, 5)).astype(np.float32)
     client.top_k(x, 3, 1)
     misses = cache.stats.misses

@@ -18,14 +18,21 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundation", frozenset({"errors", "feature_levels", "tensors", "logs", "host", "settings_cli", "settings"})),
     ("operators", frozenset({"operators", "graphs", "graph_models"})),
     ("runtime", frozenset({"runtime"})),
-    ("executor", frozenset({"bindings", "executor", "capabilities"})),
-    ("service", frozenset({"calls", "streams", "responses", "metrics", "scheduler", "stages", "many", "service"})),
+    (
+        "stages",
+        frozenset({"calls", "metrics", "catalog", "batching", "scheduler", "binding", "capabilities", "streams"}),
+    ),
+    ("service", frozenset({"many", "service"})),
     (
         "front doors",
         frozenset({"interceptors", "connections", "security", "servicer", "oip", "reflection", "handlers"}),
     ),
     ("process", frozenset({"", "server", "supervisor", "__main__"})),
 )
+#: The request path's stage modules in the order a call passes them (docs/architecture.md, "One request, end to
+#: end"): read, plan, admit and place, bind and encode. Each imports only those before it, so none calls back into
+#: one a call came from; the recipe that runs them (service) and the front doors import them.
+STAGES: tuple[str, ...] = ("calls", "catalog", "batching", "scheduler", "binding")
 #: The one module of operators/ that the runtime compiles against (the operator contract).
 CONTRACT = f"{NAME}.operators.base"
 
@@ -138,6 +145,31 @@ def test_the_runtime_knows_operators_only_by_their_contract() -> None:
     assert reached <= {CONTRACT}
 
 
-@pytest.mark.parametrize(("importer", "imported"), [("runtime.handles", "executor"), ("operators.base", "runtime")])
+def test_each_stage_imports_only_the_stages_before_it() -> None:
+    graph = _imports()
+    stages = [f"{NAME}.{stage}" for stage in STAGES]
+    assert set(stages) <= graph.keys()
+    wrong = [
+        f"{module} imports {target}, a later stage"
+        for position, module in enumerate(stages)
+        for target in sorted(graph[module])
+        if target in stages[position:]
+    ]
+    assert wrong == []
+
+
+def test_only_the_recipe_and_the_front_doors_import_the_later_stages() -> None:
+    graph = _imports()
+    later = {f"{NAME}.{stage}" for stage in STAGES[1:]}
+    allowed = {f"{NAME}.{name}" for name in ("service", "many", "server", "capabilities", *STAGES)}
+    importers = {
+        module
+        for module, targets in graph.items()
+        if targets & later and module not in allowed and not module.startswith(f"{NAME}.oip")
+    }
+    assert importers == set()
+
+
+@pytest.mark.parametrize(("importer", "imported"), [("runtime.handles", "catalog"), ("operators.base", "runtime")])
 def test_the_layer_check_sees_an_upward_import(importer: str, imported: str) -> None:
     assert _layer(f"{NAME}.{imported}") > _layer(f"{NAME}.{importer}")

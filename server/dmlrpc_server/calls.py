@@ -1,24 +1,25 @@
-"""Stage 1 of the request path: an ExecuteRequest read from its wire bytes, its buffers as views, nothing copied."""
+"""Stage 1 and its writer: the ``Call`` that flows through the stages, read from a request, its reply written."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
 from google.protobuf.message import DecodeError, Message
 
-from dmlrpc.v1 import service_pb2
-from dmlrpc.wire import read_varint
-from dmlrpc_server.errors import InvalidArgument
+from dmlrpc.v1 import service_pb2, tensor_pb2
+from dmlrpc.wire import read_varint, varint
+from dmlrpc_server.errors import InvalidArgument, ServiceError
+from dmlrpc_server.runtime.resident import Resident
 
 M = TypeVar("M", bound=Message)
 
-#: The operator case of the call being handled, for the interceptor's log line and metrics labels (a request read
-#: from its wire bytes has no parsed desc to ask).
+#: The interceptor's view of the call it ends (its log line, its metrics label and the ``dmlrpc-executed-on``
+#: trailer): the servicer copies ``Call.label`` and ``Call.executed_on`` here once the service returns or raises.
 OPERATOR: ContextVar[str] = ContextVar("dmlrpc_operator", default="")
-#: The providers that ran the call's operator when its own provider did not run all of it (``Compiled.executed_on``):
-#: the interceptor sends it back as the ``dmlrpc-executed-on`` trailer.
 EXECUTED_ON: ContextVar[str] = ContextVar("dmlrpc_executed_on", default="")
 
 _LEN = 2  # wire type of a length-delimited field
@@ -26,25 +27,56 @@ _OPERATOR_DESC = 1 << 3 | _LEN  # ExecuteRequest.operator_desc
 _INPUTS = 2 << 3 | _LEN  # ExecuteRequest.inputs (BindingDesc)
 _BUFFER = 1 << 3 | _LEN  # BindingDesc.buffer (BufferBinding); BufferBinding.data is the same tag
 
+_UNSET_BINDING = b"\x0a\x00"  # ExecuteResponse.outputs (field 1) holding an empty BindingDesc
+_FIELD1 = b"\x0a"  # field 1, length-delimited: ExecuteResponse.outputs, BindingDesc.buffer, BufferBinding.data
+_TAG = b"\x08"  # ItemResult.tag: field 1, varint
+_STATUS = b"\x12"  # ItemResult.status: field 2, length-delimited
+_RESPONSE = b"\x1a"  # ItemResult.response: field 3, length-delimited
 
-class _Uncommon(Exception):
-    """The request is not in the common form: protobuf reads it."""
+#: One output binding, encoded: a buffer's bytes (or a view of them), a tensor array's buffers, or ``None`` (unset).
+Encoded = bytes | memoryview | list[bytes | None] | None
+Request = service_pb2.ExecuteRequest | service_pb2.DispatchRequest
 
 
-@dataclass(frozen=True)
-class ExecuteCall:
-    """An Execute call in its common form: one desc and plain buffer bindings (or unset ones).
+@dataclass(eq=False, slots=True)
+class Call:
+    """One Execute, Dispatch or ExecuteMany item on its way through the stages: what the reader found, and what the
+    stages found that the writer needs.
 
-    ``desc`` is the operator desc's bytes as the client sent them (the key of the prepared-plan lookup), and each
-    buffer a view into the request's own bytes.
+    ``desc`` is the operator desc's bytes as the client sent them (the plan's lookup key) and ``buffers`` the plain
+    buffer bindings as views of the request's bytes, when the request has the common form; otherwise ``request`` is
+    the parsed message (its desc, handle, bindings and kept outputs).
     """
 
-    desc: bytes
-    buffers: list[memoryview | None]
+    desc: bytes | None
+    buffers: list[memoryview | None] | None
+    #: The request's bytes (a metric, and the common form's fallback to protobuf).
     size: int
+    deadline: float | None = None
+    arrived: float = 0.0
+    request: Request | None = None
+    raw: bytes = b""
+    #: The caller (who owns handles and resident tensors); set only where the call names any.
+    owner: str = ""
+    #: Whether the call binds resident tensors or keeps outputs (it then runs as one job, never batched).
+    resident: bool = False
+    #: Keep the call's whole memory reservation until its result is written (ExecuteMany items), not only a large
+    #: response's.
+    hold: bool = False
+    #: Its admission slot is held for it (an ExecuteMany message's items share one: they batch together).
+    admitted: bool = False
+    # -- found by the stages, read by the writer -----------------------------------------------------------------
+    #: The operator case (or "graph"): the interceptor's label.
+    label: str = ""
+    #: The providers that ran the operator when the server's own did not run all of it (the fallback trailer).
+    executed_on: str = ""
+    #: Bytes of call memory still reserved when the reply is returned: released once the reply is written.
+    held: int = 0
+    #: The output bytes the call sends back when not all its outputs are (kept outputs stay resident); -1: all.
+    sent: int = -1
 
 
-def read_execute(raw: bytes) -> ExecuteCall | None:
+def read_execute(raw: bytes, time_remaining: float | None = None) -> Call | None:
     """The call in ``raw`` (a serialized ExecuteRequest) when it has the common form, else ``None``: resident or
     array bindings, kept outputs, unknown or repeated fields and anything malformed are left to protobuf.
 
@@ -65,39 +97,45 @@ def read_execute(raw: bytes) -> ExecuteCall | None:
                 return None
             if tag == _OPERATOR_DESC and desc is None:
                 desc = bytes(view[start:stop])
-            elif tag == _INPUTS:
-                buffers.append(_buffer(view, start, stop))
-            else:
+            elif tag != _INPUTS:
                 return None
+            elif start == stop:
+                buffers.append(None)  # an unset binding
+            else:
+                # A BindingDesc holding only a BufferBinding holding only its data (inline: this runs per input).
+                if view[start] != _BUFFER:
+                    return None
+                size, inner = read_varint(view, start + 1)
+                if inner + size != stop:
+                    return None
+                if size == 0:
+                    buffers.append(view[inner:inner])  # an empty buffer: BufferBinding.data unset
+                else:
+                    if view[inner] != _BUFFER:
+                        return None
+                    length, data = read_varint(view, inner + 1)
+                    if data + length != stop:
+                        return None
+                    buffers.append(view[data:stop])
             offset = stop
-    except (IndexError, ValueError, _Uncommon):
+    except (IndexError, ValueError):
         return None
     if desc is None:
         return None
-    return ExecuteCall(desc, buffers, end)
+    arrived = time.monotonic()
+    deadline = None if time_remaining is None else arrived + time_remaining
+    return Call(desc, buffers, end, deadline, arrived, None, raw)
 
 
-def _buffer(view: memoryview, start: int, stop: int) -> memoryview | None:
-    """A BindingDesc's buffer bytes, or ``None`` for an unset binding.
+def read_request(request: Request, size: int, deadline: float | None, owner: str = "") -> Call:
+    """An Execute or Dispatch call in its protobuf form (``size``: its bytes, a metric)."""
+    resident = bool(request.keep_outputs) or any(b.WhichOneof("binding") == "resident" for b in request.inputs)
+    return Call(None, None, size, deadline, time.monotonic(), request, owner=owner, resident=resident)
 
-    Raises:
-        _Uncommon: the binding is not a plain buffer (an array, a resident tensor, unknown fields).
-    """
-    if start == stop:
-        return None
-    if view[start] != _BUFFER:
-        raise _Uncommon
-    size, inner = read_varint(view, start + 1)
-    if inner + size != stop:
-        raise _Uncommon
-    if size == 0:
-        return view[inner:inner]  # an empty buffer: BufferBinding.data unset
-    if view[inner] != _BUFFER:
-        raise _Uncommon
-    length, data = read_varint(view, inner + 1)
-    if data + length != stop:
-        raise _Uncommon
-    return view[data:stop]
+
+def deadline_of(time_remaining: float | None) -> float | None:
+    """The monotonic deadline of a call with ``time_remaining`` seconds left (None: none)."""
+    return None if time_remaining is None else time.monotonic() + time_remaining
 
 
 def parse(message: type[M], raw: bytes) -> M:
@@ -116,3 +154,64 @@ def operator_case(raw: bytes) -> str:
     except DecodeError:
         return ""
     return request.operator_desc.WhichOneof("desc") or "unset"
+
+
+# -- the writer ------------------------------------------------------------------------------------------------------
+
+
+def write_execute(outputs: Sequence[Encoded]) -> bytes:
+    """The serialized ExecuteResponse of a call's outputs (the bytes protobuf would write for the same message),
+    joined once from the output buffers.
+
+    NOTE: building BindingDesc and BufferBinding objects and serializing them costs more than a tiny operator, and
+    copies each buffer twice; a buffer binding is three length prefixes in front of the data.
+    """
+    parts: list[bytes | memoryview] = []
+    for item in outputs:
+        if item is None:
+            parts.append(_UNSET_BINDING)
+        elif isinstance(item, list):
+            buffers = [service_pb2.BufferBinding(data=data or b"") for data in item]
+            binding = service_pb2.BindingDesc(
+                buffer_array=service_pb2.BufferArrayBinding(binding_count=len(buffers), bindings=buffers)
+            ).SerializeToString()
+            parts += (_FIELD1, varint(len(binding)), binding)
+        else:
+            data_header = _FIELD1 + varint(len(item))
+            buffer_size = len(data_header) + len(item)
+            buffer_header = _FIELD1 + varint(buffer_size)
+            parts += (_FIELD1, varint(len(buffer_header) + buffer_size), buffer_header, data_header, item)
+    return b"".join(parts)
+
+
+def write_resident(items: Sequence[bytes | Resident | None]) -> bytes:
+    """The serialized ExecuteResponse of a resident call (kept outputs as ResidentTensors)."""
+    outputs: list[service_pb2.BindingDesc] = []
+    for item in items:
+        if item is None:
+            outputs.append(service_pb2.BindingDesc())
+        elif isinstance(item, Resident):
+            desc = tensor_pb2.TensorDesc.FromString(item.desc_bytes)
+            outputs.append(service_pb2.BindingDesc(resident=service_pb2.ResidentTensor(handle=item.handle, desc=desc)))
+        else:
+            outputs.append(service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=item)))
+    return service_pb2.ExecuteResponse(outputs=outputs).SerializeToString()
+
+
+def item_result(tag: int, response: bytes) -> bytes:
+    """One ExecuteManyResponse.results entry (field 1) for an item that succeeded: its tag and response."""
+    body = b"".join((_TAG, varint(tag), _RESPONSE, varint(len(response)), response))
+    return b"".join((_FIELD1, varint(len(body)), body))
+
+
+def item_error(tag: int, error: ServiceError) -> bytes:
+    """One ExecuteManyResponse.results entry for an item that failed: its tag and its status."""
+    status = service_pb2.ItemStatus(
+        code=error.code.value[0],
+        message=error.message,
+        field_violations=[
+            service_pb2.FieldViolation(field=v.field, description=v.description) for v in error.violations
+        ],
+    ).SerializeToString()
+    body = b"".join((_TAG, varint(tag), _STATUS, varint(len(status)), status))
+    return b"".join((_FIELD1, varint(len(body)), body))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import onnxruntime as ort
 
 from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
-from dmlrpc_server.executor import Executor
+from dmlrpc_server.catalog import Catalog
 from dmlrpc_server.feature_levels import introduced_feature_level
 from dmlrpc_server.operators import REGISTRY
 
@@ -13,18 +13,18 @@ _OPERATOR_TYPES = operators_pb2.OperatorType
 
 
 def capabilities(
-    executor: Executor, *, server_version: str, limits: service_pb2.Limits
+    catalog: Catalog, *, server_version: str, limits: service_pb2.Limits
 ) -> service_pb2.GetCapabilitiesResponse:
     """Describe the provider, feature level, limits and the support of every DML operator type."""
     cases = {field.number: field.name for field in operators_pb2.OperatorDesc.DESCRIPTOR.oneofs_by_name["desc"].fields}
     response = service_pb2.GetCapabilitiesResponse(
-        execution_provider=executor.provider.name,
-        device=executor.provider.device,
-        feature_level=executor.feature_level,  # type: ignore[arg-type]
+        execution_provider=catalog.provider.name,
+        device=catalog.provider.device,
+        feature_level=catalog.feature_level,  # type: ignore[arg-type]
         limits=limits,
         server_version=server_version,
         onnxruntime_version=ort.__version__,
-        cpu_fallback_refused=not executor.provider.cpu_fallback,
+        cpu_fallback_refused=not catalog.provider.cpu_fallback,
     )
     seen: set[int] = set()
     for value in _OPERATOR_TYPES.values():
@@ -39,7 +39,7 @@ def capabilities(
         operator = REGISTRY.get(cases.get(value, ""))
         if operator is None:
             continue
-        table = operator.support_at(executor.feature_level)
+        table = operator.support_at(catalog.feature_level)
         if table is None:
             continue
         entry.executable = True

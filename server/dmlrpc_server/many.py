@@ -1,39 +1,49 @@
-"""ExecuteMany's stream: a window of admitted items, stages 2-5 per item, one batch per desc, results as they come."""
+"""ExecuteMany's stream: a window of items, each run by the unary recipe, a message's items in one slot."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import sys
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
 
 from dmlrpc.v1 import service_pb2
-from dmlrpc_server.bindings import unary_buffers
+from dmlrpc_server.calls import Call, item_error, item_result, read_request
 from dmlrpc_server.errors import Cancelled, Internal, InvalidArgument, ServiceError
-from dmlrpc_server.responses import execute_response, item_error, item_result, resident_response
-from dmlrpc_server.runtime.buffers import Buffer
-from dmlrpc_server.runtime.compiler import Compiled
+from dmlrpc_server.scheduler import Scheduler
 from dmlrpc_server.streams import idle_error, next_part
 
-if TYPE_CHECKING:
-    from dmlrpc_server.stages import Stages
-
 _log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StreamLimits:
+    """Bounds of one ExecuteMany stream: items admitted at once, and their request bytes."""
+
+    items: int
+    bytes: int
 
 
 class ManyStream:
     """The state of one ExecuteMany call: admitted items, the results waiting to be written, and the window."""
 
-    def __init__(self, service: Stages, owner: str, deadline: float | None) -> None:
-        self.service = service
+    def __init__(
+        self,
+        execute_items: Callable[[list[Call]], Awaitable[list[bytes | Exception]]],
+        scheduler: Scheduler,
+        limits: StreamLimits,
+        idle: float | None,
+        owner: str,
+        deadline: float | None,
+    ) -> None:
+        self.execute_items = execute_items
+        self.scheduler = scheduler
+        self.idle = idle
         self.owner = owner
         self.deadline = deadline
-        self.limits = service.stream_limits
+        self.limits = limits
         self.in_flight = 0
         self.in_flight_bytes = 0
         #: Answered items' results waiting to be written: (result, window bytes, call memory reserved).
@@ -50,7 +60,7 @@ class ManyStream:
     ) -> tuple[service_pb2.ExecuteManyRequest, int] | None:
         """The next message, within ``stream_idle`` seconds of the stream having nothing in flight: a caller may
         wait for its results as long as they take, but an idle stream ends (DEADLINE_EXCEEDED)."""
-        idle = self.service.stream_idle
+        idle = self.idle
         if idle is None:
             return await anext(messages, None)
         if sys.version_info < (3, 11):  # pragma: no cover - no reschedulable timeout: idle counts while nothing runs
@@ -103,114 +113,44 @@ class ManyStream:
         task.add_done_callback(self.tasks.discard)
 
     async def _run_group(self, group: list[_Item]) -> None:
-        """Run one message's items, consecutive items of one compiled desc as one batch; every item is answered
-        exactly once, whatever fails."""
+        """Run one message's items within one admission slot, each by the unary recipe's stages
+        (``Service.execute_items``: those of one compiled desc join one batch). Every item is answered exactly once,
+        whatever fails."""
         try:
-            bound: list[_Item] = []
+            calls: list[_Item] = []
             for item in group:
                 try:
-                    await self._bind(item)
-                except Exception as error:
+                    item.run = self._read(item)
+                except ServiceError as error:
                     self._answer(item, error)
                     continue
-                if not item.done:
-                    bound.append(item)
-            start = 0
-            while start < len(bound):
-                end = start + 1
-                while end < len(bound) and bound[end].compiled is bound[start].compiled:
-                    end += 1
-                await self._run_batch(bound[start:end])
-                start = end
+                calls.append(item)
+            async with self.scheduler.turn(self.deadline):
+                outcomes = await self.execute_items([item.run for item in calls if item.run is not None])
+            for item, outcome in zip(calls, outcomes, strict=True):
+                self._answer(item, outcome)
         except BaseException as error:
             for item in group:
                 if not item.done:
                     self._answer(item, error if isinstance(error, Exception) else Cancelled("the stream ended"))
-            raise
+            if not isinstance(error, ServiceError):  # admission refused, or the deadline passed waiting for a slot
+                raise
 
-    async def _bind(self, item: _Item) -> None:
-        """Stages 1-3 for one item: its compiled desc (or handle) and its bound buffers."""
-        service = self.service
+    def _read(self, item: _Item) -> Call:
+        """An item's call, read as its unary call is (the whole call memory it reserves stays reserved until its
+        result is written; its slot is the group's)."""
         call = item.call
         kind = call.WhichOneof("call")
-        entry = None
         if kind == "execute":
             request: service_pb2.ExecuteRequest | service_pb2.DispatchRequest = call.execute
-            compiled = await service.compiled(call.execute.operator_desc, self.deadline, call.execute.execution_flags)
         elif kind == "dispatch":
             request = call.dispatch
-            entry = service.handles.get(self.owner, call.dispatch.handle)
-            compiled = entry.compiled
         else:
             raise InvalidArgument("call", "an item needs an `execute` or a `dispatch` call")
-        if request.keep_outputs or binds_resident(request.inputs):
-            outputs = await service.resident(
-                request, self.owner, self.deadline, compiled, entry, compiled.label, hold_response=False
-            )
-            self._answer(item, resident_response(outputs))
-            return
-        service.executor.check_response_fits(compiled)
-        buffers = unary_buffers(request.inputs, compiled.plan)
-        item.compiled = compiled
-        item.buffers = buffers if entry is None else entry.bind(buffers)
-
-    async def _run_batch(self, group: list[_Item]) -> None:
-        """Run items of one compiled desc, as many together as the call memory has room for (each item's run, then
-        its result until the client has read it: reserved before they exist)."""
-        compiled = group[0].compiled
-        assert compiled is not None
-        staged = self.service.memory
-        size = compiled.memory
-        while group:
-            try:
-                await staged.acquire(size, self.deadline)
-            except ServiceError as error:
-                for item in group:
-                    self._answer(item, error)
-                return
-            count = 1
-            while count < len(group) and staged.try_acquire(size):
-                count += 1
-            part, group = group[:count], group[count:]
-            for item in part:
-                item.staged = size
-            await self._run_part(compiled, part)
-
-    async def _run_part(self, compiled: Compiled, group: list[_Item]) -> None:
-        service = self.service
-        executor = service.executor
-        scheduler = service.scheduler
-        try:
-            async with scheduler.turn(self.deadline):
-                if not service.on_loop(compiled):
-                    for item in group:
-                        try:
-                            outputs = await scheduler.offload(
-                                functools.partial(service.whole, compiled, item.buffers), self.deadline
-                            )
-                            scheduler.observe_alone()
-                            self._answer(item, execute_response(outputs))
-                        except Exception as error:
-                            self._answer(item, error)
-                    return
-                runnable: list[_Item] = []
-                feeds: list[dict[str, np.ndarray]] = []
-                for item in group:
-                    try:
-                        feeds.append(executor.feeds(compiled, item.buffers))
-                        runnable.append(item)
-                    except Exception as error:
-                        self._answer(item, error)
-                futures = scheduler.run_group(compiled, feeds, self.deadline)
-                for item, future in zip(runnable, futures, strict=True):
-                    try:
-                        self._answer(item, execute_response(executor.encode_outputs(compiled, await future)))
-                    except Exception as error:
-                        self._answer(item, error)
-        except ServiceError as error:  # admission refused, or the deadline passed while waiting for a slot
-            for item in group:
-                if not item.done:
-                    self._answer(item, error)
+        read = read_request(request, item.size, self.deadline, self.owner)
+        read.hold = True
+        read.admitted = True
+        return read
 
     def _answer(self, item: _Item, outcome: bytes | Exception) -> None:
         """Queue an item's result for writing: its response, or its error as an ItemStatus."""
@@ -222,7 +162,7 @@ class ManyStream:
             result = item_result(tag, outcome)
         else:
             result = item_error(tag, outcome if isinstance(outcome, ServiceError) else _internal(outcome))
-        self.ready.append((result, item.size, item.staged))
+        self.ready.append((result, item.size, 0 if item.run is None else item.run.held))
         self.answered.set()
 
     async def results(self, reader: asyncio.Future[None]) -> bytes | None:
@@ -237,10 +177,10 @@ class ManyStream:
         # Written results leave the window: the reader may admit more.
         self.in_flight -= len(ready)
         self.in_flight_bytes -= sum(size for _, size, _ in ready)
-        self.service.memory.release(sum(staged for _, _, staged in ready))
+        self.scheduler.memory.release(sum(staged for _, _, staged in ready))
         self.room.set()
-        if self.in_flight == 0 and self._waiting is not None and self.service.stream_idle is not None:
-            self._waiting.reschedule(asyncio.get_running_loop().time() + self.service.stream_idle)
+        if self.in_flight == 0 and self._waiting is not None and self.idle is not None:
+            self._waiting.reschedule(asyncio.get_running_loop().time() + self.idle)
         return b"".join(result for result, _, _ in ready)
 
     async def stop(self) -> None:
@@ -250,25 +190,19 @@ class ManyStream:
         if self.tasks:
             await asyncio.wait(self.tasks)
         ready, self.ready = self.ready, []
-        self.service.memory.release(sum(staged for _, _, staged in ready))
+        self.scheduler.memory.release(sum(staged for _, _, staged in ready))
 
 
 @dataclass(eq=False)
 class _Item:
-    """One ExecuteMany item on its way: the call, its size, what binding found, and whether it was answered."""
+    """One ExecuteMany item on its way: the message's item, its size, its call once read, and whether it was
+    answered."""
 
     call: service_pb2.ExecuteItem
     size: int
-    compiled: Compiled | None = None
-    buffers: list[Buffer | None] = field(default_factory=list)
+    #: The call the recipe runs (its ``held`` bytes of call memory are released once its result is written).
+    run: Call | None = None
     done: bool = False
-    #: Bytes reserved in the service's call memory for this item until its result is written.
-    staged: int = 0
-
-
-def binds_resident(bindings: Sequence[service_pb2.BindingDesc]) -> bool:
-    """Whether a call binds a resident tensor (it then takes the resident path)."""
-    return any(binding.WhichOneof("binding") == "resident" for binding in bindings)
 
 
 def _internal(error: Exception) -> ServiceError:

@@ -1,21 +1,27 @@
-"""Stage 4 of the request path: admission and deadlines, then where work runs (inline, a worker thread, a batch)."""
+"""Stages 3 and 5 of the request path: admit and reserve, then place (decided once, here) and run."""
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import functools
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+import weakref
+from collections import deque
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 import onnxruntime as ort
 
+from dmlrpc_server.batching import BatchQueue, Member
+from dmlrpc_server.calls import Call
 from dmlrpc_server.errors import DeadlineExceeded, Unavailable
-from dmlrpc_server.runtime.admission import Admission
+from dmlrpc_server.metrics import Metrics
+from dmlrpc_server.runtime.admission import Admission, ByteBudget
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import Compiled
 
@@ -27,25 +33,37 @@ Results = list[np.ndarray]
 HOST_INLINE_BYTES = 64 * 1024
 #: What a worker thread runs: a callable given the run's options, whose ``terminate`` stops ONNX Runtime.
 Job = Callable[[ort.RunOptions], T]
+Feeds = dict[str, np.ndarray]
+#: Smaller responses are released on return: the calls that can run or wait at once hold few of them.
+HOLD_RESPONSES_FROM = 1 << 16
+#: The options of a run on the event loop (nothing can stop it half-way: it is tiny).
+_INLINE = ort.RunOptions()
+_SHUTTING_DOWN = "the server is shutting down; retry on another replica"
 
 
-@dataclass
-class _Member:
-    """One request waiting in a lane: its feeds, its future and its deadline (monotonic seconds)."""
+class Place(enum.Enum):
+    """Where a compiled desc's calls run."""
 
-    feeds: dict[str, np.ndarray]
-    future: asyncio.Future[Results]
-    deadline: float | None
+    INLINE = "inline"  # on the event loop: bind, run and encode (tiny host work)
+    BATCH = "batch"  # bound and encoded on the loop, run in its lane with others of its desc
+    THREAD = "thread"  # bind, run and encode on a worker thread
 
 
-@dataclass
-class _Lane:
-    """The requests of one compiled desc waiting for a run, and whether a run of them is under way."""
+@dataclass(frozen=True)
+class Placement:
+    """Where a compiled desc runs, decided once (again only if its provider falls back): ``Scheduler.place``.
 
-    compiled: Compiled
-    size: int
-    waiting: list[_Member] = field(default_factory=list)
-    busy: bool = False
+    It refers to its desc weakly (as its lane does), so that a desc the compile cache evicts, with its sessions, is
+    freed at once.
+    """
+
+    compiled: weakref.ref[Compiled]
+    fallback: str
+    place: Place
+    batch_size: int
+    inline: bool
+    #: The desc's batch queue (``Place.BATCH``).
+    lane: BatchQueue[Results] | None
 
 
 class Scheduler:
@@ -68,6 +86,7 @@ class Scheduler:
         admission: Admission,
         workers: ThreadPoolExecutor,
         pool: BufferPool,
+        memory: ByteBudget,
         *,
         inline_work: int,
         batch_work: int,
@@ -75,9 +94,12 @@ class Scheduler:
         max_batch_size: int,
         max_delay: float,
         sizes_by_case: Mapping[str, int] | None = None,
-        observe_batch: Callable[[int], None] | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.admission = admission
+        #: The memory calls in progress add (their runs' tensors, their responses until read): reserved per call.
+        self.memory = memory
+        self.metrics = metrics
         self.workers = workers
         self.pool = pool
         self.inline_work = inline_work
@@ -86,10 +108,9 @@ class Scheduler:
         self.max_batch_size = max_batch_size
         self.max_delay = max_delay
         self.sizes_by_case = dict(sizes_by_case or {})
-        self._observe_batch = observe_batch
+        self._placed: dict[int, Placement] = {}
         #: The most work a batch run on the event loop may have: a few tiny runs' worth.
         self._inline_batch = 4 * inline_work
-        self._lanes: dict[int, _Lane] = {}
         self.closing = False
         #: Set once this worker process has made its --max-sessions-per-worker sessions (it is being recycled).
         self.sessions_spent = False
@@ -103,7 +124,7 @@ class Scheduler:
         if self.closing:
             # NOTE: refusing here, before gRPC stops, lets clients tell "not run" (UNAVAILABLE, safe to retry
             # elsewhere) from a call cut off mid-way; gRPC's own stop would cancel queued calls instead.
-            raise Unavailable("the server is shutting down; retry on another replica")
+            raise Unavailable(_SHUTTING_DOWN)
 
     async def room_for_session(self, deadline: float | None) -> None:
         """Before a call makes a new ONNX Runtime session: on a worker that has made its --max-sessions-per-worker
@@ -183,29 +204,199 @@ class Scheduler:
             size = min(size, self._inline_batch // max(compiled.work, 1))
         return size
 
-    async def run(self, compiled: Compiled, feeds: dict[str, np.ndarray], deadline: float | None) -> Results:
-        """Run one request's feeds: inline, on a worker, or in a batch with others of its desc."""
+    def place(self, compiled: Compiled) -> Placement:
+        """Where ``compiled``'s calls run, by the work they cause (decided here only, once per compiled desc)."""
         size = self.batch_size(compiled)
-        if size > 1:
-            lane = self._lanes.get(id(compiled))
-            idle = lane is None or (not lane.busy and not lane.waiting)
-            if idle and self.max_delay == 0 and self.inline(compiled) and self.admission.running <= 1:
-                # Alone on the server and no delay to wait for company: no loop turn is spent looking for it.
-                self._observe(1)
-                return compiled.run(feeds)
-            return await self._enqueue(compiled, size, feeds, deadline)
-        self._observe(1)
-        if self.inline(compiled):
-            return compiled.run(feeds)
-        return await self.offload(lambda options: compiled.run(feeds, options), deadline)
+        inline = self.inline(compiled)
+        place = Place.BATCH if size > 1 else Place.INLINE if inline else Place.THREAD
+        lane = BatchQueue(_Lane(self, compiled, size), self.offload) if place is Place.BATCH else None
+        key = id(compiled)
+        placements = self._placed
+        # Its entry goes with the desc (an id is unique among live objects, so the key is still its own then).
+        gone = weakref.ref(compiled, lambda _: placements.pop(key, None))
+        placement = Placement(gone, compiled.fallback, place, size, inline, lane)
+        placements[key] = placement
+        return placement
 
-    def run_group(
-        self, compiled: Compiled, feeds: Sequence[dict[str, np.ndarray]], deadline: float | None
-    ) -> list[asyncio.Future[Results]]:
-        """Run several requests of one desc that arrived together (an ExecuteMany message) through its lane, as
-        batches where the operator batches: one future each."""
-        size = max(1, self.batch_size(compiled))
-        return [self._join(compiled, size, item, deadline) for item in feeds]
+    async def run(
+        self,
+        call: Call,
+        compiled: Compiled,
+        bind: Callable[[], Feeds] | None,
+        encode: Callable[[Results], T] | None,
+        job: Job[T] | None = None,
+        host_bytes: int = 0,
+    ) -> T:
+        """Stages 3 and 5 for one call (4 and 6 run where its placement puts them): refuse it while draining,
+        reserve its memory, take an admission slot within its deadline, then run ``encode(run(bind()))`` inline, on a
+        worker thread or in a batch; or ``job`` (a resident call, which binds, runs and encodes itself: never batched,
+        inline when it is tiny or moves at most ``host_bytes`` through the host on a device). Records the call's
+        metrics; leaves ``call.held`` bytes reserved for the writer to release (a large response, or with
+        ``call.hold`` the whole reservation).
+
+        Raises:
+            Unavailable: the server drains.
+            ResourceExhausted: the call memory or the admission queue is full.
+            DeadlineExceeded: the deadline passed before the call could start, or while it ran (it was stopped).
+        """
+        if self.closing and not call.admitted:  # a stream's items run on: the stream was admitted before
+            raise Unavailable(_SHUTTING_DOWN)
+        deadline = call.deadline
+        memory = self.memory
+        size = compiled.memory
+        if not memory.try_acquire(size):
+            await memory.acquire(size, deadline)
+        metrics = self.metrics
+        try:
+            admission = self.admission
+            admitted = call.admitted
+            if not admitted and not admission.try_acquire():
+                await admission.acquire(None if deadline is None else deadline - time.monotonic())
+            try:
+                started = time.monotonic()
+                if deadline is not None and started >= deadline:
+                    raise DeadlineExceeded("the deadline passed while the call waited; it was not executed")
+                placed = self._placed.get(id(compiled))
+                if placed is None or placed.compiled() is not compiled or placed.fallback != compiled.fallback:
+                    placed = self.place(compiled)
+                if job is not None:
+                    if self.inline_on_device(compiled, host_bytes):
+                        result = job(_INLINE)
+                    else:
+                        result = await self.offload(job, deadline)
+                    batch = 1
+                elif placed.place is Place.BATCH:
+                    assert bind is not None and encode is not None
+                    feeds = bind()
+                    lane = placed.lane
+                    assert lane is not None
+                    if (
+                        not admitted
+                        and not lane.queue
+                        and not lane.running
+                        and self.max_delay == 0
+                        and placed.inline
+                        and admission.running <= 1
+                    ):
+                        # Alone on the server and no delay to wait for company: no loop turn is spent looking for it.
+                        result = encode(compiled.run(feeds))
+                        batch = 1
+                    else:
+                        result = encode(await lane.result(feeds, 1, None, deadline))
+                        batch = 0  # the lane counts its batches
+                elif placed.place is Place.INLINE:
+                    assert bind is not None and encode is not None
+                    result = encode(compiled.run(bind()))
+                    batch = 1
+                else:
+                    assert bind is not None and encode is not None
+                    result = await self.offload(functools.partial(_whole, compiled, bind, encode), deadline)
+                    batch = 1
+            finally:
+                if not admitted:
+                    admission.release()
+            if metrics is not None:
+                if batch:
+                    metrics.batch_size.observe(batch)
+                metrics.queue_duration.observe(started - call.arrived)
+                metrics.compute_duration.labels(call.label).observe(time.monotonic() - started)
+                metrics.received_bytes.inc(call.size)
+                metrics.sent_bytes.inc(compiled.plan.response_bytes if call.sent < 0 else call.sent)
+        except BaseException:
+            memory.release(size)
+            raise
+        if compiled.fallback:
+            call.executed_on = compiled.executed_on  # again: a device run that failed moved the desc to the host
+        if call.hold:
+            call.held += size
+        else:
+            # A large response stays reserved until the RPC is done: gRPC holds it until the caller reads it.
+            response = compiled.plan.response_bytes
+            held = response if response >= HOLD_RESPONSES_FROM else 0
+            memory.release(size - held)
+            call.held += held
+        return result
+
+    async def run_items(
+        self,
+        calls: list[Call],
+        compiled: Compiled,
+        binds: list[Callable[[], Feeds]],
+        encode: Callable[[Results], T],
+    ) -> list[T | Exception]:
+        """``run`` for calls of one plan whose admission slot their stream holds (an ExecuteMany message's items):
+        each reserves its memory (kept until its result is written) and is bound and encoded as ``run`` would; where
+        the plan batches, they join its lane together, without a task each. Each call's result or error."""
+        placed = self._placed.get(id(compiled))
+        if placed is None or placed.compiled() is not compiled or placed.fallback != compiled.fallback:
+            placed = self.place(compiled)
+        lane = placed.lane
+        outcomes: list[T | Exception] = []
+        if lane is None:  # inline or on a worker: each call as ``run`` runs it
+            for call, bind in zip(calls, binds, strict=True):
+                try:
+                    outcomes.append(await self.run(call, compiled, bind, encode))
+                except Exception as error:
+                    outcomes.append(error)
+            return outcomes
+        memory = self.memory
+        size = compiled.memory
+        started = time.monotonic()
+        pending: list[asyncio.Future[Results] | Exception] = []
+        try:
+            for call, bind in zip(calls, binds, strict=True):
+                try:
+                    if not memory.try_acquire(size):
+                        await memory.acquire(size, call.deadline)
+                except Exception as error:
+                    pending.append(error)
+                    continue
+                try:
+                    pending.append(lane.submit(bind(), 1, None, call.deadline))
+                except Exception as error:
+                    memory.release(size)
+                    pending.append(error)
+            for call, waiting in zip(calls, pending, strict=True):
+                if isinstance(waiting, Exception):
+                    outcomes.append(waiting)
+                    continue
+                try:
+                    result = encode(await waiting)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as error:
+                    memory.release(size)
+                    outcomes.append(error)
+                    continue
+                call.held += size  # until its result is written
+                self._observe_call(call, compiled, started)
+                outcomes.append(result)
+        except BaseException:
+            # Cancelled (the stream ended): the calls not yet answered give their reservations back.
+            for waiting in pending[len(outcomes) :]:
+                if not isinstance(waiting, Exception):
+                    waiting.cancel()
+                    memory.release(size)
+            raise
+        return outcomes
+
+    def _observe_call(self, call: Call, compiled: Compiled, started: float) -> None:
+        """A call's metrics (``run`` records its own inline): queue and compute time, bytes in and out."""
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.queue_duration.observe(started - call.arrived)
+            metrics.compute_duration.labels(call.label).observe(time.monotonic() - started)
+            metrics.received_bytes.inc(call.size)
+            metrics.sent_bytes.inc(compiled.plan.response_bytes)
+
+    async def compile(self, deadline: float | None, job: Callable[[], Compiled]) -> Compiled:
+        """Stage 2 on a miss: ``job`` (validation, lowering, a session) on a worker, within an admission slot of its
+        own (compiling is work the server admits), once the worker may make a new session."""
+        if self.closing:
+            raise Unavailable(_SHUTTING_DOWN)
+        await self.room_for_session(deadline)
+        async with self.turn(deadline):
+            return await self.offload(lambda _: job())
 
     async def offload(self, job: Job[T], deadline: float | None = None) -> T:
         """Run ``job`` on a worker thread. When the deadline passes or the caller is cancelled, the run's
@@ -232,98 +423,54 @@ class Scheduler:
             await asyncio.wait({work})
             raise
 
-    # -- lanes (dynamic batching) -------------------------------------------------------------------------------
+    def inline_batch(self, work: int, on_device: bool, items: int) -> bool:
+        """Whether a batch of ``items`` requests of ``work`` each runs on the event loop: tiny host work, a few tiny
+        runs' worth together (an operator's lane and a model's queue alike)."""
+        return not on_device and work <= self.inline_work and work * items <= self._inline_batch
 
-    async def _enqueue(
-        self, compiled: Compiled, size: int, feeds: dict[str, np.ndarray], deadline: float | None
-    ) -> Results:
-        future = self._join(compiled, size, feeds, deadline)
-        try:
-            return await future
-        except asyncio.CancelledError:
-            future.cancel()  # a waiting member is skipped; a running batch runs on for the others
-            raise
+    def observe_batch(self, size: int) -> None:
+        """Count a batch run (the batch-size metric), whichever queue ran it."""
+        if self.metrics is not None:
+            self.metrics.batch_size.observe(size)
 
-    def _join(
-        self, compiled: Compiled, size: int, feeds: dict[str, np.ndarray], deadline: float | None
-    ) -> asyncio.Future[Results]:
-        loop = asyncio.get_running_loop()
-        key = id(compiled)
-        lane = self._lanes.get(key)
-        if lane is None or lane.compiled is not compiled:
-            lane = self._lanes[key] = _Lane(compiled, size)
-        member = _Member(feeds, loop.create_future(), deadline)
-        lane.waiting.append(member)
-        if not lane.busy and len(lane.waiting) == 1:
-            # NOTE: the first request schedules the run instead of starting it, so that requests the loop has
-            # already taken in (an ExecuteMany message's items, calls that arrived together) join its batch.
-            if self.max_delay > 0:
-                loop.call_later(self.max_delay, self._start, lane)
-            else:
-                loop.call_soon(self._start, lane)
-        elif not lane.busy and len(lane.waiting) >= lane.size:
-            self._start(lane)
-        return member.future
 
-    def _start(self, lane: _Lane) -> None:
-        """Run the lane's waiting requests, a batch at a time: tiny batches inline, one after another; others on a
-        worker, the lane busy (collecting the next batch) until it finishes."""
-        while not lane.busy and lane.waiting:
-            batch = self._live(lane.waiting[: lane.size])
-            del lane.waiting[: lane.size]
-            if not batch:
-                continue
-            self._observe(len(batch))
-            compiled = lane.compiled
-            options = ort.RunOptions()
-            if self.inline(compiled) and compiled.work * len(batch) <= self._inline_batch:
-                try:
-                    _settle(batch, self._run_batch(compiled, batch, options), None)
-                except Exception as error:
-                    _settle(batch, None, error)
-                continue
-            lane.busy = True
-            work = asyncio.get_running_loop().run_in_executor(self.workers, self._run_batch, compiled, batch, options)
-            work.add_done_callback(functools.partial(self._finished, lane, batch))
-            return
-        if self._lanes.get(id(lane.compiled)) is lane:
-            del self._lanes[id(lane.compiled)]
+class _Lane:
+    """An operator's batching policy (``batching.Policy``): requests of one compiled desc stacked on a new axis,
+    up to its batch size, one run at a time; a lone request waits at most ``max_delay`` for company."""
 
-    def _finished(self, lane: _Lane, batch: list[_Member], done: asyncio.Future[list[Results]]) -> None:
-        """A worker's batch ended: give each member its outputs (or the batch's error), then start the next."""
-        lane.busy = False
-        error = done.exception()
-        _settle(batch, None if error is not None else done.result(), error)
-        self._start(lane)
+    slots = 1
 
-    def _run_batch(self, compiled: Compiled, batch: list[_Member], options: ort.RunOptions | None) -> list[Results]:
+    def __init__(self, scheduler: Scheduler, compiled: Compiled, size: int) -> None:
+        self.scheduler = scheduler
+        self._compiled = weakref.ref(compiled)  # its callers hold it while they wait: it lives while it runs
+        self.full = size
+        self.delay_ns = int(scheduler.max_delay * 1e9)
+
+    def take(self, queue: deque[Member[Results]], now_ns: int) -> int | float:
+        waited = now_ns - queue[0].arrived
+        if len(queue) >= self.full or waited >= self.delay_ns:
+            return min(len(queue), self.full)
+        return (self.delay_ns - waited) / 1e9
+
+    def inline(self, batch: list[Member[Results]]) -> bool:
+        compiled = self._desc()
+        return self.scheduler.inline_batch(compiled.work, compiled.on_device, len(batch))
+
+    def run(self, batch: list[Member[Results]], options: ort.RunOptions) -> list[Results]:
+        compiled = self._desc()
         if len(batch) == 1:
             return [compiled.run(batch[0].feeds, options)]
-        return compiled.run_batch([member.feeds for member in batch], self.pool, options)
+        return compiled.run_batch([member.feeds for member in batch], self.scheduler.pool, options)
 
-    @staticmethod
-    def _live(members: list[_Member]) -> list[_Member]:
-        """The members still wanted: cancelled ones are dropped, expired ones get DEADLINE_EXCEEDED unrun."""
-        now = time.monotonic()
-        live: list[_Member] = []
-        for member in members:
-            if member.future.done():
-                continue
-            if member.deadline is not None and now >= member.deadline:
-                member.future.set_exception(
-                    DeadlineExceeded("the deadline passed while the call waited for its batch; it was not executed")
-                )
-                continue
-            live.append(member)
-        return live
+    def _desc(self) -> Compiled:
+        compiled = self._compiled()
+        assert compiled is not None, "a lane runs only for callers that hold its desc"
+        return compiled
 
-    def observe_alone(self) -> None:
-        """Count a run of one request that the caller ran through ``offload`` (the batch-size metric)."""
-        self._observe(1)
-
-    def _observe(self, size: int) -> None:
-        if self._observe_batch is not None:
-            self._observe_batch(size)
+    def ran(
+        self, batch: list[Member[Results]], started_ns: int, results: list[Results] | None, error: BaseException | None
+    ) -> None:
+        self.scheduler.observe_batch(len(batch))
 
 
 class _Turn:
@@ -350,14 +497,6 @@ class _Turn:
         self.admission.release()
 
 
-def _settle(batch: list[_Member], results: list[Results] | None, error: BaseException | None) -> None:
-    """Give each member its own outputs, or the batch's error (every member gets it)."""
-    if error is not None or results is None:
-        _log.error("batch of %d failed", len(batch), exc_info=error)
-        for member in batch:
-            if not member.future.done():
-                member.future.set_exception(error or RuntimeError("no results"))
-        return
-    for member, outputs in zip(batch, results, strict=True):
-        if not member.future.done():
-            member.future.set_result(outputs)
+def _whole(compiled: Compiled, bind: Callable[[], Feeds], encode: Callable[[Results], T], options: ort.RunOptions) -> T:
+    """A call's stages 4-6 on a worker thread: bind, run, encode."""
+    return encode(compiled.run(bind(), options))

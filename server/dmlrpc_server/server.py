@@ -16,11 +16,13 @@ from prometheus_client import Gauge
 
 from dmlrpc.v1 import service_pb2
 from dmlrpc.wire import CHUNK_BYTES
+from dmlrpc_server.binding import Binding
 from dmlrpc_server.capabilities import capabilities
+from dmlrpc_server.catalog import Catalog
 from dmlrpc_server.connections import ConnectionLimitInterceptor
-from dmlrpc_server.executor import Executor
 from dmlrpc_server.feature_levels import feature_level_name
 from dmlrpc_server.interceptors import ErrorInterceptor
+from dmlrpc_server.many import StreamLimits
 from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.oip import protocol as oip_protocol
 from dmlrpc_server.oip.metrics import ModelCollector
@@ -43,7 +45,6 @@ from dmlrpc_server.security import TokenAuthInterceptor, server_credentials
 from dmlrpc_server.service import Service
 from dmlrpc_server.servicer import DirectMLServicer, handlers
 from dmlrpc_server.settings import ServerSettings
-from dmlrpc_server.stages import StreamLimits
 
 _log = logging.getLogger(__name__)
 
@@ -87,8 +88,12 @@ class BuiltServer:
     _warmed: bool = False
 
     @property
-    def executor(self) -> Executor:
-        return self.service.executor
+    def catalog(self) -> Catalog:
+        return self.service.catalog
+
+    @property
+    def resident(self) -> ResidentStore:
+        return self.service.binding.resident
 
     async def start(self, *, ready: bool = True, warm_first: bool = False) -> None:
         """Listen (health NOT_SERVING), then, with ``ready``, warm the provider up and report SERVING.
@@ -120,7 +125,7 @@ class BuiltServer:
 
     async def _sweep_resident(self) -> None:
         """Release idle resident tensors now and then, so that memory comes back without further calls."""
-        store = self.executor.resident
+        store = self.resident
         handles = self.service.handles
         while True:
             await asyncio.sleep(min(30.0, store.idle_seconds / 2, handles.idle_seconds / 2))
@@ -157,7 +162,7 @@ class BuiltServer:
     async def _warm_up(self) -> None:
         if self._warmed:
             return
-        provider = self.executor.provider
+        provider = self.catalog.provider
         seconds = await asyncio.get_running_loop().run_in_executor(self.workers, warm_up, provider)
         self._warmed = True
         _log.info("%s warmed up in %.0f ms", provider.name, seconds * 1e3)
@@ -229,7 +234,7 @@ class BuiltServer:
             self._sweeper.cancel()
         if self._trimmer is not None:
             self._trimmer.cancel()
-        self.executor.resident.clear()
+        self.resident.clear()
         self.workers.shutdown(wait=False, cancel_futures=True)
         if self.metrics is not None:
             self.metrics.close()
@@ -303,14 +308,16 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         max_run_bytes=budgets.call_memory,
     )
     pool = BufferPool(budgets.buffer_pool)
-    executor = Executor(
+    catalog = Catalog(
         provider,
         feature_level=settings.feature_level,
         limits=limits,
         cache_capacity=settings.compile_cache_size,
         cache_bytes=budgets.compile_cache,
-        pool=pool,
-        resident=ResidentStore(
+    )
+    binding = Binding(
+        pool,
+        ResidentStore(
             tensors_per_owner=settings.resident_tensors_per_caller,
             bytes_per_owner=settings.resident_bytes_per_caller,
             bytes_total=_share(budgets.resident_total),
@@ -318,13 +325,14 @@ def build_server(settings: ServerSettings) -> BuiltServer:
             idle_seconds=settings.resident_idle_seconds,
             device=device_of(provider),
         ),
+        settings.max_message_bytes,
     )
     admission = Admission(settings.max_concurrent_requests, settings.max_queue_depth)
     version = server_version()
     heap = Heap(budgets.heap_retain)
     metrics = (
         Metrics(
-            cache=executor.cache,
+            cache=catalog.cache,
             running=lambda: admission.running,
             waiting=lambda: admission.waiting,
             pool=pool,
@@ -337,21 +345,24 @@ def build_server(settings: ServerSettings) -> BuiltServer:
     workers = ThreadPoolExecutor(
         max_workers=settings.operator_threads(worker_count()), thread_name_prefix=OPERATOR_THREAD_PREFIX
     )
+    memory = ByteBudget(budgets.call_memory, max_wait=settings.call_memory_wait_seconds, setting="--call-memory-bytes")
     scheduler = Scheduler(
         admission,
         workers,
         pool,
+        memory,
         inline_work=settings.inline_work,
         batch_work=settings.batch_work,
         device_inline_work=settings.device_inline_work,
         max_batch_size=settings.max_batch_size,
         max_delay=settings.max_batch_delay_us / 1e6,
         sizes_by_case=settings.max_batch_size_by_operator,
-        observe_batch=metrics.batch_size.observe if metrics is not None else None,
+        metrics=metrics,
     )
     service = Service(
-        executor,
+        catalog,
         scheduler,
+        binding,
         HandleStore(
             handles_per_owner=settings.compiled_operators_per_caller,
             bytes_per_owner=settings.compiled_bytes_per_caller,
@@ -359,18 +370,13 @@ def build_server(settings: ServerSettings) -> BuiltServer:
             bytes_total=_share(budgets.compiled_total),
             idle_seconds=settings.compiled_idle_seconds,
         ),
-        metrics=metrics,
         stream_chunk_bytes=CHUNK_BYTES,
         stream_limits=StreamLimits(settings.stream_items_in_flight, settings.stream_bytes_in_flight),
         max_graph_nodes=settings.max_graph_nodes,
-        memory=ByteBudget(
-            budgets.call_memory, max_wait=settings.call_memory_wait_seconds, setting="--call-memory-bytes"
-        ),
         stream_idle_seconds=settings.stream_idle_seconds,
     )
 
     if metrics is not None:
-        memory = service.memory
         Gauge(
             "dmlrpc_call_memory_bytes",
             "Bytes of --call-memory-bytes reserved now by calls in progress (runs and unread responses)",
@@ -423,8 +429,8 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         max_streams_per_connection=settings.max_streams_per_connection,
         compile_cache_bytes=budgets.compile_cache,
     )
-    caps = capabilities(executor, server_version=version, limits=service_limits)
-    repository = _repository(settings, provider, scheduler, executor, service.handles)
+    caps = capabilities(catalog, server_version=version, limits=service_limits)
+    repository = _repository(settings, provider, scheduler, catalog, service.handles)
     if metrics is not None:
         metrics.registry.register(ModelCollector(repository.served))
     server.add_generic_rpc_handlers(
@@ -475,7 +481,11 @@ def build_server(settings: ServerSettings) -> BuiltServer:
 
 
 def _repository(
-    settings: ServerSettings, provider: Provider, scheduler: Scheduler, executor: Executor, handles: HandleStore
+    settings: ServerSettings,
+    provider: Provider,
+    scheduler: Scheduler,
+    catalog: Catalog,
+    handles: HandleStore,
 ) -> Repository:
     """The model repository of --model-repository, with the models to serve from the start loaded (a model that
     fails is reported by RepositoryIndex and logged; it never stops the server). Without one it holds only the
@@ -486,7 +496,7 @@ def _repository(
         scheduler,
         default_max_batch_size=settings.default_max_batch_size,
         explicit=settings.model_control_mode == "explicit",
-        executor=executor,
+        catalog=catalog,
         max_graph_nodes=settings.max_graph_nodes,
         handles=handles,
     )

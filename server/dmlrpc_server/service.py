@@ -1,4 +1,4 @@
-"""The service: one recipe per RPC over the request path's stages (decode, compile, bind, schedule, encode)."""
+"""The service: one recipe per RPC over the stage modules (calls, catalog, scheduler, binding), top to bottom."""
 
 from __future__ import annotations
 
@@ -6,25 +6,24 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable
 
 import numpy as np
-import onnxruntime as ort
 
 from dmlrpc.codec import encode_into
 from dmlrpc.schema import tensor_descs
-from dmlrpc.v1 import service_pb2, tensor_pb2
-from dmlrpc_server.bindings import unary_buffers
-from dmlrpc_server.calls import OPERATOR, ExecuteCall, parse
+from dmlrpc.v1 import operators_pb2, service_pb2, tensor_pb2
+from dmlrpc_server.binding import Binding, encode_outputs, feeds, unary_buffers
+from dmlrpc_server.calls import Call, deadline_of, parse, write_execute, write_resident
+from dmlrpc_server.catalog import Catalog, compile_flags
 from dmlrpc_server.errors import InvalidArgument
-from dmlrpc_server.executor import compile_flags
 from dmlrpc_server.graphs import strip_owned
-from dmlrpc_server.many import ManyStream, binds_resident
-from dmlrpc_server.responses import execute_response, resident_response
+from dmlrpc_server.many import ManyStream, StreamLimits
+from dmlrpc_server.runtime.buffers import Buffer
 from dmlrpc_server.runtime.compiler import INITIALIZER_COPIES, Compiled, StagedCompiled, data_bytes
-from dmlrpc_server.runtime.handles import Handle, owned_buffers
+from dmlrpc_server.runtime.handles import Handle, HandleStore, owned_buffers
 from dmlrpc_server.runtime.resident import Resident
-from dmlrpc_server.stages import Stages, placed, received_bytes
+from dmlrpc_server.scheduler import Scheduler
 from dmlrpc_server.streams import (
     declared_lengths,
     next_part,
@@ -36,79 +35,181 @@ from dmlrpc_server.streams import (
 from dmlrpc_server.tensors import ANY_TENSOR, validate_tensor
 
 _log = logging.getLogger(__name__)
+Feeds = dict[str, np.ndarray]
 
 
-class Service(Stages):
+def _raise(error: Exception) -> Feeds:
+    """A bind that fails as the item's binding did (its error is its answer)."""
+    raise error
+
+
+class Service:
     """Every RPC as a short recipe over the stages of the request path:
 
-    1. **decode** (the servicer parsed the message; streams parse their parts here),
-    2. **compile** (``Executor.cached`` on a hit: one lookup by the desc's bytes; a miss compiles on a worker),
-    3. **bind** (``unary_buffers`` and ``Executor.feeds``: lengths, data-dependent checks),
-    4. **schedule** (``Scheduler``: admission, deadline, inline / worker / batch by the work the desc causes),
-    5. **encode** (``Executor.encode_outputs`` and ``responses``: the outputs as wire bytes).
+    1. **read** (``calls``: the servicer reads the request into a ``Call``; streams read their parts here),
+    2. **plan** (``Catalog.lookup``: one lookup by the desc's bytes; a miss compiles on a worker; Dispatch takes its
+       handle's),
+    3. **admit and reserve** (``Scheduler.run``: the drain gate, call memory, an admission slot, the deadline),
+    4. **bind** (``binding.feeds``: lengths, views, data-dependent checks),
+    5. **place and run** (``Scheduler.run``: inline, worker thread or batch, by the work the desc causes),
+    6. **encode** (``binding.encode_outputs``, then the reader's writer: ``calls.write_execute``).
 
-    Stages 3-5 of work that is not tiny run on a worker thread together, so the event loop only moves bytes; the
-    stages themselves are ``Stages``'.
+    Execute and Dispatch are one recipe (``execute``), ExecuteMany's items the same stages grouped by plan
+    (``execute_items``); ExecuteStream is the same stages with its chunked reader and writer. Each stage returns
+    its result; what the writer needs of the call (its label, where it ran, the memory its reply holds) is on the
+    ``Call``.
     """
 
-    # -- Execute and Dispatch -----------------------------------------------------------------------------------
+    def __init__(
+        self,
+        catalog: Catalog,
+        scheduler: Scheduler,
+        binding: Binding,
+        handles: HandleStore,
+        *,
+        stream_chunk_bytes: int,
+        stream_limits: StreamLimits,
+        max_graph_nodes: int,
+        stream_idle_seconds: float | None,
+    ) -> None:
+        self.catalog = catalog
+        self.scheduler = scheduler
+        self.binding = binding
+        self.handles = handles
+        self._chunk = stream_chunk_bytes
+        self.stream_limits = stream_limits
+        self.max_graph_nodes = max_graph_nodes
+        #: The longest wait for a client's next message on a stream (None: no limit).
+        self.stream_idle = stream_idle_seconds
 
-    async def execute_call(self, call: ExecuteCall, raw: bytes, time_remaining: float | None) -> bytes:
-        """Execute in its common form (``calls.read_execute``): the desc looked up by its bytes as sent, the
-        buffers bound as views of the request. Anything else about the call goes the way of ``execute``."""
-        self.scheduler.gate()
-        arrived = time.monotonic()
-        deadline = None if time_remaining is None else arrived + time_remaining
-        executor = self.executor
-        compiled = executor.cached_bytes(call.desc)
-        if compiled is None:
-            OPERATOR.set(executor.case_of(call.desc))
-            await self.scheduler.room_for_session(deadline)
-            async with self.scheduler.turn(deadline):
-                compiled = await self.scheduler.offload(lambda _: executor.compiled_bytes(call.desc))
-        OPERATOR.set(compiled.label)
-        placed(compiled)
-        if compiled.plan.input_arrays:
-            return await self.execute(parse(service_pb2.ExecuteRequest, raw), "", time_remaining)
-        executor.check_response_fits(compiled)
-        outputs = await self.run(compiled, list(call.buffers), deadline, arrived, call.size)
-        return execute_response(outputs)
+    # -- Execute, Dispatch and ExecuteMany's items --------------------------------------------------------------
 
-    async def execute(self, request: service_pb2.ExecuteRequest, owner: str, time_remaining: float | None) -> bytes:
-        """Execute: the serialized ExecuteResponse.
+    async def execute(self, call: Call) -> bytes:
+        """One Execute or Dispatch call (or ExecuteMany item): the serialized ExecuteResponse.
 
         Raises:
             ServiceError: validation, limits, the queue bound (RESOURCE_EXHAUSTED) or an expired deadline.
         """
-        self.scheduler.gate()
-        arrived = time.monotonic()
-        deadline = None if time_remaining is None else arrived + time_remaining
-        compiled = await self.compiled(request.operator_desc, deadline, request.execution_flags)
-        if request.keep_outputs or binds_resident(request.inputs):
-            items = await self.resident(request, owner, deadline, compiled, None, compiled.label)
-            return resident_response(items)
-        self.executor.check_response_fits(compiled)
-        buffers = unary_buffers(request.inputs, compiled.plan)
-        outputs = await self.run(compiled, buffers, deadline, arrived, received_bytes(buffers))
-        return execute_response(outputs)
+        request = call.request
+        entry = None
+        if isinstance(request, service_pb2.DispatchRequest):  # 2: a compiled handle's plan, validated once
+            entry = self.handles.get(call.owner, request.handle)
+            compiled = entry.compiled
+            call.label = entry.label
+            if compiled.fallback:
+                call.executed_on = compiled.executed_on
+            if not call.resident:
+                self.catalog.check_response_fits(compiled)
+        else:  # 2: the plan of the desc's bytes, else compiled on a worker
+            compiled = self.catalog.lookup(call) or await self.scheduler.compile(
+                call.deadline, functools.partial(self.catalog.compile, call)
+            )
+        if call.resident:
+            return write_resident(await self._resident(call, compiled, entry))
+        if call.buffers is not None and compiled.plan.input_arrays:
+            # The common form read no tensor-array bindings: the plan wants them, so protobuf reads the request.
+            request = call.request = parse(service_pb2.ExecuteRequest, call.raw)
+            call.buffers = None
+        if call.buffers is not None:
+            buffers: list[Buffer | None] = list(call.buffers)
+        else:
+            assert request is not None
+            buffers = unary_buffers(request.inputs, compiled.plan)
+            if entry is not None:
+                buffers = entry.bind(buffers)
+        binding = self.binding
+        outputs = await self.scheduler.run(  # 3, 5: admitted, reserved, placed and run
+            call,
+            compiled,
+            functools.partial(feeds, compiled, buffers),  # 4
+            functools.partial(encode_outputs, compiled, pool=binding.pool),  # 6
+        )
+        return write_execute(outputs)
 
-    async def dispatch(self, request: service_pb2.DispatchRequest, owner: str, time_remaining: float | None) -> bytes:
-        """Dispatch: run a compiled handle with new bindings; nothing about its desc is validated again."""
-        self.scheduler.gate()
-        arrived = time.monotonic()
-        deadline = None if time_remaining is None else arrived + time_remaining
-        entry = self.handles.get(owner, request.handle)
-        compiled = entry.compiled
-        placed(compiled)
-        if request.keep_outputs or binds_resident(request.inputs):
-            items = await self.resident(request, owner, deadline, compiled, entry, entry.label)
-            return resident_response(items)
-        self.executor.check_response_fits(compiled)
-        buffers = entry.bind(unary_buffers(request.inputs, compiled.plan))
-        outputs = await self.run(compiled, buffers, deadline, arrived, received_bytes(buffers))
-        return execute_response(outputs)
+    async def _resident(self, call: Call, compiled: Compiled, entry: Handle | None) -> list[bytes | Resident | None]:
+        """A call with resident bindings or kept outputs: one job that binds, runs and encodes (device memory stays
+        on the device), placed by the bytes it moves through the host."""
+        request = call.request
+        assert request is not None
+        binding = self.binding
+        kept = set(request.keep_outputs)
+        call.sent = sum(
+            layout.total_bytes for i, layout in enumerate(compiled.plan.outputs) if layout is not None and i not in kept
+        )
+        job = functools.partial(
+            binding.resident_run,
+            call.owner,
+            compiled,
+            request,
+            output_descs=None if entry is None else entry.output_desc_bytes,
+            bind=None if entry is None else entry.bind,
+        )
+        return await self.scheduler.run(call, compiled, None, None, job, binding.host_bytes(compiled, request))
 
-    # -- ExecuteMany --------------------------------------------------------------------------------------------
+    async def execute_items(self, calls: list[Call]) -> list[bytes | Exception]:
+        """An ExecuteMany message's items, in the admission slot their stream holds: each item's response, or its
+        error. Each runs ``execute``'s stages; consecutive items of one cached plan with plain buffers are bound and
+        handed to the scheduler together (``Scheduler.run_items``), so that they batch without a task each."""
+        catalog = self.catalog
+        binding = self.binding
+        outcomes: list[bytes | Exception] = []
+        index = 0
+        while index < len(calls):
+            call = calls[index]
+            request = call.request
+            try:
+                compiled = None
+                if isinstance(request, service_pb2.ExecuteRequest) and not call.resident:
+                    compiled = catalog.lookup(call)  # 2, a hit
+                if compiled is None or compiled.plan.input_arrays:
+                    outcomes.append(await self.execute(call))  # a miss, a handle, resident or array bindings
+                    index += 1
+                    continue
+            except Exception as error:
+                outcomes.append(error)
+                index += 1
+                continue
+            group: list[Call] = []
+            binds: list[Callable[[], Feeds]] = []
+            bound: list[Exception | None] = []
+            while index < len(calls):
+                call = calls[index]
+                request = call.request
+                if group:
+                    try:
+                        same = isinstance(request, service_pb2.ExecuteRequest) and not call.resident
+                        same = same and catalog.lookup(call) is compiled
+                    except Exception:
+                        same = False  # the next pass of the outer loop answers it with its error
+                    if not same:
+                        break
+                group.append(call)
+                index += 1
+                try:
+                    assert request is not None
+                    binds.append(functools.partial(feeds, compiled, unary_buffers(request.inputs, compiled.plan)))
+                    bound.append(None)
+                except Exception as error:
+                    binds.append(functools.partial(_raise, error))
+                    bound.append(error)
+            encode = functools.partial(encode_outputs, compiled, pool=binding.pool)
+            ran = await self.scheduler.run_items(group, compiled, binds, encode)  # 3-6
+            outcomes.extend(error or (result if isinstance(result, Exception) else write_execute(result))
+                            for error, result in zip(bound, ran, strict=True))  # fmt: skip
+        return outcomes
+
+    async def compiled(
+        self, operator_desc: operators_pb2.OperatorDesc, execution_flags: int, deadline: float | None
+    ) -> Compiled:
+        """Stage 2 for a desc already parsed (ExecuteStream's start, CompileOperator): the cached plan, else compiled
+        on a worker. ``execution_flags`` is the request's DML_EXECUTION_FLAGS (INVALID_ARGUMENT at
+        `execution_flags` for an unknown bit)."""
+        catalog = self.catalog
+        flags = compile_flags(execution_flags)
+        compiled = catalog.cached(operator_desc, flags)
+        if compiled is None:
+            compiled = await self.scheduler.compile(deadline, functools.partial(catalog.compiled, operator_desc, flags))
+        return compiled
 
     async def execute_many(
         self,
@@ -116,15 +217,22 @@ class Service(Stages):
         owner: str,
         time_remaining: float | None,
     ) -> AsyncIterator[bytes]:
-        """ExecuteMany: run each item as its unary call would run, answer each as it finishes (serialized
-        ExecuteManyResponse messages holding the results that are ready together).
+        """ExecuteMany: run each item as its unary call would run (``execute``), answer each as it finishes
+        (serialized ExecuteManyResponse messages holding the results that are ready together).
 
         Items of one desc that arrive in one message join one batch. At most ``stream_limits.items`` items (and
         about ``stream_limits.bytes`` request bytes) are in flight, counted until their result is written, so a
         client that sends faster than it reads stops being read instead of growing the server's memory.
         """
         self.scheduler.gate()
-        stream = ManyStream(self, owner, None if time_remaining is None else time.monotonic() + time_remaining)
+        stream = ManyStream(
+            self.execute_items,
+            self.scheduler,
+            self.stream_limits,
+            self.stream_idle,
+            owner,
+            None if time_remaining is None else time.monotonic() + time_remaining,
+        )
         reader = asyncio.ensure_future(stream.read(messages))
         try:
             while True:
@@ -145,16 +253,17 @@ class Service(Stages):
         self.scheduler.gate()
         idle = self.stream_idle
         start = await parse_stream_start(parts, service_pb2.CreateTensorRequest, "CreateTensor", idle)
-        executor = self.executor
+        limits = self.catalog.limits
+        pool = self.binding.pool
         layout = validate_tensor(
             start.desc,
             "start.desc",
             ANY_TENSOR,
             output=False,
-            max_tensor_bytes=executor.limits.max_tensor_bytes,
-            max_tensor_elements=executor.limits.max_tensor_elements,
+            max_tensor_bytes=limits.max_tensor_bytes,
+            max_tensor_elements=limits.max_tensor_elements,
         )
-        store = executor.resident
+        store = self.binding.resident
         offload = self.scheduler.offload
         with store.reserve(owner, layout.packed_bytes) as reservation:
             if start.uninitialized:
@@ -163,24 +272,24 @@ class Service(Stages):
                 zeros = np.zeros(tuple(layout.sizes), layout.dtype)
                 value = await offload(lambda _: store.device.upload(zeros))
             else:
-                buffer = executor.pool.acquire(layout.total_bytes)
+                buffer = pool.acquire(layout.total_bytes)
                 try:
                     await receive(parts, [buffer], "start.desc.buffer.total_tensor_size_in_bytes", idle)
                     # A packed copy of the logical tensor: the pooled buffer goes back to the pool.
                     value = await offload(lambda _: upload(store, buffer, layout))
                 finally:
-                    executor.pool.release(buffer)
+                    pool.release(buffer)
             return reservation.add(layout, start.desc.SerializeToString(), value)
 
     async def read_tensor(self, handle: str, owner: str) -> AsyncIterator[bytes]:
         """ReadTensor: the tensor's handle and desc, then its buffer's bytes in chunks."""
         self.scheduler.gate()
-        tensor = self.executor.resident.get(owner, handle)
-        device = self.executor.resident.device
+        tensor = self.binding.resident.get(owner, handle)
+        device = self.binding.resident.device
         layout = tensor.layout
         # The copies (the device's packed download, the encoded staging) wait for the client to read them: their
         # bytes are reserved before they exist.
-        async with self.memory.reserved(layout.total_bytes + layout.packed_bytes, None):
+        async with self.scheduler.memory.reserved(layout.total_bytes + layout.packed_bytes, None):
             array = await self.scheduler.offload(lambda _: device.download(tensor.value))
             async for part in self._read_out(tensor, array):
                 yield part
@@ -188,7 +297,7 @@ class Service(Stages):
     async def _read_out(self, tensor: Resident, array: np.ndarray) -> AsyncIterator[bytes]:
         """ReadTensor's messages: the tensor's handle and desc, then its buffer's bytes in chunks."""
         layout = tensor.layout
-        pool = self.executor.pool
+        pool = self.binding.pool
         staging = pool.acquire(layout.total_bytes)
         try:
             encode_into(array, layout, staging)
@@ -203,7 +312,7 @@ class Service(Stages):
             pool.release(staging)
 
     def release_tensor(self, handle: str, owner: str) -> None:
-        self.executor.resident.release(owner, handle)
+        self.binding.resident.release(owner, handle)
 
     # -- compiled operators and graphs ---------------------------------------------------------------------------
 
@@ -214,7 +323,7 @@ class Service(Stages):
         stripped, owned = strip_owned(request.operator_desc, "operator_desc")
         owned_bytes = sum(len(binding.buffer.data) for binding in request.owned_inputs)
         handles.check_room(owner, owned_bytes)
-        compiled = await self.compiled(stripped, None, request.execution_flags)
+        compiled = await self.compiled(stripped, request.execution_flags, None)
         bound = owned_buffers(request.owned_inputs, compiled.plan.inputs, owned)
         inputs = tensor_descs(request.operator_desc, output=False)
         outputs = tensor_descs(request.operator_desc, output=True)
@@ -240,11 +349,10 @@ class Service(Stages):
         await self.scheduler.room_for_session(None)
         async with self.scheduler.turn(None):
             compiled, lowering = await self.scheduler.offload(
-                lambda _: self.executor.compile_graph(
+                lambda _: self.catalog.compile_graph(
                     graph, max_nodes=self.max_graph_nodes, admit_constants=admit, flags=flags
                 )
             )
-        placed(compiled)
         bound = owned_buffers(request.owned_inputs, compiled.plan.inputs, lowering.owned)
         # What the handle holds is what it is charged: its models' data, constants as materialised (a few bytes of
         # broadcast constant can become a whole tensor); a graph run node by node keeps its constant arrays too;
@@ -263,45 +371,43 @@ class Service(Stages):
     # -- ExecuteStream ------------------------------------------------------------------------------------------
 
     async def execute_stream(self, parts: AsyncIterator[bytes], time_remaining: float | None) -> AsyncIterator[bytes]:
-        """Run one streamed request: the start message, the input chunks, then the outputs in chunks.
+        """Run one streamed request: the start message, the input chunks, then the outputs in chunks: the stages of
+        ``execute`` with a chunked reader and writer.
 
         Messages travel as wire bytes (``dmlrpc.wire`` reads and writes the chunks without protobuf copies). The
         desc and the declared lengths are validated, and the limits applied, before a byte is allocated. The inputs
         are received before the call takes a running slot, each chunk within ``stream_idle`` seconds of the last:
-        a caller that stalls mid-upload holds its own buffers, never a slot that other calls need.
+        a caller that stalls mid-upload holds its own buffers, never a slot that other calls need. The call's memory
+        stays reserved until its outputs are written.
         """
         self.scheduler.gate()
-        arrived = time.monotonic()
-        deadline = None if time_remaining is None else arrived + time_remaining
+        deadline = deadline_of(time_remaining)
         idle = self.stream_idle
         start = await parse_stream_start(parts, service_pb2.ExecuteStreamRequest, "ExecuteStream", idle)
         try:
-            compiled = await self.compiled(start.operator_desc, deadline, start.execution_flags)
+            compiled = await self.compiled(start.operator_desc, start.execution_flags, deadline)
         except InvalidArgument as error:
             raise InvalidArgument(f"start.{error.field}", error.description) from None
-        lengths = declared_lengths(compiled, start.input_bytes, self.executor.limits)
-        pool = self.executor.pool
+        lengths = declared_lengths(compiled, start.input_bytes, self.catalog.limits)
+        binding = self.binding
+        pool = binding.pool
         buffers = [None if n == 0 else pool.acquire(n) for n in lengths]
+        call = Call(None, None, sum(lengths), deadline, hold=True, label=compiled.label)
         staged: list[np.ndarray] = []
-        # The run's tensors, then its outputs until the client has read them: reserved once the inputs are here
-        # (what the caller sent is not counted: it is the caller's own bytes), before the outputs exist.
-        reserved = 0
         try:
             try:
                 await receive(parts, buffers, idle=idle)
-                received = time.monotonic()
-                await self.memory.acquire(compiled.memory, deadline)
-                reserved = compiled.memory
-                async with self.scheduler.turn(deadline) as started:
-                    outputs, staged = await self.scheduler.offload(
-                        functools.partial(self._run_buffers, compiled, buffers), deadline
-                    )
-                    self.scheduler.observe_alone()
+                call.arrived = time.monotonic()
+                outputs, staged = await self.scheduler.run(
+                    call,
+                    compiled,
+                    functools.partial(feeds, compiled, buffers),
+                    functools.partial(binding.output_views, compiled),
+                )
             finally:
                 for buffer in buffers:
                     if buffer is not None:
                         pool.release(buffer)
-            self._observe(compiled.label, received, started, sum(lengths), outputs)
             yield service_pb2.ExecuteStreamResponse(
                 outputs=service_pb2.ExecuteStreamOutputs(
                     output_bytes=[0 if view is None else len(view) for view in outputs]
@@ -312,11 +418,4 @@ class Service(Stages):
         finally:
             for buffer in staged:
                 pool.release(buffer)
-            if reserved:
-                self.memory.release(reserved)
-
-    def _run_buffers(
-        self, compiled: Compiled, buffers: Sequence[np.ndarray | None], options: ort.RunOptions
-    ) -> tuple[list[memoryview | None], list[np.ndarray]]:
-        feeds = self.executor.feeds(compiled, buffers)
-        return self.executor.output_views(compiled, compiled.run(feeds, options))
+            self.scheduler.memory.release(call.held)

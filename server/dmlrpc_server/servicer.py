@@ -10,14 +10,13 @@ import grpc
 from google.protobuf.message import DecodeError, Message
 
 from dmlrpc.v1 import service_pb2, tensor_pb2
-from dmlrpc_server.calls import OPERATOR, parse, read_execute
+from dmlrpc_server.calls import EXECUTED_ON, OPERATOR, Call, deadline_of, parse, read_execute, read_request
 from dmlrpc_server.errors import InvalidArgument, Unimplemented
 from dmlrpc_server.handlers import method_handlers
 from dmlrpc_server.runtime.handles import Handle
 from dmlrpc_server.runtime.resident import Resident
 from dmlrpc_server.security import caller_identity
 from dmlrpc_server.service import Service
-from dmlrpc_server.stages import RESPONSE_HELD
 
 M = TypeVar("M", bound=Message)
 
@@ -56,23 +55,30 @@ class DirectMLServicer:
     ) -> bytes:
         # Registered without serializers (see `handlers`): the common form of a call is read from its wire bytes,
         # and the service writes the response's bytes.
-        call = read_execute(request)
-        if call is not None:
-            response = await self._service.execute_call(call, request, context.time_remaining())
-        else:
+        call = read_execute(request, context.time_remaining())
+        if call is None:
             decoded = parse(service_pb2.ExecuteRequest, request)
-            OPERATOR.set(decoded.operator_desc.WhichOneof("desc") or "unset")
-            owner = self._owner(context) if decoded.keep_outputs or _binds_resident(decoded) else ""
-            response = await self._service.execute(decoded, owner, context.time_remaining())
-        self._release_when_done(context)
-        return response
+            call = read_request(decoded, len(request), deadline_of(context.time_remaining()))
+            call.label = decoded.operator_desc.WhichOneof("desc") or "unset"
+            if call.resident:
+                call.owner = self._owner(context)
+        try:
+            return await self._service.execute(call)
+        finally:
+            # ``_written``, inline where nothing more is to be done (most calls)
+            OPERATOR.set(call.label)
+            if call.executed_on or call.held:
+                self._written(call, context)
 
-    def _release_when_done(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        """Give a large response's reserved memory back once the RPC is done (read by the caller, or cut off)."""
-        held = RESPONSE_HELD.get()
+    def _written(self, call: Call, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        """Tell the interceptor what the call was (its label, where it ran: the fallback trailer), and give the
+        memory its response holds back once the RPC is done (read by the caller, or cut off)."""
+        OPERATOR.set(call.label)
+        if call.executed_on:
+            EXECUTED_ON.set(call.executed_on)
+        held = call.held
         if held:
-            RESPONSE_HELD.set(0)
-            memory = self._service.memory
+            memory = self._service.scheduler.memory
             context.add_done_callback(lambda _: memory.release(held))
 
     async def ExecuteMany(  # noqa: N802
@@ -122,9 +128,12 @@ class DirectMLServicer:
     async def Dispatch(  # noqa: N802
         self, request: service_pb2.DispatchRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
     ) -> bytes:
-        response = await self._service.dispatch(_decoded(request), self._owner(context), context.time_remaining())
-        self._release_when_done(context)
-        return response
+        decoded = _decoded(request)
+        call = read_request(decoded, decoded.ByteSize(), deadline_of(context.time_remaining()), self._owner(context))
+        try:
+            return await self._service.execute(call)
+        finally:
+            self._written(call, context)
 
     async def ReleaseCompiledOperator(  # noqa: N802
         self,
@@ -183,10 +192,6 @@ def _compiled(entry: Handle) -> service_pb2.CompiledOperator:
     return service_pb2.CompiledOperator(
         handle=entry.handle, input_descs=entry.input_descs, output_descs=entry.output_descs
     )
-
-
-def _binds_resident(request: service_pb2.ExecuteRequest) -> bool:
-    return any(binding.WhichOneof("binding") == "resident" for binding in request.inputs)
 
 
 async def _sized(messages: AsyncIterator[bytes]) -> AsyncIterator[tuple[service_pb2.ExecuteManyRequest, int]]:

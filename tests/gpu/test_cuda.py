@@ -27,7 +27,7 @@ pytestmark = [
 
 def _stored(server: ServerThread, handle: str) -> ort.OrtValue:
     """The server-side value of a resident tensor (the test runs the server in-process)."""
-    return next(tensor.value for tensor in server.built.executor.resident if tensor.handle == handle)
+    return next(tensor.value for tensor in server.built.resident if tensor.handle == handle)
 
 
 @pytest.fixture(scope="module")

@@ -123,7 +123,7 @@ def test_a_pass_through_chain_is_one_session(client: dmlrpc.Client, server: Serv
         planned = 0
         for node in desc.nodes:
             stripped, _ = strip_owned(node.operator.operator, "x")
-            planned += len(server.built.executor.plan_node(stripped, "x")[0].model.graph.node)
+            planned += len(server.built.catalog.plan_node(stripped, "x")[0].model.graph.node)
         assert len(compiled.plan.model.graph.node) == planned
     doubled = one(client, ops.element_wise("add", X, X).operator_desc, [X, X])
     rectified = one(client, ops.activation("relu", X).operator_desc, [doubled])

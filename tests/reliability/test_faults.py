@@ -267,6 +267,6 @@ def test_a_caller_exhausting_its_resident_quota_stalls_nobody_else() -> None:
             (kept,) = greedy.execute(relu, [held[0]], keep=True)
             kept.release()
             held[0].release()
-        assert running.built.executor.resident.held == (0, 0)
+        assert running.built.resident.held == (0, 0)
     finally:
         running.stop()

@@ -16,9 +16,11 @@ from hypothesis import given
 import dmlrpc
 from dmlrpc.v1 import service_pb2
 from dmlrpc_server import ServerSettings
+from dmlrpc_server.binding import encode_outputs, feeds, unary_buffers
+from dmlrpc_server.catalog import Catalog
 from dmlrpc_server.errors import ServiceError
-from dmlrpc_server.executor import Executor
 from dmlrpc_server.operators.base import Limits
+from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.providers import choose_provider
 from tests.conftest import ServerThread, start_server
 from tests.references import dml
@@ -157,7 +159,7 @@ def test_index_values_are_checked_before_onnx_runtime(fuzzed: ServerThread) -> N
 
 
 @pytest.fixture(scope="module")
-def executor() -> Executor:
+def catalog() -> Catalog:
     defaults = ServerSettings(**FUZZ_LIMITS)  # type: ignore[arg-type]
     limits = Limits(
         max_tensor_bytes=defaults.budgets(1).max_tensor,
@@ -166,10 +168,10 @@ def executor() -> Executor:
         max_tensor_elements=defaults.max_tensor_elements,
         max_request_elements=defaults.max_request_elements,
     )
-    return Executor(choose_provider("cpu"), feature_level=defaults.feature_level, limits=limits, cache_capacity=256)
+    return Catalog(choose_provider("cpu"), feature_level=defaults.feature_level, limits=limits, cache_capacity=256)
 
 
-def test_fuzzed_requests_in_process_raise_only_service_errors(executor: Executor) -> None:
+def test_fuzzed_requests_in_process_raise_only_service_errors(catalog: Catalog) -> None:
     outcomes: Counter[str] = Counter()
 
     @given(execute_requests())
@@ -180,7 +182,11 @@ def test_fuzzed_requests_in_process_raise_only_service_errors(executor: Executor
             outcomes["undecodable"] += 1  # the server's deserializer answers these INVALID_ARGUMENT
             return
         try:
-            executor.execute(parsed.operator_desc, parsed.inputs)
+            # A unary call's plan, binding, run and encoding, as the server's stages run them.
+            compiled = catalog.compiled(parsed.operator_desc)
+            catalog.check_response_fits(compiled)
+            run = compiled.run(feeds(compiled, unary_buffers(parsed.inputs, compiled.plan)))
+            encode_outputs(compiled, run, BufferPool(0))
             outcomes["ok"] += 1
         except ServiceError as error:  # anything else escapes and fails the example
             outcomes[type(error).__name__] += 1

@@ -147,11 +147,11 @@ def test_graph_constants_over_the_tensor_limit_are_refused() -> None:
 
 def _call_memory(server: ServerThread, request: service_pb2.ExecuteRequest) -> int:
     """What one call of ``request`` reserves of the server's call memory."""
-    return server.built.executor.compiled(request.operator_desc).memory
+    return server.built.catalog.compiled(request.operator_desc).memory
 
 
 def _wait_held(server: ServerThread, held: int) -> int:
-    memory = server.built.service.memory
+    memory = server.built.service.scheduler.memory
     deadline = time.monotonic() + 10
     while memory.held != held and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -203,7 +203,7 @@ def test_execute_many_results_count_against_the_call_memory(server: ServerThread
         call = stub.ExecuteMany(iter([service_pb2.ExecuteManyRequest(items=items)]), timeout=60)
         # Nobody reads: the items run until one waits for call memory that the unread results hold (or all of
         # them are made, should they ever fit together).
-        memory = server.built.service.memory
+        memory = server.built.service.scheduler.memory
         deadline = time.monotonic() + 30
         while not (memory.waiting or memory.held >= 8 << 25):
             assert time.monotonic() < deadline, memory.held

@@ -79,7 +79,7 @@ def test_one_token_is_one_owner_whatever_the_scheme_case_and_spacing(token_serve
         for handle in (first, second):
             stub.ReleaseTensor(service_pb2.ReleaseTensorRequest(handle=handle), metadata=_auth(f"bearer {TOKEN}"))
         health_is_prompt(channel)
-    assert token_server.built.executor.resident.held == (0, 0)
+    assert token_server.built.resident.held == (0, 0)
 
 
 @pytest.mark.parametrize(
@@ -98,7 +98,7 @@ def test_several_authorization_headers_are_refused(token_server: ServerThread, h
         details = _refused(_attempt(_create, stub, _auth(*headers)), grpc.StatusCode.UNAUTHENTICATED)
         assert "one `authorization: Bearer <token>` header" in details
         health_is_prompt(channel)
-    assert token_server.built.executor.resident.held == (0, 0)
+    assert token_server.built.resident.held == (0, 0)
     with grpc.insecure_channel(token_server.address) as channel:
         call = ops.top_k(np.array([3.0, 9.0, 1.0], np.float32), 2)
         request = prepare_execute(call.operator_desc, call.inputs).request
@@ -153,4 +153,4 @@ def test_many_client_ids_cannot_pass_the_resident_total(open_server: ServerThrea
         for index, handle in made:
             stub.ReleaseTensor(service_pb2.ReleaseTensorRequest(handle=handle), metadata=_client_id(index))
         assert_still_serving(channel)
-    assert open_server.built.executor.resident.held == (0, 0)
+    assert open_server.built.resident.held == (0, 0)

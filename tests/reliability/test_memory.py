@@ -17,7 +17,8 @@ from prometheus_client.parser import text_string_to_metric_families
 import dmlrpc
 from dmlrpc.codec import tensor_desc
 from dmlrpc.v1 import operators_pb2, tensor_pb2
-from dmlrpc_server.executor import Executor
+from dmlrpc_server.binding import feeds
+from dmlrpc_server.catalog import Catalog
 from dmlrpc_server.feature_levels import LATEST
 from dmlrpc_server.operators.base import Limits
 from dmlrpc_server.runtime.compiler import SESSION_BYTES
@@ -137,20 +138,20 @@ def test_distinct_large_output_descs_leave_memory_within_the_bounds(spawn: Calla
     assert scraped["dmlrpc_heap_retain_bytes"] == HEAP_RETAIN_BYTES
 
 
-def _executor(cache_bytes: int, capacity: int = 1024) -> Executor:
+def _catalog(cache_bytes: int, capacity: int = 1024) -> Catalog:
     limits = Limits(max_tensor_bytes=1 << 28, max_request_bytes=1 << 30, max_message_bytes=1 << 29)
-    return Executor(
+    return Catalog(
         choose_provider("cpu"), feature_level=LATEST, limits=limits, cache_capacity=capacity, cache_bytes=cache_bytes
     )
 
 
 def test_the_compile_cache_is_bounded_by_bytes_and_releases_evicted_sessions() -> None:
-    executor = _executor(cache_bytes=4 * SESSION_BYTES + 4096)
-    cache = executor.cache
+    catalog = _catalog(cache_bytes=4 * SESSION_BYTES + 4096)
+    cache = catalog.cache
     released = []
     for index in range(12):
         raw = sequence_desc(float(index), 64).SerializeToString()
-        compiled = executor.compiled_bytes(raw)
+        compiled = catalog.compiled_bytes(raw)
         assert compiled.held_bytes >= SESSION_BYTES
         released.append(weakref.ref(compiled.session))
         del compiled
@@ -160,17 +161,17 @@ def test_the_compile_cache_is_bounded_by_bytes_and_releases_evicted_sessions() -
     # Nothing else refers to an evicted entry: its session is gone at once, without waiting for the collector.
     assert sum(ref() is None for ref in released) == cache.stats.evictions
     # The most recent desc is still cached, under the bytes its client sent.
-    assert executor.cached_bytes(sequence_desc(11.0, 64).SerializeToString()) is not None
-    assert executor.cached_bytes(sequence_desc(0.0, 64).SerializeToString()) is None
+    assert catalog.cached_bytes(sequence_desc(11.0, 64).SerializeToString()) is not None
+    assert catalog.cached_bytes(sequence_desc(0.0, 64).SerializeToString()) is None
 
 
 def test_a_desc_over_the_byte_bound_runs_without_being_cached() -> None:
-    executor = _executor(cache_bytes=SESSION_BYTES // 2)
+    catalog = _catalog(cache_bytes=SESSION_BYTES // 2)
     raw = sequence_desc(3.0, 8).SerializeToString()
-    compiled = executor.compiled_bytes(raw)
-    feeds = executor.feeds(compiled, [])
-    (output,) = compiled.plan.finish(compiled.run(feeds))
+    compiled = catalog.compiled_bytes(raw)
+    bound = feeds(compiled, [])
+    (output,) = compiled.plan.finish(compiled.run(bound))
     assert output is not None and np.array_equal(output, np.arange(3.0, 11.0, dtype=np.float32))
-    assert len(executor.cache) == 0 and executor.cache.held_bytes == 0
-    assert executor.cache.stats.uncached == 1
-    assert executor.cached_bytes(raw) is None
+    assert len(catalog.cache) == 0 and catalog.cache.held_bytes == 0
+    assert catalog.cache.stats.uncached == 1
+    assert catalog.cached_bytes(raw) is None

@@ -120,7 +120,7 @@ def test_a_stalled_create_tensor_ends_and_frees_its_reservation(idle_server: Ser
             create(iter(stalled), timeout=30)
         stalled.release.set()
         _ended_idle(info.value)
-        assert idle_server.built.executor.resident.held == (0, 0)
+        assert idle_server.built.resident.held == (0, 0)
         assert scrape(idle_server)[LENT] == 0
         # An upload without pauses still works.
         with dmlrpc.Client(idle_server.address, timeout=30) as client, client.upload(np.ones(8, np.float32)) as held:

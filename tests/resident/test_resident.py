@@ -130,7 +130,7 @@ def test_quotas_refuse_before_allocating(quota_server: ServerThread) -> None:
             client.execute(ops.activation("relu", x).operator_desc, [big], keep=True)
         big.release()
         other_big.release()
-        assert quota_server.built.executor.resident.held == (0, 0)
+        assert quota_server.built.resident.held == (0, 0)
 
 
 def test_idle_tensors_expire() -> None:
@@ -145,7 +145,7 @@ def test_idle_tensors_expire() -> None:
             with pytest.raises(dmlrpc.NotFoundError):
                 idle.numpy()
             used.release()
-            assert running.built.executor.resident.held == (0, 0)
+            assert running.built.resident.held == (0, 0)
     finally:
         running.stop()
 

@@ -10,18 +10,18 @@ import numpy as np
 import pytest
 
 from dmlrpc import ops
+from dmlrpc_server.catalog import Catalog
 from dmlrpc_server.errors import ResourceExhausted
-from dmlrpc_server.executor import Executor
 from dmlrpc_server.operators.base import Limits
 from dmlrpc_server.runtime.compiler import DEVICE_SESSION_BYTES
 from dmlrpc_server.runtime.providers import choose_provider, device_options
 from dmlrpc_server.settings import DEFAULTS, MiB, load_settings
 
 
-def _executor(budget: int) -> Executor:
+def _catalog(budget: int) -> Catalog:
     provider = replace(choose_provider("cpu"), device_memory_bytes=budget)
     limits = Limits(max_tensor_bytes=512 * MiB, max_request_bytes=1 << 30, max_message_bytes=512 * MiB)
-    return Executor(provider, feature_level=DEFAULTS.feature_level, limits=limits, cache_capacity=1000)
+    return Catalog(provider, feature_level=DEFAULTS.feature_level, limits=limits, cache_capacity=1000)
 
 
 def test_the_flag_limits_each_cuda_arena_and_is_no_cpu_option() -> None:
@@ -39,20 +39,20 @@ def test_the_flag_limits_each_cuda_arena_and_is_no_cpu_option() -> None:
 
 def test_cached_sessions_stay_within_the_device_budget() -> None:
     budget = 4 * DEVICE_SESSION_BYTES + 64 * MiB
-    executor = _executor(budget)
+    catalog = _catalog(budget)
     charges = []
     for k in range(1, 13):  # twelve distinct descs
-        charges.append(executor.compiled(ops.top_k(np.arange(32, dtype=np.float32), k).operator_desc).device_bytes)
-        assert 0 < executor.cache.device_bytes <= budget
+        charges.append(catalog.compiled(ops.top_k(np.arange(32, dtype=np.float32), k).operator_desc).device_bytes)
+        assert 0 < catalog.cache.device_bytes <= budget
     # A batching operator is charged for its batched session too: two fixed costs and its (small) tensors.
     assert all(2 * DEVICE_SESSION_BYTES < charge < 2 * DEVICE_SESSION_BYTES + MiB for charge in charges)
-    assert len(executor.cache) == 2  # what fits: the newest ones
-    assert executor.cache.stats.evictions == 10
+    assert len(catalog.cache) == 2  # what fits: the newest ones
+    assert catalog.cache.stats.evictions == 10
 
 
 def test_a_desc_over_the_device_budget_is_refused_naming_the_flag() -> None:
-    executor = _executor(DEVICE_SESSION_BYTES + 16 * MiB)
+    catalog = _catalog(DEVICE_SESSION_BYTES + 16 * MiB)
     x = np.zeros((1 << 22,), np.float32)  # 16 MiB in, 16 MiB out: more than the budget leaves beside a session
     with pytest.raises(ResourceExhausted, match=r"operator_desc\.element_wise_identity: .*--device-memory-bytes"):
-        executor.compiled(ops.element_wise("identity", x).operator_desc)
-    assert len(executor.cache) == 0 and executor.cache.device_bytes == 0
+        catalog.compiled(ops.element_wise("identity", x).operator_desc)
+    assert len(catalog.cache) == 0 and catalog.cache.device_bytes == 0

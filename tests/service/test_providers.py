@@ -11,8 +11,8 @@ from onnx import TensorProto, helper
 import dmlrpc
 from dmlrpc import ops
 from dmlrpc.v1 import service_pb2, service_pb2_grpc
+from dmlrpc_server.catalog import cache_key, compile_flags
 from dmlrpc_server.errors import OperatorUnavailable
-from dmlrpc_server.executor import cache_key, compile_flags
 from dmlrpc_server.interceptors import EXECUTED_ON_KEY
 from dmlrpc_server.runtime.compiler import _host_session
 from dmlrpc_server.runtime.providers import PROVIDERS, Provider, device_options
@@ -48,7 +48,7 @@ def test_half_precision_is_cached_apart_and_gives_the_same_results_on_the_cpu(
 ) -> None:
     a = np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32)
     call = ops.gemm(a, a.T)
-    cache = server.built.executor.cache
+    cache = server.built.catalog.cache
     misses = cache.stats.misses
     (plain,) = client.execute(call.operator_desc, list(call.inputs))
     (half,) = client.execute(call.operator_desc, list(call.inputs), execution_flags=HALF)
@@ -97,7 +97,7 @@ def test_a_call_on_its_own_provider_has_no_executed_on_trailer(server: ServerThr
         stub = service_pb2_grpc.DirectMLServiceStub(channel)
         _, call = stub.Execute.with_call(request, timeout=30)
     assert EXECUTED_ON_KEY not in dict(call.trailing_metadata() or ())
-    assert not server.built.executor.cache.stats.fallbacks
+    assert not server.built.catalog.cache.stats.fallbacks
     assert not [key for key in scrape(server) if key[0].startswith("dmlrpc_provider_fallbacks")]
 
 

@@ -7,7 +7,9 @@ import contextlib
 import math
 import threading
 import time
+import weakref
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 import numpy as np
@@ -18,6 +20,13 @@ import dmlrpc
 from dmlrpc import ops
 from dmlrpc._base import prepare_execute
 from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
+from dmlrpc_server.catalog import Catalog
+from dmlrpc_server.feature_levels import LATEST
+from dmlrpc_server.operators.base import Limits
+from dmlrpc_server.runtime.admission import Admission, ByteBudget
+from dmlrpc_server.runtime.buffers import BufferPool
+from dmlrpc_server.runtime.providers import choose_provider
+from dmlrpc_server.scheduler import Place, Scheduler
 from tests.conftest import ServerThread, scrape, start_server
 
 
@@ -178,7 +187,7 @@ def test_batches_too_large_to_run_inline_run_on_a_worker_and_equal_single_runs(s
     rng = np.random.default_rng(9)
     rows = [rng.standard_normal((1, 100_000)).astype(np.float32) for _ in range(12)]
     desc = ops.top_k(rows[0], 4, 1).operator_desc
-    compiled = server.built.service.executor.compiled(desc)
+    compiled = server.built.service.catalog.compiled(desc)
     scheduler = server.built.service.scheduler
     assert not scheduler.inline(compiled) and scheduler.batch_size(compiled) == 2, compiled.work
     before = scrape(server)
@@ -192,3 +201,27 @@ def test_batches_too_large_to_run_inline_run_on_a_worker_and_equal_single_runs(s
     runs = after[("dmlrpc_batch_size_count", ())] - before[("dmlrpc_batch_size_count", ())]
     batched = after[("dmlrpc_batch_size_sum", ())] - before[("dmlrpc_batch_size_sum", ())]
     assert batched == len(rows) and runs < len(rows), (runs, batched)
+
+
+def test_a_placement_does_not_keep_its_desc_alive() -> None:
+    # The scheduler decides once per compiled desc where its calls run, and keeps that decision (with a batching
+    # desc's lane) beside the desc: a desc the compile cache drops must be freed at once, its sessions with it.
+    limits = Limits(max_tensor_bytes=1 << 28, max_request_bytes=1 << 30, max_message_bytes=1 << 29)
+    catalog = Catalog(choose_provider("cpu"), feature_level=LATEST, limits=limits, cache_capacity=1, cache_bytes=1)
+    scheduler = Scheduler(
+        Admission(4, 4),
+        ThreadPoolExecutor(1),
+        BufferPool(0),
+        ByteBudget(1 << 20, max_wait=0.0, setting="--call-memory-bytes"),
+        inline_work=1 << 16,
+        batch_work=1 << 18,
+        device_inline_work=1 << 16,
+        max_batch_size=8,
+        max_delay=0.0,
+    )
+    x = np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4)
+    compiled = catalog.compiled(ops.top_k(x, 2, 3).operator_desc)  # over the cache's one byte: not cached
+    assert scheduler.place(compiled).place is Place.BATCH
+    session = weakref.ref(compiled.session)
+    del compiled
+    assert session() is None

@@ -1,4 +1,4 @@
-"""DirectML graphs and compiled handles as models: ``model.dmlgraph`` files compiled through the executor, and the
+"""DirectML graphs and compiled handles as models: ``model.dmlgraph`` files compiled through the catalog, and the
 adapter that runs a compiled operator or graph as a model version's runner, as Dispatch runs it."""
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from google.protobuf.message import DecodeError
 from dmlrpc.codec import TensorLayout, data_type_name, decode, encode
 from dmlrpc.schema import tensor_fields
 from dmlrpc.v1 import operators_pb2, service_pb2
+from dmlrpc_server import binding
+from dmlrpc_server.catalog import Catalog, compile_flags
 from dmlrpc_server.errors import ServiceError
-from dmlrpc_server.executor import Executor, compile_flags
 from dmlrpc_server.oip.config import GRAPH_BACKEND, GRAPH_PLATFORM, ModelError, TensorInfo
 from dmlrpc_server.oip.models import Feeds
 from dmlrpc_server.oip.tensors import DATATYPES, Datatype, datatype_of
-from dmlrpc_server.runtime.buffers import Buffer
+from dmlrpc_server.runtime.buffers import Buffer, BufferPool
 from dmlrpc_server.runtime.compiler import Compiled
 from dmlrpc_server.runtime.handles import owned_buffers
 
@@ -74,14 +75,14 @@ class CompiledModel:
 
     def __init__(
         self,
-        executor: Executor,
+        pool: BufferPool,
         compiled: Compiled,
         inputs: list[Endpoint],
         outputs: list[Endpoint],
         owned: dict[int, Buffer],
         platform: str,
     ) -> None:
-        self.executor = executor
+        self.pool = pool
         self.compiled = compiled
         self.inputs = inputs
         self.outputs = outputs
@@ -138,7 +139,7 @@ class CompiledModel:
         count = next(iter(feeds.values())).shape[0] if feeds else 1
         items = [{name: array[i] for name, array in feeds.items()} for i in range(count)]
         if self.batches and count > 1:
-            results = compiled.run_batch(items, self.executor.pool, options)
+            results = compiled.run_batch(items, self.pool, options)
         else:
             results = [compiled.run(item, options) for item in items]
         per_item = [self._outputs(result) for result in results]
@@ -146,11 +147,11 @@ class CompiledModel:
 
     def _outputs(self, results: list[np.ndarray]) -> dict[str, np.ndarray]:
         # The bytes Dispatch would send (the same encoding step), read back per the output descs.
-        encoded = self.executor.encode_outputs(self.compiled, results)
+        encoded = binding.encode_outputs(self.compiled, results, self.pool)
         arrays: dict[str, np.ndarray] = {}
         for endpoint in self.outputs:
             data = encoded[endpoint.index]
-            assert isinstance(data, bytes)  # graph outputs and operator outputs here are single tensors
+            assert data is not None and not isinstance(data, list)  # graph and operator outputs here are single tensors
             arrays[endpoint.name] = np.array(decode(data, endpoint.layout))
         return arrays
 
@@ -195,7 +196,7 @@ def operator_names(case: str, arrays: tuple[int | None, ...], count: int, *, out
     return names
 
 
-def compiled_model(executor: Executor, compiled: Compiled, owned: dict[int, Buffer], *, graph: bool) -> CompiledModel:
+def compiled_model(pool: BufferPool, compiled: Compiled, owned: dict[int, Buffer], *, graph: bool) -> CompiledModel:
     """A compiled operator or graph as a model (owned inputs are no model inputs: they stay bound)."""
     plan = compiled.plan
     if graph:
@@ -206,10 +207,10 @@ def compiled_model(executor: Executor, compiled: Compiled, owned: dict[int, Buff
         out_names = operator_names(compiled.label, plan.output_arrays, len(plan.outputs), output=True)
     inputs = endpoints(plan.inputs, in_names, set(owned), "input")
     outputs = endpoints(plan.outputs, out_names, set(), "output")
-    return CompiledModel(executor, compiled, inputs, outputs, owned, GRAPH_PLATFORM if graph else OPERATOR_PLATFORM)
+    return CompiledModel(pool, compiled, inputs, outputs, owned, GRAPH_PLATFORM if graph else OPERATOR_PLATFORM)
 
 
-def load_graph(path: Path, executor: Executor, max_nodes: int) -> CompiledModel:
+def load_graph(path: Path, catalog: Catalog, pool: BufferPool, max_nodes: int) -> CompiledModel:
     """Compile a ``model.dmlgraph`` file (blocking: a worker thread runs it) as CompileGraph compiles its request.
 
     Raises:
@@ -223,13 +224,13 @@ def load_graph(path: Path, executor: Executor, max_nodes: int) -> CompiledModel:
     except DecodeError as error:
         raise ModelError(f"{path.name} is not a serialized dmlrpc.v1.CompileGraphRequest: {error}") from None
     try:
-        compiled, lowering = executor.compile_graph(
+        compiled, lowering = catalog.compile_graph(
             request.graph_desc, max_nodes=max_nodes, flags=compile_flags(request.execution_flags)
         )
         owned = owned_buffers(request.owned_inputs, compiled.plan.inputs, lowering.owned)
     except ServiceError as error:
         raise ModelError(f"{path.name}: {error.message}") from None
-    return compiled_model(executor, compiled, owned, graph=True)
+    return compiled_model(pool, compiled, owned, graph=True)
 
 
 def complete(config: Any, model: CompiledModel, default_max_batch: int) -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import functools
+import copy
 import logging
 import time
 from collections import deque
@@ -13,12 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 
-from dmlrpc_server.errors import DeadlineExceeded, InvalidArgument, Unavailable
+from dmlrpc_server.batching import BatchQueue, Member
+from dmlrpc_server.errors import InvalidArgument, Unavailable
 from dmlrpc_server.oip.config import instances
 from dmlrpc_server.oip.protocol import service_pb2
 from dmlrpc_server.oip.tensors import Datatype, datatype_of, shape_matches
+from dmlrpc_server.runtime.cost import model_cost
 from dmlrpc_server.scheduler import Scheduler
 
 _log = logging.getLogger(__name__)
@@ -141,6 +142,22 @@ class TensorSpec:
     optional: bool = False
 
 
+def item_work(model: onnx.ModelProto, batching: bool) -> int | None:
+    """The estimated work (``runtime.cost``) of one batch item of ``model``: its inputs' batch dimension set to 1;
+    ``None`` when another dimension is not fixed (the work is unknown: such a model never runs on the loop)."""
+    model = copy.deepcopy(model) if model.graph.input else model
+    for value in model.graph.input:
+        dims = value.type.tensor_type.shape.dim
+        for position, dim in enumerate(dims):
+            if dim.HasField("dim_value") and dim.dim_value > 0:
+                continue
+            if position > 0 or not batching:
+                return None
+            dim.Clear()
+            dim.dim_value = 1
+    return model_cost(model).work
+
+
 def specs(entries: list[Any] | list[Any]) -> list[TensorSpec]:
     return [
         TensorSpec(
@@ -154,26 +171,16 @@ def specs(entries: list[Any] | list[Any]) -> list[TensorSpec]:
     ]
 
 
-@dataclass
-class _Pending:
-    """One request waiting in a model's queue."""
-
-    feeds: Feeds
-    size: int  # its batch dimension (1 for a model that does not batch)
-    key: tuple[tuple[int, ...], ...]  # the non-batch shapes: requests batch together only when these are equal
-    future: asyncio.Future[dict[str, np.ndarray]]
-    arrived: int  # perf_counter_ns
-    deadline: float | None
-
-
 class ModelVersion:
     """One loaded version of a model: checks requests against its config and runs them through its batcher.
 
-    The batcher follows Triton's dynamic batcher: queued requests are taken in arrival order; the largest batch that
-    reaches ``max_batch_size`` or a preferred size goes at once, otherwise the queue waits for company until its
-    oldest request has waited ``max_queue_delay_microseconds`` (none by default: it goes on the loop's next turn).
-    While every instance runs, requests queue and then run together, so batches grow as fast as the model is busy.
-    Runs go to the serving core's worker threads (``Scheduler.offload``). Use from the event loop thread only.
+    Its requests queue in the serving core's batcher (``batching.BatchQueue``) under Triton's policy (``_Triton``):
+    queued requests are taken in arrival order; the largest batch that reaches ``max_batch_size`` or a preferred
+    size goes at once, otherwise the queue waits for company until its oldest request has waited
+    ``max_queue_delay_microseconds`` (none by default: it goes on the loop's next turn). While every instance runs,
+    requests queue and then run together, so batches grow as fast as the model is busy. A batch runs where operator
+    work runs, by its cost (``Scheduler.inline_batch``): on the loop when it is tiny host work, else on the serving
+    core's worker threads. Use from the event loop thread only.
     """
 
     def __init__(
@@ -186,7 +193,11 @@ class ModelVersion:
         *,
         label: str = "",
         prepare: Prepare | None = None,
+        work: int | None = None,
+        on_device: bool = True,
     ) -> None:
+        """``work`` is one batch item's estimated work (``runtime.cost``; None: unknown, never run on the loop) and
+        ``on_device`` whether it runs on a device (never on the loop)."""
         self.name = name
         self.version = version
         self.config = config
@@ -199,17 +210,15 @@ class ModelVersion:
         self.stats = Statistics()
         self._run = run
         self._prepare = prepare
-        self._scheduler = scheduler
         batching = config.dynamic_batching if config.WhichOneof("scheduling_choice") == "dynamic_batching" else None
         self.batching = batching is not None and self.max_batch > 0
         self.preferred = sorted(set(batching.preferred_batch_size)) if batching is not None else []
         self.delay_ns = batching.max_queue_delay_microseconds * 1000 if batching is not None else 0
         self.max_queue = batching.default_queue_policy.max_queue_size if batching is not None else 0
         self.slots = instances(config)
-        self._running = 0
-        self._queue: deque[_Pending] = deque()
-        self._scheduled = False
-        self._timer: asyncio.TimerHandle | None = None
+        self.work = work
+        self.on_device = on_device
+        self._queue: BatchQueue[Outputs] = BatchQueue(_Triton(self, scheduler), scheduler.offload)
 
     # -- requests -----------------------------------------------------------------------------------------------
 
@@ -256,137 +265,65 @@ class ModelVersion:
             Unavailable: the queue is full (``max_queue_size``).
             DeadlineExceeded: the deadline passed while it waited.
         """
-        if self.max_queue and len(self._queue) >= self.max_queue:
+        if self.max_queue and len(self._queue.queue) >= self.max_queue:
             raise Unavailable(f"Exceeds maximum queue size ({self.max_queue}) of model '{self.name}'")
         if self._prepare is not None:
             feeds = self._prepare(feeds)
-        loop = asyncio.get_running_loop()
         key = tuple(tuple(array.shape[1:] if self.max_batch > 0 else array.shape) for array in feeds.values())
-        pending = _Pending(feeds, batch, key, loop.create_future(), time.perf_counter_ns(), deadline)
-        self._queue.append(pending)
-        if not self._scheduled:
-            # NOTE: a turn later, not now: requests the loop has already taken in (calls that arrived together, a
-            # stream's messages) join this batch.
-            self._scheduled = True
-            loop.call_soon(self._dispatch)
-        try:
-            return await pending.future
-        except asyncio.CancelledError:
-            pending.future.cancel()  # still queued: skipped; already running: the batch runs on for the others
-            raise
+        outputs, _ = await self._queue.result(feeds, batch, key, deadline)
+        return outputs
 
-    # -- the batcher --------------------------------------------------------------------------------------------
 
-    def _dispatch(self) -> None:
-        self._scheduled = False
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        while self._running < self.slots and self._queue:
-            self._drop_dead()
-            if not self._queue:
-                return
-            batch = self._next_batch()
-            if batch is None:
-                return  # waits for company (a timer is set)
-            self._start(batch)
+#: A member's result: its outputs by name, and its batch's input, infer and output nanoseconds.
+Outputs = tuple[dict[str, np.ndarray], tuple[int, int, int]]
 
-    def _drop_dead(self) -> None:
-        now = time.monotonic()
-        live: deque[_Pending] = deque()
-        for pending in self._queue:
-            if pending.future.done():
-                continue
-            if pending.deadline is not None and now >= pending.deadline:
-                pending.future.set_exception(
-                    DeadlineExceeded("the deadline passed while the request was queued; it was not executed")
-                )
-                continue
-            live.append(pending)
-        self._queue = live
 
-    def _next_batch(self) -> list[_Pending] | None:
-        queue = self._queue
-        if not self.batching:
-            return [queue.popleft()]
+class _Triton:
+    """A model version's batching policy (``batching.Policy``): Triton's dynamic batcher, with its statistics."""
+
+    def __init__(self, model: ModelVersion, scheduler: Scheduler) -> None:
+        self.model = model
+        self.scheduler = scheduler
+        self.slots = model.slots
+        self.full = model.max_batch if model.batching else 1
+
+    def take(self, queue: deque[Member[Outputs]], now_ns: int) -> int | float:
+        model = self.model
+        if not model.batching:
+            return 1
         first = queue[0]
         total = 0
         prefix: list[int] = []  # batch sizes reachable by taking the queue's first requests
         for pending in queue:
-            if pending.key != first.key or total + pending.size > self.max_batch:
+            if pending.key != first.key or total + pending.size > model.max_batch:
                 break
             total += pending.size
             prefix.append(total)
-        take = None
-        if total == self.max_batch or (len(prefix) < len(queue)):
-            take = len(prefix)  # the batch cannot grow: the next request does not fit or does not match
-        else:
-            reachable = [count for count, size in enumerate(prefix, 1) if size in self.preferred]
-            if reachable:
-                take = reachable[-1]  # the largest preferred batch that can be formed goes at once
-        if take is None:
-            waited = time.perf_counter_ns() - first.arrived
-            if waited < self.delay_ns:
-                loop = asyncio.get_running_loop()
-                self._timer = loop.call_later((self.delay_ns - waited) / 1e9, self._dispatch)
-                return None
-            take = len(prefix)
-        return [queue.popleft() for _ in range(take)]
+        if total == model.max_batch or (len(prefix) < len(queue)):
+            return len(prefix)  # the batch cannot grow: the next request does not fit or does not match
+        reachable = [count for count, size in enumerate(prefix, 1) if size in model.preferred]
+        if reachable:
+            return reachable[-1]  # the largest preferred batch that can be formed goes at once
+        waited = now_ns - first.arrived
+        if waited < model.delay_ns:
+            return (model.delay_ns - waited) / 1e9
+        return len(prefix)
 
-    def _start(self, batch: list[_Pending]) -> None:
-        self._running += 1
-        task = asyncio.ensure_future(self._execute(batch))
-        task.add_done_callback(self._finished)
+    def inline(self, batch: list[Member[Outputs]]) -> bool:
+        model = self.model
+        if model.work is None:
+            return False
+        return self.scheduler.inline_batch(model.work, model.on_device, sum(member.size for member in batch))
 
-    def _finished(self, task: asyncio.Future[None]) -> None:
-        self._running -= 1
-        with contextlib.suppress(asyncio.CancelledError):
-            if task.exception() is not None:  # pragma: no cover - _execute settles its members itself
-                _log.error("model %s batch failed", self.name, exc_info=task.exception())
-        if self._queue:
-            self._dispatch()
-
-    async def _execute(self, batch: list[_Pending]) -> None:
-        started = time.perf_counter_ns()
-        stats = self.stats
-        for pending in batch:
-            stats.queue.add(started - pending.arrived)
-        try:
-            outputs_by_request = await self._scheduler.offload(functools.partial(self._run_batch, batch))
-        except Exception as error:
-            ended = time.perf_counter_ns()
-            for pending in batch:
-                stats.fail.add(ended - pending.arrived)
-                if not pending.future.done():
-                    pending.future.set_exception(error)
-            return
-        results, timings = outputs_by_request
-        ended = time.perf_counter_ns()
-        size = sum(pending.size for pending in batch)
-        stats.execution_count += 1
-        stats.inference_count += size
-        stats.last_inference_ms = time.time_ns() // 1_000_000
-        input_ns, infer_ns, output_ns = timings
-        stats.batch(size, input_ns, infer_ns, output_ns)
-        for pending, outputs in zip(batch, results, strict=True):
-            stats.success.add(ended - pending.arrived)
-            stats.compute_input.add(input_ns)
-            stats.compute_infer.add(infer_ns)
-            stats.compute_output.add(output_ns)
-            if not pending.future.done():
-                pending.future.set_result(outputs)
-
-    def _run_batch(
-        self, batch: list[_Pending], options: ort.RunOptions
-    ) -> tuple[list[dict[str, np.ndarray]], tuple[int, int, int]]:
-        """On a worker thread: concatenate the batch's feeds on the batch axis, run once, split the outputs."""
+    def run(self, batch: list[Member[Outputs]], options: ort.RunOptions) -> list[Outputs]:
+        """Concatenate the batch's feeds on the batch axis, run once, split the outputs."""
         t0 = time.perf_counter_ns()
         if len(batch) == 1:
             feeds = batch[0].feeds
         else:
             feeds = {name: np.concatenate([p.feeds[name] for p in batch]) for name in batch[0].feeds}
         t1 = time.perf_counter_ns()
-        outputs = self._run(feeds, options)
+        outputs = self.model._run(feeds, options)
         t2 = time.perf_counter_ns()
         if len(batch) == 1:
             results = [outputs]
@@ -394,4 +331,30 @@ class ModelVersion:
             bounds = np.cumsum([p.size for p in batch])[:-1]
             split = {name: np.split(array, bounds) for name, array in outputs.items()}
             results = [{name: parts[i] for name, parts in split.items()} for i in range(len(batch))]
-        return results, (t1 - t0, t2 - t1, time.perf_counter_ns() - t2)
+        timings = (t1 - t0, t2 - t1, time.perf_counter_ns() - t2)
+        return [(result, timings) for result in results]
+
+    def ran(
+        self, batch: list[Member[Outputs]], started_ns: int, results: list[Outputs] | None, error: BaseException | None
+    ) -> None:
+        """Count the batch as Triton counts it (ModelStatistics; the serving core's batch-size metric too)."""
+        stats = self.model.stats
+        ended = time.perf_counter_ns()
+        for member in batch:
+            stats.queue.add(started_ns - member.arrived)
+        if results is None:
+            for member in batch:
+                stats.fail.add(ended - member.arrived)
+            return
+        size = sum(member.size for member in batch)
+        stats.execution_count += 1
+        stats.inference_count += size
+        stats.last_inference_ms = time.time_ns() // 1_000_000
+        input_ns, infer_ns, output_ns = results[0][1]
+        stats.batch(size, input_ns, infer_ns, output_ns)
+        for member in batch:
+            stats.success.add(ended - member.arrived)
+            stats.compute_input.add(input_ns)
+            stats.compute_infer.add(infer_ns)
+            stats.compute_output.add(output_ns)
+        self.scheduler.observe_batch(len(batch))

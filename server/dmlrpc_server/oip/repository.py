@@ -15,8 +15,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+from dmlrpc_server.catalog import Catalog
 from dmlrpc_server.errors import AlreadyExists, InvalidArgument, NotFound, Unavailable
-from dmlrpc_server.executor import Executor
 from dmlrpc_server.oip import graphs
 from dmlrpc_server.oip.config import (
     ModelConfig,
@@ -27,8 +27,9 @@ from dmlrpc_server.oip.config import (
     onnx_io,
     read_config,
 )
-from dmlrpc_server.oip.models import Feeds, ModelVersion, Runner
+from dmlrpc_server.oip.models import Feeds, ModelVersion, Runner, item_work
 from dmlrpc_server.oip.protocol import service_pb2
+from dmlrpc_server.runtime.compiler import CPU
 from dmlrpc_server.runtime.handles import HandleStore
 from dmlrpc_server.runtime.providers import Provider
 from dmlrpc_server.scheduler import Scheduler
@@ -108,13 +109,13 @@ class Repository:
         *,
         default_max_batch_size: int,
         explicit: bool,
-        executor: Executor | None = None,
+        catalog: Catalog | None = None,
         max_graph_nodes: int = 0,
         handles: HandleStore | None = None,
     ) -> None:
         self.root = root
         #: Compiles ``model.dmlgraph`` entries (as CompileGraph does, within ``max_graph_nodes``).
-        self.executor = executor
+        self.catalog = catalog
         self.max_graph_nodes = max_graph_nodes
         self.provider = provider
         self.scheduler = scheduler
@@ -189,13 +190,14 @@ class Repository:
     def _prepare_graph(self, directory: Path, config: Any, chosen: list[int]) -> Model:
         """A DirectML graph: each version's ``model.dmlgraph`` compiled as CompileGraph compiles it; the config
         completed from the newest version's descs, every version checked against it."""
-        if self.executor is None:  # pragma: no cover - build_server always passes one
+        if self.catalog is None:  # pragma: no cover - build_server always passes one
             raise ModelError("this repository cannot compile DirectML graphs")
-        executor = self.executor
+        catalog = self.catalog
+        pool = self.scheduler.pool
 
         def load(version: int) -> graphs.CompiledModel:
             return graphs.load_graph(
-                graphs.graph_file(directory / str(version), config), executor, self.max_graph_nodes
+                graphs.graph_file(directory / str(version), config), catalog, pool, self.max_graph_nodes
             )
 
         newest = load(chosen[-1])
@@ -218,12 +220,16 @@ class Repository:
         path = model_file(directory / str(version), config)
         if not path.is_file():
             raise ModelError(f"version {version} has no model file '{path.name}'")
-        check(config, *onnx_io(onnx.load(str(path), load_external_data=False)))
+        model = onnx.load(str(path), load_external_data=False)
+        check(config, *onnx_io(model))
         options = self.provider.session_options()
         # Whole models gain from ONNX Runtime's full graph optimisation (operator descs are single nodes).
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         session = ort.InferenceSession(str(path), sess_options=options, providers=self.provider.providers())
-        return ModelVersion(directory.name, version, config, session_runner(session, self.provider), self.scheduler)
+        run = session_runner(session, self.provider)
+        work = item_work(model, config.max_batch_size > 0)  # where its batches run: the loop when tiny
+        on_device = self.provider.name != CPU
+        return ModelVersion(directory.name, version, config, run, self.scheduler, work=work, on_device=on_device)
 
     def install(self, model: Model) -> None:
         """Serve ``model`` from now on (requests already running finish on the version they started on)."""
@@ -350,9 +356,9 @@ class Repository:
             NotFound: the handle is unknown, released, expired or another caller's.
             InvalidArgument: a model name that cannot be one, or a max_batch_size over the server's.
             AlreadyExists: the name is the repository's or published already.
-            Unavailable: the server cannot publish (no executor).
+            Unavailable: the server cannot publish (no catalog).
         """
-        if self.handles is None or self.executor is None:
+        if self.handles is None or self.catalog is None:
             raise Unavailable("this server cannot publish compiled handles as models")
         entry = self.handles.get(owner, handle)
         if not _NAME.fullmatch(name) or name in {".", ".."}:
@@ -365,7 +371,7 @@ class Repository:
             raise AlreadyExists(f"model_name: '{name}' is a model of the repository")
         if self.model(name) is not None:
             raise AlreadyExists(f"model_name: '{name}' is published already")
-        compiled = graphs.compiled_model(self.executor, entry.compiled, entry.owned, graph=entry.label == "graph")
+        compiled = graphs.compiled_model(self.scheduler.pool, entry.compiled, entry.owned, graph=entry.label == "graph")
         config = ModelConfig(name=name, max_batch_size=max_batch_size)
         if max_batch_size > 1:
             config.dynamic_batching.SetInParent()
@@ -391,7 +397,18 @@ def graph_version(
     def prepare(feeds: Feeds) -> Feeds:
         return model.prepare(feeds, batching)
 
-    return ModelVersion(name, version, config, run, scheduler, label=model.platform, prepare=prepare)
+    compiled = model.compiled
+    return ModelVersion(
+        name,
+        version,
+        config,
+        run,
+        scheduler,
+        label=model.platform,
+        prepare=prepare,
+        work=compiled.work,
+        on_device=compiled.on_device,
+    )
 
 
 def session_runner(session: ort.InferenceSession, provider: Provider) -> Runner:

@@ -60,7 +60,7 @@ class InferenceServicer:
         self._repository = repository
         self._version = version
         self._shm = shared_memory
-        self._codec = InferCodec(service.executor.limits, shared_memory)
+        self._codec = InferCodec(service.catalog.limits, shared_memory)
         #: Set once the provider has warmed up, cleared when shutdown starts (ServerReady).
         self.serving = False
         #: The server's other workers, when this process is one of several (set by the worker's start).
@@ -316,7 +316,7 @@ class InferenceServicer:
         feeds, batch, received = self._codec.decode(model, request)
         requested = self._codec.requested(model, request)
         size = 2 * received + expected_output_bytes(model, batch, received)
-        memory = service.memory
+        memory = service.scheduler.memory
         if not memory.try_acquire(size):
             await memory.acquire(size, deadline)
         try:

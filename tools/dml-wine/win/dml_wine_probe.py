@@ -1,6 +1,6 @@
 """Windows-side checks on the real DirectML provider: placement, CPU agreement and the docs' open questions."""
 
-# Runs the server's own lowering and execution code (Executor: validate, lower, compile, run) on
+# Runs the server's own lowering and execution code (Catalog and binding: validate, lower, compile, run) on
 # DmlExecutionProvider with ONNX Runtime profiling on, and the same descs on the CPU provider. Prints one JSON
 # document after PROBE_MARKER; the Linux-side tests (tests/dml) assert on it. Usage: run.sh -m dml_wine_probe.
 
@@ -27,9 +27,11 @@ import onnxruntime as ort  # noqa: E402
 from dmlrpc import ops  # noqa: E402
 from dmlrpc._base import prepare_execute  # noqa: E402
 from dmlrpc.v1 import operators_pb2  # noqa: E402
-from dmlrpc_server.executor import Executor  # noqa: E402
+from dmlrpc_server.binding import encode_outputs, feeds, unary_buffers  # noqa: E402
+from dmlrpc_server.catalog import Catalog  # noqa: E402
 from dmlrpc_server.feature_levels import LATEST  # noqa: E402
 from dmlrpc_server.operators.base import Limits  # noqa: E402
+from dmlrpc_server.runtime.buffers import BufferPool  # noqa: E402
 from dmlrpc_server.runtime.providers import Provider, choose_provider  # noqa: E402
 
 PROBE_MARKER = "DMLRPC-PROBE-JSON "
@@ -52,10 +54,10 @@ class ProfiledProvider(Provider):
         return options
 
 
-def executor(provider: Provider) -> Executor:
-    """The server's domain layer on ``provider``, with limits far above what the probe sends."""
+def catalog(provider: Provider) -> Catalog:
+    """The server's compiled descs on ``provider``, with limits far above what the probe sends."""
     limits = Limits(max_tensor_bytes=1 << 28, max_request_bytes=1 << 30, max_message_bytes=1 << 29)
-    return Executor(provider, feature_level=LATEST, limits=limits, cache_capacity=1024)
+    return Catalog(provider, feature_level=LATEST, limits=limits, cache_capacity=1024)
 
 
 def node_placement(session: ort.InferenceSession) -> list[list[str]]:
@@ -69,9 +71,12 @@ def node_placement(session: ort.InferenceSession) -> list[list[str]]:
     return sorted(seen.values())
 
 
-def run_call(engine: Executor, call: ops.Call) -> list[np.ndarray | None]:
+def run_call(engine: Catalog, call: ops.Call) -> list[np.ndarray | None]:
+    """A unary call's plan, binding, run and encoding, as the server's stages run them: each output's bytes."""
     prepared = prepare_execute(call.operator_desc, call.inputs)
-    outputs = engine.execute(call.operator_desc, prepared.request.inputs)
+    compiled = engine.compiled(call.operator_desc)
+    results = compiled.run(feeds(compiled, unary_buffers(prepared.request.inputs, compiled.plan)))
+    outputs = encode_outputs(compiled, results, BufferPool(0))
     return [None if data is None else np.frombuffer(data, np.uint8) for data in outputs]
 
 
@@ -117,7 +122,7 @@ def placement_cases(operator: str, rng: np.random.Generator) -> list[tuple[str, 
     return cases
 
 
-def check_placement(operator: str, dml: Executor, cpu: Executor) -> list[dict[str, Any]]:
+def check_placement(operator: str, dml: Catalog, cpu: Catalog) -> list[dict[str, Any]]:
     results = []
     for label, call in placement_cases(operator, np.random.default_rng(20)):
         started = time.perf_counter()
@@ -196,12 +201,12 @@ def check_nan(dml: Provider, cpu: Provider) -> list[dict[str, Any]]:
     return results
 
 
-def _raw_session(engine: Executor, call: ops.Call) -> tuple[Callable[[dict[str, np.ndarray]], list[np.ndarray]], str]:
+def _raw_session(engine: Catalog, call: ops.Call) -> tuple[Callable[[dict[str, np.ndarray]], list[np.ndarray]], str]:
     compiled = engine.compiled(call.operator_desc)
     return compiled.run, compiled.session.get_providers()[0]
 
 
-def check_duplicates(dml: Executor, cpu: Executor) -> list[dict[str, Any]]:
+def check_duplicates(dml: Catalog, cpu: Catalog) -> list[dict[str, Any]]:
     """Scatter with several updates aimed at one target: the server refuses such requests, so this feeds the
     server's lowered model directly (bypassing its overlap check) and records which update lands."""
     results = []
@@ -325,7 +330,7 @@ def main(argv: Sequence[str]) -> int:
             report[section] = dml_wine_directml.probe()
         elif section in ("TOP_K1", "TOP_K", "SCATTER_ELEMENTS", "SCATTER_ND"):
             report.setdefault("placement", []).extend(
-                check_placement(section, executor(profiled), executor(cpu_provider))
+                check_placement(section, catalog(profiled), catalog(cpu_provider))
             )
         elif section == "k_equal_axis":
             report[section] = check_k_equal_axis(dml_provider, cpu_provider)
@@ -334,7 +339,7 @@ def main(argv: Sequence[str]) -> int:
         elif section == "int64_order":
             report[section] = check_int64_order(dml_provider)
         elif section == "duplicates":
-            report[section] = check_duplicates(executor(dml_provider), executor(cpu_provider))
+            report[section] = check_duplicates(catalog(dml_provider), catalog(cpu_provider))
         else:
             raise SystemExit(f"unknown section {section!r}; choose from {', '.join(SECTIONS)}")
     report["seconds"] = round(time.perf_counter() - started, 1)

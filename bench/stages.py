@@ -1,0 +1,111 @@
+"""µs per stage of one tiny unary Execute, in process, beside the whole call through the servicer (no gRPC)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import base64
+
+from run import payload, tiny_calls
+
+from dmlrpc.v1 import service_pb2
+from dmlrpc_server import ServerSettings, build_server
+from dmlrpc_server.binding import encode_outputs, feeds
+from dmlrpc_server.calls import read_execute, write_execute
+from dmlrpc_server.servicer import DirectMLServicer
+
+T = TypeVar("T")
+
+
+class _Context:
+    """The little of a grpc.aio ServicerContext that Execute reads."""
+
+    def time_remaining(self) -> None:
+        return None
+
+    def add_done_callback(self, callback: Callable[[Any], None]) -> None:
+        callback(self)
+
+
+async def _timed(fn: Callable[[], object] | Callable[[], Awaitable[object]], number: int, repeats: int) -> float:
+    """Median over ``repeats`` of the mean µs of ``number`` calls (awaited when ``fn`` returns an awaitable)."""
+    samples = []
+    probe = fn()
+    awaited = asyncio.iscoroutine(probe)
+    if awaited:
+        await probe  # type: ignore[misc]
+    for _ in range(repeats):
+        start = time.perf_counter()
+        if awaited:
+            for _ in range(number):
+                await fn()  # type: ignore[misc]
+        else:
+            for _ in range(number):
+                fn()
+        samples.append((time.perf_counter() - start) / number * 1e6)
+    return statistics.median(samples)
+
+
+async def measure(number: int, repeats: int) -> dict[str, float]:
+    built = build_server(ServerSettings(host="127.0.0.1", port=0, provider="cpu", metrics_port=0))
+    service = built.service
+    catalog = service.catalog
+    scheduler = service.scheduler
+    pool = service.binding.pool
+    servicer = DirectMLServicer(service, service_pb2.GetCapabilitiesResponse())
+    raw = base64.b64decode(payload(tiny_calls()["top-k"]))
+    context = _Context()
+    await servicer.Execute(raw, context)  # compiles
+    call = read_execute(raw)
+    assert call is not None
+    compiled = catalog.lookup(call)
+    assert compiled is not None
+    buffers = list(call.buffers or [])
+    bound = feeds(compiled, buffers)
+    results = compiled.run(bound)
+    outputs = encode_outputs(compiled, results, pool)
+
+    stages: dict[str, Callable[[], Any]] = {
+        "read": lambda: read_execute(raw),
+        "plan": lambda: catalog.lookup(call),
+        # Scheduler.run with its bind and encode taken out: admission, reservation, placement, metrics and the run.
+        "admit, place and run": lambda: scheduler.run(call, compiled, lambda: bound, _same),
+        "bind": lambda: feeds(compiled, buffers),
+        "encode": lambda: write_execute(encode_outputs(compiled, results, pool)),
+        "  of which the writer": lambda: write_execute(outputs),
+    }
+    times = {name: await _timed(fn, number, repeats) for name, fn in stages.items()}
+    times["onnxruntime run alone"] = await _timed(lambda: compiled.run(bound), number, repeats)
+    times["whole Execute (servicer)"] = await _timed(lambda: servicer.Execute(raw, context), number, repeats)
+    return times
+
+
+def _same(results: T) -> T:
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--number", type=int, default=2000, help="calls per timed repetition")
+    parser.add_argument("--repeats", type=int, default=7, help="repetitions (the median is printed)")
+    args = parser.parse_args()
+    times = asyncio.run(measure(args.number, args.repeats))
+    stages = [name for name in times if name not in ("onnxruntime run alone", "whole Execute (servicer)")]
+    stages = [name for name in stages if not name.startswith(" ")]
+    for name, us in times.items():
+        print(f"{name:28s} {us:8.2f} µs")
+    glue = times["whole Execute (servicer)"] - sum(times[name] for name in stages)
+    print(f"{'glue (whole - stages)':28s} {glue:8.2f} µs")
+
+
+if __name__ == "__main__":
+    main()
