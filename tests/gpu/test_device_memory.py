@@ -61,7 +61,7 @@ def test_distinct_descs_stay_within_the_device_memory_budget() -> None:
             for index in range(DESCS):
                 call, expected = _desc(index)
                 (output,) = client.execute(call.operator_desc, call.inputs)
-                np.testing.assert_allclose(output, expected, rtol=1e-5)  # type: ignore[arg-type]
+                np.testing.assert_allclose(np.asarray(output).reshape(expected.shape), expected, rtol=1e-5)
                 if index % 50 == 49:
                     peak = max(peak, _device_used() - before)
                     assert peak <= BUDGET, f"{peak / MiB:.0f} MiB in use after {index + 1} descs"

@@ -167,6 +167,18 @@ def test_uint64_extremes(client: dmlrpc.Client) -> None:
     assert high.tolist() == [[2**64 - 1]] and low.tolist() == [[0]] and where.tolist() == [[1]]
 
 
+def test_64_bit_max_and_min_are_exact(client: dmlrpc.Client) -> None:
+    # Past 2**53 a floating-point accumulator rounds (CUDA's ReduceMax of INT64 did; UINT64's order mapping put even
+    # small values there: MAX of [2, 4, 0] came back 0).
+    big = np.array([[2**62 + 1, 2**62 + 3, 2**62 + 2]], np.int64)
+    small = np.array([[2, 4, 0, 2, 3]], np.uint64)
+    for x in (big, small, -big):
+        (high,) = run(client, reduce_desc(x, RF.REDUCE_FUNCTION_MAX, [0, 1]), [x])
+        (low,) = run(client, reduce_desc(x, RF.REDUCE_FUNCTION_MIN, [0, 1]), [x])
+        assert high is not None and low is not None
+        assert high.tolist() == [[int(x.max())]] and low.tolist() == [[int(x.min())]]
+
+
 def _values(data: st.DataObject, dtype: Any, shape: tuple[int, ...], function: str) -> np.ndarray:
     x = data.draw(arrays(dtype, shape), label="x")
     if function == "LOG_SUM":

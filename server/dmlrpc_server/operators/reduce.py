@@ -28,6 +28,7 @@ DT = tensor_pb2.TensorDataType
 #: mapped order-preservingly onto INT64). FLOAT16 computes in FLOAT32: older ONNX Runtime builds lack it.
 _ORDER_KERNEL: dict[DType, DType] = {F16: F32, I16: I32, U16: I32, U32: I64}
 _INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
 
 _FLOAT_REDUCE = {
     RF.REDUCE_FUNCTION_AVERAGE: "ReduceMean",
@@ -156,8 +157,9 @@ def from_order_kernel(g: Graph, x: Value, dtype: DType) -> Value:
 
 
 def tree_reduce(g: Graph, x: Value, rank: int, count: int, op_type: str, identity: int) -> Value:
-    """``op_type`` (Add or Mul) over the last of ``rank`` axes by halving: exact, wrapping integer arithmetic (ONNX
-    Runtime's CPU ReduceSum/ReduceProd for integers accumulate through floating point and saturate)."""
+    """``op_type`` (Add, Mul, Max or Min) over the last of ``rank`` axes by halving, ``identity`` padding an odd
+    half: exact, wrapping integer arithmetic (ONNX Runtime's CPU ReduceSum/ReduceProd for integers accumulate
+    through floating point and saturate, and CUDA's ReduceMax/ReduceMin of 64-bit integers round likewise)."""
     n = count
     while n > 1:
         if n % 2:
@@ -274,8 +276,16 @@ class Reduce(Operator[operators_pb2.ReduceOperatorDesc]):
                     reduced = g.op(op_type, wide, axes=[-1], keepdims=1)
                 return g.cast(reduced, flat.dtype)
             if function in (RF.REDUCE_FUNCTION_MAX, RF.REDUCE_FUNCTION_MIN):
-                op_type = "ReduceMax" if function == RF.REDUCE_FUNCTION_MAX else "ReduceMin"
-                return from_order_kernel(g, g.op(op_type, to_order_kernel(g, flat), axes=[-1], keepdims=1), flat.dtype)
+                largest = function == RF.REDUCE_FUNCTION_MAX
+                ordered = to_order_kernel(g, flat)
+                if flat.dtype in (I64, U64):
+                    # NOTE: CUDA's ReduceMax/ReduceMin of INT64 pass through floating point, wrong past 2**53 (where
+                    # UINT64's order mapping puts every value): pairwise Max/Min by halving is exact everywhere.
+                    identity = _INT64_MIN if largest else _INT64_MAX
+                    reduced = tree_reduce(g, ordered, rank, count, "Max" if largest else "Min", identity)
+                else:
+                    reduced = g.op("ReduceMax" if largest else "ReduceMin", ordered, axes=[-1], keepdims=1)
+                return from_order_kernel(g, reduced, flat.dtype)
             return _integer_reduce(g, flat, rank, count, function)
 
         return plan_reduction(tensors, axes, body)
