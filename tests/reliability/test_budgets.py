@@ -97,3 +97,22 @@ def test_a_server_applies_and_reports_the_shares(memory: int) -> None:
         assert limits.resident_bytes_total == limits.compiled_bytes_total == memory // 8
     finally:
         running.stop()
+
+
+@pytest.mark.skipif(physical_memory() < 8 << 30, reason="the defaults admit 256 MiB tensors on hosts of 8 GiB or more")
+@pytest.mark.parametrize("mib", [64, 256])
+def test_a_plain_unary_execute_returns_a_large_result_with_the_defaults(mib: int) -> None:
+    """A client in any language sends one unary Execute and reads one ExecuteResponse (no streaming, as the SDK
+    would use above 8 MiB): a FILL_VALUE_SEQUENCE of ``mib`` MiB comes back with the server's default limits."""
+    count = mib << 18
+    call = dmlrpc.ops.fill_value_sequence((count,), 0.0, 1.0, np.float32)
+    request = service_pb2.ExecuteRequest(operator_desc=call.operator_desc)
+    running = start_server()
+    try:
+        options = [("grpc.max_receive_message_length", -1)]
+        with grpc.insecure_channel(running.address, options=options) as channel:
+            response = service_pb2_grpc.DirectMLServiceStub(channel).Execute(request, timeout=120)
+        data = np.frombuffer(response.outputs[0].buffer.data, np.float32)
+        assert data.size == count and data[1] == 1.0 and data[-1] == np.float32(count - 1)
+    finally:
+        running.stop()
