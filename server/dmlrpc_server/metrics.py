@@ -393,6 +393,10 @@ class _WorkersCollector(Collector):
                 if pid not in self._retired:
                     self._last[pid] = _growing(text)
             carried = {name: (doc, kind, dict(values)) for name, (doc, kind, values) in self._carried.items()}
+            for pid in live - texts.keys() - self._retired:
+                # Alive but not answering (a recycled process stops serving /metrics just before it sends its final
+                # counters): its last scrape stands in, so the sums do not dip meanwhile.
+                _add(carried, self._last.get(pid, {}))
         yield from sum_families(counted, carried)
         yield GaugeMetricFamily("dmlrpc_workers", "Workers whose metrics this scrape summed", serving)
         yield CounterMetricFamily(
