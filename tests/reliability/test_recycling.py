@@ -250,8 +250,8 @@ def test_the_default_recycles_only_directml_workers() -> None:
 @pytest.mark.timeout(120)
 def test_a_worker_past_its_memory_budget_is_recycled(spawn: Callable[..., ServerProcess]) -> None:  # noqa: F811
     # No session count: a 1-byte budget, which every worker passes with its first session.
-    server = spawn("--port", "0", "--provider", "cpu", "--metrics-port", "0", "--max-sessions-per-worker", "0",
-                   "--worker-memory-bytes", "1")  # fmt: skip
+    server = spawn("--port", "0", "--provider", "cpu", "--metrics-port", "0", "--workers", "1",
+                   "--max-sessions-per-worker", "0", "--worker-memory-bytes", "1")  # fmt: skip
     match = server.wait_for(LISTENING)
     assert match is not None, server.log()
     with dmlrpc.Client(f"127.0.0.1:{match.group(1)}", timeout=60) as sdk:
