@@ -24,6 +24,19 @@ from tests.doc_blocks import block
 ROOT = Path(__file__).resolve().parents[1]
 LISTENING = re.compile(r"dmlrpc server listening on 127\.0\.0\.1:(\d+)$")
 START_TIMEOUT = 60.0
+#: Windows delivers no signal to another process (Popen.send_signal(SIGTERM) terminates it; a console's Ctrl-C or
+#: Ctrl-Break reaches only processes sharing the sender's console, which piped ones under Wine lack): there the
+#: server runs behind this relay, which raises each signal named on its stdin inside the server's process, as the
+#: console's control handler does. Its module has no ``main``, so a supervisor's workers run plain dmlrpc_server.
+WINDOWS = sys.platform == "win32"
+_RELAY = """import signal, sys, threading
+import dmlrpc_server.__main__ as entry
+def relay():
+    for line in sys.stdin:
+        signal.raise_signal(getattr(signal, line.strip()))
+threading.Thread(target=relay, daemon=True).start()
+sys.exit(entry.main())
+"""
 
 
 class ServerProcess:
@@ -31,9 +44,9 @@ class ServerProcess:
 
     def __init__(self, *args: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "dmlrpc_server", *args],
+            [sys.executable, *(["-c", _RELAY] if WINDOWS else ["-m", "dmlrpc_server"]), *args],
             cwd=ROOT,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if WINDOWS else subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
@@ -67,6 +80,15 @@ class ServerProcess:
             if match:
                 return match
 
+    def signal(self, sig: signal.Signals) -> None:
+        """Send the server ``sig`` (SIGTERM, SIGINT; on Windows through the relay, _RELAY)."""
+        if not WINDOWS:
+            self.process.send_signal(sig)
+            return
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"{sig.name}\n")
+        self.process.stdin.flush()
+
     def finish(self, timeout: float = 30.0) -> int:
         """Wait for the exit code and the rest of the log."""
         code = self.process.wait(timeout=timeout)
@@ -90,8 +112,9 @@ class ServerProcess:
             self.process.kill()
         self.process.wait(timeout=30)
         self._reader.join(timeout=30)
-        if self.process.stderr is not None:
-            self.process.stderr.close()
+        for stream in (self.process.stdin, self.process.stderr):
+            if stream is not None:
+                stream.close()
 
 
 @pytest.fixture
@@ -130,7 +153,7 @@ def test_serves_top_k_and_exits_0_on_signal(spawn: Callable[..., ServerProcess],
     np.testing.assert_array_equal(indices, [[1, 3]])
     assert capabilities.execution_provider == "CPUExecutionProvider"
 
-    server.process.send_signal(sig)
+    server.signal(sig)
     assert server.finish(timeout=30) == 0, server.log()
     assert any("shutting down" in line for line in server.lines), server.log()
 
@@ -268,8 +291,8 @@ def test_a_second_ctrl_c_exits_at_once(spawn: Callable[..., ServerProcess], work
     server = spawn("--port", "0", "--provider", "cpu", "--metrics-port", "0", "--workers", workers,
                    "--shutdown-drain-seconds", "60")  # fmt: skip
     assert server.wait_for(LISTENING) is not None, server.log()
-    server.process.send_signal(signal.SIGINT)
+    server.signal(signal.SIGINT)
     assert server.wait_for(re.compile(r"shutting down \(drain 60\.0 s")) is not None, server.log()
-    server.process.send_signal(signal.SIGINT)
+    server.signal(signal.SIGINT)
     assert server.finish(timeout=30) == 1, server.log()
     assert "second stop signal" in server.log()

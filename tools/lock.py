@@ -71,6 +71,10 @@ class Target:
     pins: list[str]
     # Runtime requirements of pyproject.toml replaced by another package (the CUDA build replaces onnxruntime).
     replaces: dict[str, str]
+    # A lock that adds tools to another target's: its own top-level requirements instead of pyproject.toml's
+    # runtime ones, resolved beside that target's pins, and holding only the packages that lock lacks.
+    adds_to: str | None = None
+    requires: tuple[str, ...] = ()
 
 
 ORT_VERSION = "1.31.1"  # the newest release with both the CPU and the CUDA wheel
@@ -90,11 +94,22 @@ TARGETS = {
         # deploy/docker/smoke-windows.ps1 on a GPU host. NumPy 2 calls ucrtbase.crealf, which Wine lacks.
         ["onnxruntime-directml==1.24.4", "numpy<2"], {},
     ),
+    # The DirectML lane runs the service's own test suites on that Windows Python (dml_wine_pytest.py), from a
+    # directory beside its site-packages, so the image's packages stay exactly windows.txt. colorama is pytest's
+    # win32-only requirement, which pip's resolver (evaluating markers for this machine) would leave out.
+    "windows-tests": Target(
+        "windows-tests", "The DirectML lane's test tools for its Windows Python, beside windows.txt (CPython 3.11, "
+        "Windows x86-64)", WINDOWS, ["win_amd64"], [], {}, adds_to="windows",
+        requires=("pytest>=8", "pytest-timeout>=2.3", "hypothesis>=6.100", "cryptography>=42", "colorama>=0.4"),
+    ),
 }  # fmt: skip
 
 
 def requirements(target: Target) -> list[str]:
-    """pyproject.toml's runtime requirements (dependencies and the server extra) as they apply to the target."""
+    """pyproject.toml's runtime requirements (dependencies and the server extra) as they apply to the target, or the
+    target's own where it adds to another's lock."""
+    if target.adds_to is not None:
+        return sorted(target.requires)
     project: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     lines = []
     for text in [*project.get("dependencies", []), *project.get("optional-dependencies", {}).get("server", [])]:
@@ -106,16 +121,31 @@ def requirements(target: Target) -> list[str]:
     return sorted(lines)
 
 
+def base_pins(target: Target) -> dict[str, str]:
+    """{name: version} of the lock that the target adds to (none for a lock of its own)."""
+    if target.adds_to is None:
+        return {}
+    return parse((LOCKS / f"{target.adds_to}.txt").read_text())[1]
+
+
+def build_requirements(target: Target) -> list[str]:
+    return [] if target.adds_to is not None else BUILD_REQUIREMENTS
+
+
 def inputs_digest(target: Target) -> str:
-    text = json.dumps([target.description, target.platforms, target.pins, requirements(target), BUILD_REQUIREMENTS])
+    inputs = [target.description, target.platforms, target.pins, requirements(target), build_requirements(target)]
+    if target.adds_to is not None:
+        inputs.append(sorted(base_pins(target).items()))
+    text = json.dumps(inputs)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def resolve(target: Target) -> list[tuple[str, str, str]]:
     """(name, version, sha256) of every package the target installs, from pip's resolver for its platform."""
     with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "requirements.txt").write_text("\n".join(requirements(target) + BUILD_REQUIREMENTS) + "\n")
-        (Path(tmp) / "pins.txt").write_text("\n".join(target.pins) + "\n")
+        (Path(tmp) / "requirements.txt").write_text("\n".join(requirements(target) + build_requirements(target)) + "\n")
+        base = [f"{name}=={version}" for name, version in base_pins(target).items()]
+        (Path(tmp) / "pins.txt").write_text("\n".join(target.pins + base) + "\n")
         platforms = [arg for platform in target.platforms for arg in ("--platform", platform)]
         command = [
             sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--report", "-",
@@ -124,8 +154,10 @@ def resolve(target: Target) -> list[tuple[str, str, str]]:
             "-r", str(Path(tmp) / "requirements.txt"), "-c", str(Path(tmp) / "pins.txt"),
         ]  # fmt: skip
         report = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
-    pins = []
+    pins, base = [], base_pins(target)
     for item in report["install"]:
+        if canonicalize_name(item["metadata"]["name"]) in base:
+            continue
         hashes = item["download_info"].get("archive_info", {}).get("hashes", {})
         pins.append((canonicalize_name(item["metadata"]["name"]), item["metadata"]["version"], hashes["sha256"]))
     return sorted(pins)
@@ -159,7 +191,7 @@ def check(target: Target, text: str) -> list[str]:
     errors = []
     if digest != inputs_digest(target):
         errors.append(f"{target.name}: stale (pyproject.toml or the target's pins changed): run tools/lock.py")
-    for text_requirement in [*requirements(target), *BUILD_REQUIREMENTS, *target.pins]:
+    for text_requirement in [*requirements(target), *build_requirements(target), *target.pins]:
         requirement = Requirement(text_requirement)
         version = pins.get(canonicalize_name(requirement.name))
         if version is None:

@@ -7,7 +7,6 @@ import contextlib
 import gc
 import logging
 import os
-import signal
 import sys
 from collections.abc import Sequence
 
@@ -20,7 +19,7 @@ from dmlrpc_server.runtime.process import set_worker
 from dmlrpc_server.runtime.providers import ProviderUnavailableError
 from dmlrpc_server.server import build_server
 from dmlrpc_server.settings import ServerSettings, SettingsError, load_settings
-from dmlrpc_server.supervisor import WorkerLink, supervise
+from dmlrpc_server.supervisor import WorkerLink, on_stop_signals, supervise
 
 _log = logging.getLogger("dmlrpc_server")
 
@@ -52,9 +51,7 @@ async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> N
             os._exit(1)
         stop.set()
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError):  # Windows event loops have no signal handlers
-            loop.add_signal_handler(sig, on_signal)
+    on_stop_signals(loop, on_signal)
     if worker is not None:
         # The Open Inference Protocol answers for the server: its statistics, loads and unloads go through the
         # supervisor to the other workers; a process started later first repeats the loads they made.
@@ -65,26 +62,30 @@ async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> N
             for action in worker.models:
                 await inference.answer_peer(action["kind"], action["body"])
         worker.watch(loop, stop.set)
-        limit = settings.sessions_per_worker
-        if limit:
+        limit, budget = settings.sessions_per_worker, settings.worker_memory_budget
+        if limit or budget:
 
-            def recycle(created: int) -> None:
+            def recycle(why: str) -> None:
+                if recycling.is_set():  # the other limit was reached first
+                    return
                 recycling.set()
                 built.service.scheduler.sessions_spent = True
-                _log.info(
-                    "worker %d created %d ONNX Runtime sessions (--max-sessions-per-worker %d): asking for its "
-                    "replacement; it serves until then",
-                    worker.index,
-                    created,
-                    limit,
-                )
-                worker.send("recycle", sessions=created)
+                _log.info("worker %d %s: asking for its replacement; it serves until then", worker.index, why)
+                worker.send("recycle", sessions=SESSIONS.created)
 
+            # NOTE: both called on whichever thread made the session; the event loop sends the request.
             def reached(created: int) -> None:
-                # NOTE: called on whichever thread made the session; the event loop sends the request.
-                loop.call_soon_threadsafe(recycle, created)
+                why = f"created {created} ONNX Runtime sessions (--max-sessions-per-worker {limit})"
+                loop.call_soon_threadsafe(recycle, why)
 
-            SESSIONS.watch(limit, reached)
+            def over(resident: int) -> None:
+                why = f"holds {resident} bytes after a new session (--worker-memory-bytes {budget})"
+                loop.call_soon_threadsafe(recycle, why)
+
+            if limit:
+                SESSIONS.watch(limit, reached)
+            if budget:
+                SESSIONS.watch_memory(budget, over)
     # NOTE: a replacement warms up before it listens: callers reaching it through the shared port find it SERVING.
     await built.start(ready=False, warm_first=worker is not None and worker.generation > 0)
     if worker is None:
@@ -144,7 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     worker = WorkerLink.from_environ()
     configure_logging(settings.log_level, settings.log_format, worker=None if worker is None else worker.index)
-    if worker is None and (settings.worker_processes > 1 or settings.sessions_per_worker > 0):
+    if worker is None and (
+        settings.worker_processes > 1 or settings.sessions_per_worker > 0 or settings.worker_memory_budget > 0
+    ):
         return supervise(settings, argv)
     if worker is not None:
         set_worker(worker.index, settings.worker_processes, worker.generation)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,8 +30,8 @@ def available_cpus() -> int:
 def physical_memory() -> int:
     """The host's physical memory in bytes, capped by a cgroup v2 memory limit (a container's)."""
     try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, OSError, ValueError):  # pragma: no cover - not on a POSIX system
+        memory = _windows_physical_memory() if sys.platform == "win32" else _posix_physical_memory()
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - neither answers
         memory = 16384 * MiB
     try:
         limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
@@ -60,6 +62,38 @@ DEFAULT_TENSOR_BYTES_CAP = 512 * MiB
 #: Tensors of the --max-tensor-bytes default that one worker's call memory holds at once: an element-wise call of
 #: two inputs and its output (its run's peak), and room for its response.
 TENSORS_PER_CALL = 4
+
+
+def _posix_physical_memory() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+class _MemoryStatusEx(ctypes.Structure):
+    """MEMORYSTATUSEX of sysinfoapi.h."""
+
+    _fields_ = [("dwLength", ctypes.c_uint32), ("dwMemoryLoad", ctypes.c_uint32)] + [
+        (name, ctypes.c_uint64)
+        for name in (
+            "ullTotalPhys",
+            "ullAvailPhys",
+            "ullTotalPageFile",
+            "ullAvailPageFile",
+            "ullTotalVirtual",
+            "ullAvailVirtual",
+            "ullAvailExtendedVirtual",
+        )
+    ]
+
+
+def _windows_physical_memory() -> int:
+    """Windows' physical memory (GlobalMemoryStatusEx): Windows Python has no os.sysconf."""
+    if sys.platform != "win32":  # for mypy: WinDLL exists only there
+        raise OSError("not Windows")
+    status = _MemoryStatusEx()
+    status.dwLength = ctypes.sizeof(status)
+    if not ctypes.WinDLL("kernel32").GlobalMemoryStatusEx(ctypes.byref(status)):
+        raise OSError("GlobalMemoryStatusEx failed")
+    return int(status.ullTotalPhys)
 
 
 def default_memory_bytes() -> int:

@@ -105,6 +105,14 @@ class ServerSettings(BaseSettings):
         f"{DIRECTML_SESSIONS_PER_WORKER} with DirectML (whose provider keeps each released session's descriptor "
         "heap), 0 with CPU and CUDA.",
     )
+    worker_memory_bytes: Annotated[int, Field(ge=0)] | None = Field(
+        None,
+        description="Recycle a worker process once its resident memory, looked at after each new ONNX Runtime "
+        "session, passes this many bytes (0 = never), as --max-sessions-per-worker does by count: what a provider "
+        "keeps per session varies by operator and device (a DirectML session holds 0.5-1 GB under a software "
+        "device). Default: where workers are recycled (--max-sessions-per-worker, DirectML's default), half the "
+        "host's physical memory shared among the workers, so that a worker and its replacement fit; else 0.",
+    )
     provider: Literal["auto", "directml", "cuda", "cpu"] = Field(
         "auto", description="Execution provider; auto = DirectML if present, else CUDA, else CPU."
     )
@@ -410,6 +418,15 @@ class ServerSettings(BaseSettings):
         else:
             directml = self.provider == "directml"
         return DIRECTML_SESSIONS_PER_WORKER if directml else 0
+
+    @property
+    def worker_memory_budget(self) -> int:
+        """Resident bytes past which a worker is recycled (0 = never): --worker-memory-bytes, or the default."""
+        if self.worker_memory_bytes is not None:
+            return self.worker_memory_bytes
+        if not self.sessions_per_worker:
+            return 0
+        return physical_memory() // (2 * self.worker_processes)
 
     def _gpu_provider(self) -> bool:
         if self.provider != "auto":

@@ -215,12 +215,7 @@ class Supervisor:
         return [sys.executable, "-m", _entry_module(), *self.argv, *flags]
 
     async def run(self) -> int:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            try:
-                loop.add_signal_handler(sig, self._on_signal)
-            except NotImplementedError:  # Windows event loops have no signal handlers
-                signal.signal(sig, lambda *_: loop.call_soon_threadsafe(self._on_signal))
+        on_stop_signals(asyncio.get_running_loop(), self._on_signal)
         ports = self._reserve_ports()
         self._workers = [_Worker(index, port) for index, port in enumerate(ports)]
         if self.settings.metrics:
@@ -553,6 +548,20 @@ def _tell(process: asyncio.subprocess.Process, message: dict[str, Any]) -> bool:
     except (OSError, RuntimeError):
         return False
     return True
+
+
+#: The signals that stop the server: SIGTERM, Ctrl-C (SIGINT) and, on Windows, Ctrl-Break (SIGBREAK).
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGBREAK") if hasattr(signal, name))
+
+
+def on_stop_signals(loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> None:
+    """Run ``callback`` on ``loop`` at each stop signal: through the loop's own signal handlers, or, where event
+    loops have none (Windows), a process signal handler that hands over to the loop."""
+    for sig in STOP_SIGNALS:
+        try:
+            loop.add_signal_handler(sig, callback)
+        except NotImplementedError:
+            signal.signal(sig, lambda *_: loop.call_soon_threadsafe(callback))
 
 
 def _entry_module() -> str:

@@ -28,16 +28,23 @@ pytestmark = [pytest.mark.dml, pytest.mark.timeout(600)]
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("DMLRPC_WINE_CACHE") or Path.home() / ".cache/dmlrpc/dml-wine")
 SITE_PACKAGES = CACHE / "root/opt/winpy/Lib/site-packages"
+#: env.sh's DML_WINE_TEST_TOOLS.
+TEST_TOOLS = CACHE / "root/opt/wintest"
+
+
+def _installed(directory: Path) -> dict[str, str]:
+    installed = {}
+    for metadata in directory.glob("*.dist-info/METADATA"):
+        headers = HeaderParser().parsestr(metadata.read_text(errors="replace"))
+        installed[lock.canonicalize_name(headers["Name"])] = headers["Version"]
+    return installed
 
 
 def test_windows_python_holds_the_lock(dml_environment: Path) -> None:
-    """Every package of the lane's Windows Python is the image's locked one, at its locked version, and no other."""
-    installed = {}
-    for metadata in SITE_PACKAGES.glob("*.dist-info/METADATA"):
-        headers = HeaderParser().parsestr(metadata.read_text(errors="replace"))
-        installed[lock.canonicalize_name(headers["Name"])] = headers["Version"]
-    _, pins = lock.parse((lock.LOCKS / "windows.txt").read_text())
-    assert installed == pins
+    """Every package of the lane's Windows Python is the image's locked one, at its locked version, and no other;
+    its test tools (tests/dml/test_windows_suites.py) are their own lock's, beside it."""
+    assert _installed(SITE_PACKAGES) == lock.parse((lock.LOCKS / "windows.txt").read_text())[1]
+    assert _installed(TEST_TOOLS) == lock.parse((lock.LOCKS / "windows-tests.txt").read_text())[1]
 
 
 def test_entrypoint_serves_directml_and_passes_the_smoke_checks(dml_environment: Path) -> None:

@@ -4,8 +4,6 @@ over real connections."""
 
 from __future__ import annotations
 
-import os
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.request import urlopen
@@ -19,6 +17,7 @@ from tritonclient.grpc import service_pb2, service_pb2_grpc
 from dmlrpc.v1 import service_pb2 as dml
 from dmlrpc.v1 import service_pb2_grpc as dml_grpc
 from dmlrpc.v1 import tensor_pb2
+from tests.processes import kill
 from tests.service.test_workers import OWN_CONNECTION, WORKER, Workers, _serving
 
 #: Connections the tests use, half of them on each worker.
@@ -80,10 +79,11 @@ def server(repository: Path) -> Iterator[Workers]:
 
 
 def _connections(server: Workers) -> list[Connection]:
-    """CONNECTIONS new connections, half of them on each worker (SO_REUSEPORT places each one)."""
+    """CONNECTIONS new connections, half of them on each worker (SO_REUSEPORT places each one, or each worker's own
+    port where ports are consecutive)."""
     by_worker: dict[str, list[Connection]] = {"w0": [], "w1": []}
-    for _ in range(20 * CONNECTIONS):
-        connection = Connection(server.port)
+    for attempt in range(20 * CONNECTIONS):
+        connection = Connection(server.worker_port(attempt) or server.port)
         chosen = by_worker[connection.worker]
         if len(chosen) < CONNECTIONS // 2:
             chosen.append(connection)
@@ -150,7 +150,7 @@ def test_a_restarted_worker_repeats_the_loads_and_unloads_made_before(server: Wo
     first = _connections(server)
     try:
         first[0].oip.RepositoryModelUnload(service_pb2.RepositoryModelUnloadRequest(model_name="fixed"), timeout=60)
-        os.kill(server.pids[1], signal.SIGKILL)
+        kill(server.pids[1])
         again = server.process.wait_for(WORKER)
         assert again is not None and again.group(1) == "1", server.process.log()
         _serving(server.port)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import resource
 from collections import Counter
 from collections.abc import Iterator
 
@@ -21,6 +20,7 @@ from dmlrpc_server.catalog import Catalog
 from dmlrpc_server.errors import ServiceError
 from dmlrpc_server.operators.base import Limits
 from dmlrpc_server.runtime.buffers import BufferPool
+from dmlrpc_server.runtime.memory import peak_resident_bytes
 from dmlrpc_server.runtime.providers import choose_provider
 from tests.conftest import ServerThread, start_server
 from tests.references import dml
@@ -58,7 +58,9 @@ def statuses() -> Counter[str]:
 
 
 def _peak_rss() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = peak_resident_bytes()
+    assert peak is not None
+    return peak
 
 
 def _code(call: grpc.Call | grpc.RpcError) -> grpc.StatusCode:

@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 import dmlrpc
 from dmlrpc import ops
 from dmlrpc.v1 import operators_pb2
-from dmlrpc_server.settings import DIRECTML_SESSIONS_PER_WORKER, load_settings
+from dmlrpc_server.settings import DIRECTML_SESSIONS_PER_WORKER, load_settings, physical_memory
 from tests.reliability.soaking import rss
 from tests.test_cli import LISTENING, ServerProcess, spawn  # noqa: F401 - spawn is a fixture
 
@@ -245,3 +245,32 @@ def test_the_default_recycles_only_directml_workers() -> None:
     off = load_settings(["--provider", "directml", "--max-sessions-per-worker", "0"], environ={})
     assert off.sessions_per_worker == 0
     assert load_settings(["--max-sessions-per-worker", "7"], environ={}).sessions_per_worker == 7
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_past_its_memory_budget_is_recycled(spawn: Callable[..., ServerProcess]) -> None:  # noqa: F811
+    # No session count: a 1-byte budget, which every worker passes with its first session.
+    server = spawn("--port", "0", "--provider", "cpu", "--metrics-port", "0", "--workers", "1",
+                   "--max-sessions-per-worker", "0", "--worker-memory-bytes", "1")  # fmt: skip
+    match = server.wait_for(LISTENING)
+    assert match is not None, server.log()
+    with dmlrpc.Client(f"127.0.0.1:{match.group(1)}", timeout=60) as sdk:
+        desc, inputs, expected = add_desc(0)
+        (output,) = sdk.execute(desc, inputs)
+        assert output is not None and np.array_equal(output, expected)
+        over = server.wait_for(re.compile(r"worker 0 holds (\d+) bytes after a new session \(--worker-memory-bytes 1"))
+        assert over is not None and int(over.group(1)) > 1, server.log()
+        assert server.wait_for(re.compile(r"worker 0's recycled process \(pid \d+\) exited"), timeout=60), server.log()
+        # The replacement serves, and is recycled again by its own first session.
+        desc, inputs, expected = add_desc(1)
+        (output,) = sdk.execute(desc, inputs)
+        assert output is not None and np.array_equal(output, expected)
+        assert sdk.upload(np.zeros(2, np.float32)).handle.startswith("w0r")
+
+
+def test_the_memory_budget_defaults_to_half_the_host_where_workers_are_recycled() -> None:
+    assert load_settings(["--provider", "cpu"], environ={}).worker_memory_budget == 0
+    directml = load_settings(["--provider", "directml", "--workers", "2"], environ={})
+    assert directml.worker_memory_budget == physical_memory() // 4
+    assert load_settings(["--max-sessions-per-worker", "3"], environ={}).worker_memory_budget > 0
+    assert load_settings(["--worker-memory-bytes", "5"], environ={}).worker_memory_budget == 5

@@ -78,7 +78,7 @@ def test_sigterm_exits_within_the_grace_period_cancelling_what_runs(
             assert time.monotonic() < deadline, server.log()
             time.sleep(0.05)
         signalled = time.monotonic()
-        server.process.send_signal(signal.SIGTERM)
+        server.signal(signal.SIGTERM)
         code = server.finish(timeout=60)
         took = time.monotonic() - signalled
     finally:

@@ -50,7 +50,7 @@ def test_sigterm_during_load_completes_every_accepted_call(spawn: Callable[..., 
     while completed < 50 and time.monotonic() < deadline:
         time.sleep(0.01)
     at_signal = completed
-    server.process.send_signal(signal.SIGTERM)
+    server.signal(signal.SIGTERM)
     code = server.finish(timeout=60)
     stop.set()
     for thread in threads:

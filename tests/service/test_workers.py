@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import signal
 import socket
@@ -20,7 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import dmlrpc
 from dmlrpc.v1 import service_pb2
-from dmlrpc_server.settings import SettingsError, default_workers, load_settings
+from dmlrpc_server.settings import DEFAULT_WORKER_PORTS, SettingsError, default_workers, load_settings
+from tests.processes import alive, kill
 from tests.test_cli import LISTENING, ServerProcess
 
 METRICS = re.compile(r"INFO dmlrpc_server\.metrics: metrics on http://127\.0\.0\.1:(\d+)/metrics$")
@@ -48,12 +48,20 @@ class Workers:
         self.pids = {int(m.group(1)): int(m.group(3)) for m in map(WORKER.search, self.process.lines) if m}
         self.worker_metrics = [int(m.group(1)) for m in map(WORKER_METRICS.search, self.process.lines) if m]
         assert len(self.pids) == 2 and len(self.worker_metrics) == 2, self.process.log()
+        #: Worker i on port + i (the default where there is no SO_REUSEPORT: Windows), not all on port.
+        ports = flags[flags.index("--worker-ports") + 1] if "--worker-ports" in flags else DEFAULT_WORKER_PORTS
+        self.consecutive = ports == "consecutive"
+
+    def worker_port(self, attempt: int) -> int | None:
+        """The port of a new connection's ``attempt``-th try to reach every worker: worker i's own port + i where
+        ports are consecutive, else the shared port (None), where the kernel spreads connections."""
+        return self.port + attempt % 2 if self.consecutive else None
 
     def client(self, port: int | None = None) -> dmlrpc.Client:
         return dmlrpc.Client(f"127.0.0.1:{port or self.port}", timeout=30, options=OWN_CONNECTION)
 
     def stop(self) -> int:
-        self.process.process.send_signal(signal.SIGTERM)
+        self.process.signal(signal.SIGTERM)
         return self.process.finish(timeout=GRACE_SECONDS + 10)
 
 
@@ -89,8 +97,8 @@ def _one_client_per_worker(server: Workers) -> Iterator[tuple[Pair, Pair]]:
     seen: dict[str, tuple[dmlrpc.Client, dmlrpc.ResidentTensor]] = {}
     opened: list[dmlrpc.Client] = []
     try:
-        for _ in range(40):
-            client = server.client()
+        for attempt in range(40):
+            client = server.client(server.worker_port(attempt))
             opened.append(client)
             tensor = client.upload(np.arange(4, dtype=np.float32))
             # A restarted worker's handles also name its process (w1r1.): the worker is what counts here.
@@ -171,7 +179,7 @@ def test_the_metrics_endpoint_sums_every_worker(workers: Workers) -> None:
 
 
 def test_a_worker_that_dies_is_restarted(workers: Workers) -> None:
-    os.kill(workers.pids[1], signal.SIGKILL)
+    kill(workers.pids[1])
     restarted = workers.process.wait_for(re.compile(r"worker 1 .*restarting it in"))
     assert restarted is not None, workers.process.log()
     again = workers.process.wait_for(WORKER)
@@ -198,9 +206,7 @@ def test_sigterm_stops_every_worker_and_exits_0(fresh: Workers) -> None:
     started = time.monotonic()
     assert fresh.stop() == 0, fresh.process.log()
     assert time.monotonic() - started < GRACE_SECONDS
-    for pid in fresh.pids.values():
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+    assert not any(alive(pid) for pid in fresh.pids.values())
 
 
 def test_workers_exit_when_the_supervisor_dies(fresh: Workers) -> None:
@@ -208,15 +214,11 @@ def test_workers_exit_when_the_supervisor_dies(fresh: Workers) -> None:
     server.process.process.kill()
     server.process.finish()
     deadline = time.monotonic() + GRACE_SECONDS + 10
-    alive = set(server.pids.values())
-    while alive and time.monotonic() < deadline:
-        for pid in list(alive):
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                alive.discard(pid)
+    running = set(server.pids.values())
+    while running and time.monotonic() < deadline:
+        running = {pid for pid in running if alive(pid)}
         time.sleep(0.1)
-    assert not alive, f"workers {alive} outlived their supervisor"
+    assert not running, f"workers {running} outlived their supervisor"
 
 
 def test_consecutive_ports_put_worker_i_on_port_plus_i() -> None:

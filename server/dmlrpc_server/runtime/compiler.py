@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx
 import onnxruntime as ort
+from onnxruntime.capi.onnxruntime_pybind11_state import NotImplemented as OrtNotImplemented
 
 from dmlrpc_server.errors import OperatorUnavailable, ResourceExhausted
 from dmlrpc_server.operators.base import BatchRule, Plan
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.cost import ModelCost, model_cost
+from dmlrpc_server.runtime.memory import resident_bytes
 from dmlrpc_server.runtime.providers import PROVIDERS, Provider
 from dmlrpc_server.runtime.resident import Device
 
@@ -255,13 +257,34 @@ class StagedCompiled(Compiled):
 
 class SessionCount:
     """The ONNX Runtime sessions this process has created for calls (cached or not; the warm-up's is not counted),
-    and a limit whose reaching is reported once (``--max-sessions-per-worker``: the worker is then recycled)."""
+    and limits whose reaching is reported once each: a count (``--max-sessions-per-worker``) and a resident memory
+    budget looked at after each new session (``--worker-memory-bytes``); the worker is then recycled."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.created = 0
         self._limit = 0
         self._reached: Callable[[int], None] | None = None
+        self._budget = 0
+        self._over: Callable[[int], None] | None = None
+
+    def watch_memory(self, budget: int, over: Callable[[int], None]) -> None:
+        """Call ``over(resident bytes)`` once, from the thread that made the session, when this process's resident
+        memory is above ``budget`` bytes after a new session."""
+        with self._lock:
+            self._budget, self._over = budget, over
+
+    def made(self) -> None:
+        """A session was built (or failed to, having allocated all the same): look at the memory it left."""
+        if not self._budget or self._over is None:
+            return
+        resident = resident_bytes()
+        if resident is None or resident <= self._budget:
+            return
+        with self._lock:
+            over, self._over = self._over, None
+        if over is not None:
+            over(resident)
 
     def watch(self, limit: int, reached: Callable[[int], None]) -> None:
         """Call ``reached(count)`` once, from the thread that creates it, when the ``limit``-th session is made."""
@@ -305,8 +328,20 @@ def _session_on(model: onnx.ModelProto, provider: Provider) -> tuple[ort.Inferen
     """
     serialized = model.SerializeToString()
     SESSIONS.add()  # counted before it exists: a session that fails to build may have allocated already
+    try:
+        return _build_session(serialized, provider)
+    finally:
+        SESSIONS.made()
+
+
+def _build_session(serialized: bytes, provider: Provider) -> tuple[ort.InferenceSession, str]:
     if provider.name == CPU:
-        session = ort.InferenceSession(serialized, sess_options=provider.session_options(), providers=[CPU])
+        try:
+            session = ort.InferenceSession(serialized, sess_options=provider.session_options(), providers=[CPU])
+        except OrtNotImplemented as error:
+            # A kernel this ONNX Runtime build lacks (onnxruntime-directml's CPU provider has fewer type variants
+            # than the CPU build's): the operator is unavailable here, not a failure of the server.
+            raise OperatorUnavailable(f"{CPU} has no kernel for this operator ({_first_line(error)})") from error
         return session, ""
     # NOTE: ONNX Runtime places nodes per provider silently (a node the device lacks, or a whole device that failed
     # to load, lands on the CPU provider); a session that forbids that tells the two apart.

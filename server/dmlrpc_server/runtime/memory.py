@@ -98,8 +98,25 @@ class _ProcessMemoryCounters(ctypes.Structure):
     ]
 
 
+def peak_resident_bytes() -> int | None:
+    """This process's peak resident memory in bytes (Linux's ru_maxrss, Windows' peak working set), else ``None``."""
+    if sys.platform == "win32":
+        counters = _process_memory()
+        return None if counters is None else int(counters.PeakWorkingSetSize)
+    try:
+        import resource
+    except ModuleNotFoundError:
+        return None
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def _working_set_bytes() -> int | None:
-    """The working set of this Windows process (K32GetProcessMemoryInfo, in kernel32 since Windows 7)."""
+    counters = _process_memory()
+    return None if counters is None else int(counters.WorkingSetSize)
+
+
+def _process_memory() -> _ProcessMemoryCounters | None:
+    """This Windows process's memory counters (K32GetProcessMemoryInfo, in kernel32 since Windows 7)."""
     if sys.platform != "win32":  # for mypy: WinDLL exists only there
         return None
     kernel32 = ctypes.WinDLL("kernel32")
@@ -111,7 +128,7 @@ def _working_set_bytes() -> int | None:
     counters.cb = ctypes.sizeof(counters)
     if not query(kernel32.GetCurrentProcess(), ctypes.byref(counters), counters.cb):
         return None
-    return int(counters.WorkingSetSize)
+    return counters
 
 
 @dataclass
