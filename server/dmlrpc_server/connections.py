@@ -8,6 +8,7 @@ from typing import Any
 
 import grpc
 
+from dmlrpc_server.handlers import WrappedOnce
 from dmlrpc_server.runtime.admission import Admission
 
 #: Calls of one connection that may wait for one of its open calls to end, per call it may have open.
@@ -27,7 +28,7 @@ class ConnectionLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
     def __init__(self, max_open: int) -> None:
         self._max_open = max_open
         self._connections: dict[str, Admission] = {}
-        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+        self._wrapped = WrappedOnce(lambda handler, _: self._limited(handler))
 
     @property
     def open_calls(self) -> int:
@@ -45,11 +46,7 @@ class ConnectionLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
-        method: str = handler_call_details.method
-        known = self._wrapped.get(method)
-        if handler is not None and (known is None or known[0] is not handler):
-            known = self._wrapped[method] = (handler, self._limited(handler))  # wrap once per method, not per call
-        return None if handler is None or known is None else known[1]
+        return None if handler is None else self._wrapped.get(handler_call_details.method, handler)
 
     async def _enter(self, peer: str) -> Admission:
         connection = self._connections.get(peer)

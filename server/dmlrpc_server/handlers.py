@@ -40,3 +40,19 @@ def method_handlers(
             response_serializer=None if method.name in wire_responses else response.SerializeToString,
         )
     return grpc.method_handlers_generic_handler(service.full_name, methods)
+
+
+class WrappedOnce:
+    """An interceptor's wrapped handlers, made once per method: wrapping costs more than a tiny operator, and a
+    method's handler rarely changes (a new one is wrapped anew)."""
+
+    def __init__(self, wrap: Callable[[grpc.RpcMethodHandler, str], grpc.RpcMethodHandler]) -> None:
+        self._wrap = wrap
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
+    def get(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        """``handler`` of ``method``, wrapped."""
+        known = self._wrapped.get(method)
+        if known is None or known[0] is not handler:
+            known = self._wrapped[method] = (handler, self._wrap(handler, method))
+        return known[1]

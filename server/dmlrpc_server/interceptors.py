@@ -19,7 +19,7 @@ from grpc_status import rpc_status
 from dmlrpc.v1 import service_pb2
 from dmlrpc_server.calls import EXECUTED_ON, OPERATOR, operator_case
 from dmlrpc_server.errors import ServiceError
-from dmlrpc_server.handlers import KINDS
+from dmlrpc_server.handlers import KINDS, WrappedOnce
 from dmlrpc_server.metrics import Metrics
 
 _log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
 
     def __init__(self, metrics: Metrics | None = None) -> None:
         self._metrics = metrics
-        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+        self._wrapped = WrappedOnce(self._guarded)
 
     async def intercept_service(
         self,
@@ -66,14 +66,9 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc
         if handler is None:
             return None
         method: str = handler_call_details.method
-        cached = self._wrapped.get(method)
-        if cached is not None and cached[0] is handler:
-            return cached[1]  # NOTE: wrapping costs more than a tiny operator; a method's handler rarely changes
         if handler.unary_stream is not None and not method.startswith("/dmlrpc."):
             return handler  # other server-streaming methods (health Watch) report their own errors
-        wrapped = self._guarded(handler, method)
-        self._wrapped[method] = (handler, wrapped)
-        return wrapped
+        return self._wrapped.get(method, handler)
 
     def _guarded(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         """The handler of any call kind, ended here. Calls of one message each way (Execute) or streams both ways
