@@ -22,6 +22,8 @@ from dmlrpc_server.settings import ServerSettings, SettingsError, load_settings
 from dmlrpc_server.supervisor import WorkerLink, on_stop_signals, supervise
 
 _log = logging.getLogger("dmlrpc_server")
+#: How long the exit waits for handlers whose runs have returned to finish (they need only the loop).
+_SETTLE_SECONDS = 0.5
 
 
 async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> None:
@@ -121,6 +123,12 @@ async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> N
     with contextlib.suppress(asyncio.CancelledError):
         await starting
     running = built.running_operators()
+    if not running:
+        # NOTE: the handlers whose runs just returned finish once the loop hands them their results; left to
+        # asyncio.run's clean-up they would be cancelled mid-way, and gRPC would log each as an unhandled error.
+        others = asyncio.all_tasks() - {asyncio.current_task()}
+        if others:
+            await asyncio.wait(others, timeout=_SETTLE_SECONDS)
     if running:
         _log.warning(
             "exiting without waiting for %d operator run(s) that ignore their cancellation (one long ONNX Runtime "

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import onnxruntime as ort
@@ -420,6 +420,8 @@ class Scheduler:
             raise DeadlineExceeded("the deadline passed while the operator ran; it was stopped") from None
         except asyncio.CancelledError:
             options.terminate = True
+            # NOTE: a second cancellation (the loop closing at exit) would leave the run's outcome unread.
+            work.add_done_callback(_read_outcome)
             await asyncio.wait({work})
             raise
 
@@ -495,6 +497,12 @@ class _Turn:
 
     async def __aexit__(self, *exc_info: object) -> None:
         self.admission.release()
+
+
+def _read_outcome(work: asyncio.Future[Any]) -> None:
+    """Read a stopped run's outcome, so that its error is not reported as never retrieved."""
+    if not work.cancelled():
+        work.exception()
 
 
 def _whole(compiled: Compiled, bind: Callable[[], Feeds], encode: Callable[[Results], T], options: ort.RunOptions) -> T:
