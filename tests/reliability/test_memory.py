@@ -8,21 +8,24 @@ import urllib.request
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import grpc
 import numpy as np
+import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
 import dmlrpc
 from dmlrpc.codec import tensor_desc
-from dmlrpc.v1 import operators_pb2, tensor_pb2
+from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc, tensor_pb2
 from dmlrpc_server.binding import feeds
 from dmlrpc_server.catalog import Catalog
 from dmlrpc_server.feature_levels import LATEST
 from dmlrpc_server.operators.base import Limits
 from dmlrpc_server.runtime.compiler import SESSION_BYTES
 from dmlrpc_server.runtime.providers import choose_provider
+from dmlrpc_server.settings import physical_memory
 from tests.reliability.soaking import rss
 from tests.test_cli import LISTENING, ServerProcess, spawn  # noqa: F401 - spawn is a fixture
 
@@ -136,6 +139,48 @@ def test_distinct_large_output_descs_leave_memory_within_the_bounds(spawn: Calla
     assert scraped["dmlrpc_compile_cache_entries"] >= 1
     assert scraped["dmlrpc_resident_memory_bytes"] > 0
     assert scraped["dmlrpc_heap_retain_bytes"] == HEAP_RETAIN_BYTES
+
+
+def _peak_rss(pid: int) -> int:
+    """The process's peak resident set size (VmHWM) in bytes since it was last reset."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise KeyError("VmHWM")
+
+
+@pytest.mark.skipif(physical_memory() < 8 << 30, reason="the defaults admit 256 MiB tensors on hosts of 8 GiB or more")
+@pytest.mark.parametrize("mib", [64, 256])
+def test_a_unary_response_is_held_at_most_twice(spawn: Callable[..., ServerProcess], mib: int) -> None:  # noqa: F811
+    """A plain unary Execute with the defaults holds at most two copies of its response at once: ONNX Runtime's
+    output and the serialized response joined from views of it, then that and gRPC's copy as it sends.
+
+    FILL_VALUE_CONSTANT lowers to one Expand, so its run holds nothing but its output; buffers this large are
+    mapped afresh for every call (over glibc's largest mmap threshold), so the peak counts each copy.
+    """
+    server = spawn("--port", "0", "--no-metrics", "--provider", "cpu", "--workers", "1")
+    listening = server.wait_for(LISTENING)
+    assert listening is not None, server.log()
+    pid = server.process.pid
+    size = mib * MiB
+    request = service_pb2.ExecuteRequest(
+        operator_desc=dmlrpc.ops.fill_value_constant((size // 4,), 1.5, np.float32).operator_desc
+    )
+    options = [("grpc.max_receive_message_length", -1)]
+    with grpc.insecure_channel(f"127.0.0.1:{listening.group(1)}", options=options) as channel:
+        grpc.channel_ready_future(channel).result(timeout=30)
+        stub = service_pb2_grpc.DirectMLServiceStub(channel)
+        stub.Execute(request, timeout=120)  # the compile, and the first call's growth of the heap, come first
+        Path(f"/proc/{pid}/clear_refs").write_text("5")  # VmHWM starts again from VmRSS
+        before = rss(pid)
+        response = stub.Execute(request, timeout=120)
+        peak = _peak_rss(pid)
+    data = response.outputs[0].buffer.data
+    assert len(data) == size and np.frombuffer(data, np.float32)[-1] == np.float32(1.5)
+    growth = peak - before
+    print(f"{mib} MiB result: RSS {before / MiB:.0f} MiB before, peak +{growth / MiB:.0f} MiB ({growth / size:.2f}x)")
+    # At least the one copy every call makes is counted, and no third: a few MiB of gRPC and Python besides.
+    assert size <= growth <= 2 * size + 16 * MiB, f"+{growth / MiB:.0f} MiB for a {mib} MiB response"
 
 
 def _catalog(cache_bytes: int, capacity: int = 1024) -> Catalog:

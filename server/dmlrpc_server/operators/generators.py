@@ -183,8 +183,10 @@ class FillValueSequence(Operator[operators_pb2.FillValueSequenceOperatorDesc]):
         start, delta = _values(desc, tensors, "value_start", "value_delta")
         g = Graph()
         feeds: Feeds = {}
-        index = _iota(g, output.element_count, feeds)
         if output.dtype.kind == "f":
+            # An INT32 index where it holds every index: the run's largest intermediate is then the output's size,
+            # not twice it (FLOAT32(i) is the same from either type).
+            index = _iota(g, output.element_count, feeds, I32 if output.element_count < 1 << 31 else I64)
             # The page states out[i] = ValueStart + i * ValueDelta and sketches it as a running sum; a GPU computes
             # each element on its own, so we do: FLOAT32(i) * delta + start, each step rounded to FLOAT32 (FLOAT16
             # values computed in FLOAT32 and rounded once to FLOAT16). No error accumulates along the sequence, and
@@ -195,6 +197,7 @@ class FillValueSequence(Operator[operators_pb2.FillValueSequenceOperatorDesc]):
             # Integers wrap (two's complement), as the page's UINT8 example with ValueDelta -2 implies: unsigned
             # arithmetic modulo 2^32 (2^64 for 64-bit types) is exact modulo 2^bits, and the final Cast keeps the
             # low bits. Indices fit UINT32, a tensor having fewer than 2^32 elements.
+            index = _iota(g, output.element_count, feeds)
             compute = _WRAPPING[output.dtype.itemsize]
             bits = 8 * compute.itemsize
             term = g.op("Mul", g.cast(index, compute), g.const(int(delta) % (1 << bits), compute))
