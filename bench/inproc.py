@@ -11,7 +11,7 @@ from dmlrpc import ops
 from dmlrpc._base import prepare_execute
 from dmlrpc.codec import decode
 from dmlrpc.v1 import service_pb2
-from dmlrpc_server import binding
+from dmlrpc_server import binding, calls
 from dmlrpc_server.catalog import Catalog
 from dmlrpc_server.feature_levels import LATEST
 from dmlrpc_server.operators.base import Limits
@@ -64,7 +64,7 @@ def floor(call: ops.Call, *, number: int = 2000, repeats: int = 5) -> dict[str, 
         found = catalog.compiled(request.operator_desc)
         catalog.check_response_fits(found)
         bound = binding.feeds(found, binding.unary_buffers(request.inputs, found.plan))
-        return binding.encode_outputs(found, found.run(bound), pool)
+        return binding.encode_outputs(found, found.run(bound), pool, calls.write_execute)
 
     return {
         "session_run_us": per_call_us(lambda: session.run(names, feeds), number=number, repeats=repeats),

@@ -72,7 +72,7 @@ async def measure(number: int, repeats: int) -> dict[str, float]:
     buffers = list(call.buffers or [])
     bound = feeds(compiled, buffers)
     results = compiled.run(bound)
-    outputs = encode_outputs(compiled, results, pool)
+    outputs = encode_outputs(compiled, results, pool, list)
 
     stages: dict[str, Callable[[], Any]] = {
         "read": lambda: read_execute(raw),
@@ -80,7 +80,7 @@ async def measure(number: int, repeats: int) -> dict[str, float]:
         # Scheduler.run with its bind and encode taken out: admission, reservation, placement, metrics and the run.
         "admit, place and run": lambda: scheduler.run(call, compiled, lambda: bound, _same),
         "bind": lambda: feeds(compiled, buffers),
-        "encode": lambda: write_execute(encode_outputs(compiled, results, pool)),
+        "encode": lambda: encode_outputs(compiled, results, pool, write_execute),
         "  of which the writer": lambda: write_execute(outputs),
     }
     times = {name: await _timed(fn, number, repeats) for name, fn in stages.items()}

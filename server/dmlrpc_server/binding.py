@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import onnxruntime as ort
@@ -17,6 +17,8 @@ from dmlrpc_server.operators.base import Plan
 from dmlrpc_server.runtime.buffers import Buffer, BufferPool
 from dmlrpc_server.runtime.compiler import Compiled
 from dmlrpc_server.runtime.resident import Device, Resident, ResidentStore
+
+T = TypeVar("T")
 
 
 class Binding:
@@ -222,10 +224,21 @@ def feeds(
     return compiled.plan.prepare(arrays)
 
 
-def encode_outputs(compiled: Compiled, results: Sequence[np.ndarray], pool: BufferPool) -> list[Encoded]:
+def encode_outputs(
+    compiled: Compiled,
+    results: Sequence[np.ndarray],
+    pool: BufferPool,
+    write: Callable[[list[Encoded]], T],
+) -> T:
     """The output buffers per output field (a list of them for a tensor-array field): a view of the array ONNX
     Runtime returned where it already is the output desc's layout (the writer copies it once, into the
-    response), else laid out in a pooled buffer and copied out of it."""
+    response), else laid out in a pooled buffer and copied out of it: what ``write`` makes of them (``list`` for
+    the buffers themselves).
+
+    NOTE: ``write`` (the reader's writer) joins the response where the run is. Returned as views, the outputs
+    would outlive the call's last step on the event loop (the future that brought them back is still referenced
+    there), so gRPC's copy of the response would be a third copy beside the array and the joined bytes.
+    """
     plan = compiled.plan
     encoded: list[Any] = []
     for result, layout in zip(plan.finish(results), plan.outputs, strict=True):
@@ -243,7 +256,7 @@ def encode_outputs(compiled: Compiled, results: Sequence[np.ndarray], pool: Buff
             encoded.append(staging.tobytes())
         finally:
             pool.release(staging)
-    return plan.group_outputs(encoded)
+    return write(plan.group_outputs(encoded))
 
 
 def unary_buffers(bindings: Sequence[service_pb2.BindingDesc], plan: Plan) -> list[Buffer | None]:

@@ -52,7 +52,7 @@ class Service:
     3. **admit and reserve** (``Scheduler.run``: the drain gate, call memory, an admission slot, the deadline),
     4. **bind** (``binding.feeds``: lengths, views, data-dependent checks),
     5. **place and run** (``Scheduler.run``: inline, worker thread or batch, by the work the desc causes),
-    6. **encode** (``binding.encode_outputs``, then the reader's writer: ``calls.write_execute``).
+    6. **encode** (``binding.encode_outputs`` with the reader's writer, ``calls.write_execute``, where the run is).
 
     Execute and Dispatch are one recipe (``execute``), ExecuteMany's items the same stages grouped by plan
     (``execute_items``); ExecuteStream is the same stages with its chunked reader and writer. Each stage returns
@@ -118,13 +118,12 @@ class Service:
             if entry is not None:
                 buffers = entry.bind(buffers)
         binding = self.binding
-        outputs = await self.scheduler.run(  # 3, 5: admitted, reserved, placed and run
+        return await self.scheduler.run(  # 3, 5: admitted, reserved, placed and run
             call,
             compiled,
             functools.partial(feeds, compiled, buffers),  # 4
-            functools.partial(encode_outputs, compiled, pool=binding.pool),  # 6
+            functools.partial(encode_outputs, compiled, pool=binding.pool, write=write_execute),  # 6
         )
-        return write_execute(outputs)
 
     async def _resident(self, call: Call, compiled: Compiled, entry: Handle | None) -> list[bytes | Resident | None]:
         """A call with resident bindings or kept outputs: one job that binds, runs and encodes (device memory stays
@@ -192,10 +191,9 @@ class Service:
                 except Exception as error:
                     binds.append(functools.partial(_raise, error))
                     bound.append(error)
-            encode = functools.partial(encode_outputs, compiled, pool=binding.pool)
+            encode = functools.partial(encode_outputs, compiled, pool=binding.pool, write=write_execute)
             ran = await self.scheduler.run_items(group, compiled, binds, encode)  # 3-6
-            outcomes.extend(error or (result if isinstance(result, Exception) else write_execute(result))
-                            for error, result in zip(bound, ran, strict=True))  # fmt: skip
+            outcomes.extend(error or result for error, result in zip(bound, ran, strict=True))
         return outcomes
 
     async def compiled(

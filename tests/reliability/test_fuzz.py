@@ -16,6 +16,7 @@ import dmlrpc
 from dmlrpc.v1 import service_pb2
 from dmlrpc_server import ServerSettings
 from dmlrpc_server.binding import encode_outputs, feeds, unary_buffers
+from dmlrpc_server.calls import write_execute
 from dmlrpc_server.catalog import Catalog
 from dmlrpc_server.errors import ServiceError
 from dmlrpc_server.operators.base import Limits
@@ -188,7 +189,7 @@ def test_fuzzed_requests_in_process_raise_only_service_errors(catalog: Catalog) 
             compiled = catalog.compiled(parsed.operator_desc)
             catalog.check_response_fits(compiled)
             run = compiled.run(feeds(compiled, unary_buffers(parsed.inputs, compiled.plan)))
-            encode_outputs(compiled, run, BufferPool(0))
+            encode_outputs(compiled, run, BufferPool(0), write_execute)
             outcomes["ok"] += 1
         except ServiceError as error:  # anything else escapes and fails the example
             outcomes[type(error).__name__] += 1

@@ -152,13 +152,15 @@ def _peak_rss(pid: int) -> int:
 @pytest.mark.skipif(physical_memory() < 8 << 30, reason="the defaults admit 256 MiB tensors on hosts of 8 GiB or more")
 @pytest.mark.parametrize("mib", [64, 256])
 def test_a_unary_response_is_held_at_most_twice(spawn: Callable[..., ServerProcess], mib: int) -> None:  # noqa: F811
-    """A plain unary Execute with the defaults holds at most two copies of its response at once: ONNX Runtime's
-    output and the serialized response joined from views of it, then that and gRPC's copy as it sends.
+    """A plain unary Execute holds at most two copies of its response at once: ONNX Runtime's output and the
+    serialized response joined from views of it, then that and gRPC's copy as it sends (the output gone).
 
     FILL_VALUE_CONSTANT lowers to one Expand, so its run holds nothing but its output; buffers this large are
     mapped afresh for every call (over glibc's largest mmap threshold), so the peak counts each copy.
     """
-    server = spawn("--port", "0", "--no-metrics", "--provider", "cpu", "--workers", "1")
+    # NOTE: no free heap kept between calls, so that the second call's copies are all fresh pages and its peak
+    # counts each of them (kept free heap would serve some, uncounted); the copies made are the same either way.
+    server = spawn("--port", "0", "--no-metrics", "--provider", "cpu", "--workers", "1", "--heap-retain-bytes", "0")
     listening = server.wait_for(LISTENING)
     assert listening is not None, server.log()
     pid = server.process.pid
