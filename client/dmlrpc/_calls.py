@@ -45,23 +45,22 @@ UNARY_LIMIT_BYTES = 256 << 20
 T = TypeVar("T")
 U = TypeVar("U")
 
-#: The service as the proto declares it: its name and its methods' names and streaming kinds come from here.
+#: The service as the proto declares it: its name and its methods' streaming kinds come from here.
 SERVICE = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"]
 SERVICE_NAME: str = SERVICE.full_name
-_METHODS = SERVICE.methods_by_name
-# A KeyError here at import is a method renamed in the proto: the SDK and the contract have drifted.
-EXECUTE: str = _METHODS["Execute"].name
-EXECUTE_STREAM: str = _METHODS["ExecuteStream"].name
-EXECUTE_MANY: str = _METHODS["ExecuteMany"].name
-CREATE_TENSOR: str = _METHODS["CreateTensor"].name
-READ_TENSOR: str = _METHODS["ReadTensor"].name
-RELEASE_TENSOR: str = _METHODS["ReleaseTensor"].name
-COMPILE_OPERATOR: str = _METHODS["CompileOperator"].name
-COMPILE_GRAPH: str = _METHODS["CompileGraph"].name
-DISPATCH: str = _METHODS["Dispatch"].name
-RELEASE_COMPILED_OPERATOR: str = _METHODS["ReleaseCompiledOperator"].name
-GET_CAPABILITIES: str = _METHODS["GetCapabilities"].name
-PUBLISH_MODEL: str = _METHODS["PublishModel"].name
+#: The methods the SDK calls, by their names in the service (a test checks each against the descriptor).
+EXECUTE = "Execute"
+EXECUTE_STREAM = "ExecuteStream"
+EXECUTE_MANY = "ExecuteMany"
+CREATE_TENSOR = "CreateTensor"
+READ_TENSOR = "ReadTensor"
+RELEASE_TENSOR = "ReleaseTensor"
+COMPILE_OPERATOR = "CompileOperator"
+COMPILE_GRAPH = "CompileGraph"
+DISPATCH = "Dispatch"
+RELEASE_COMPILED_OPERATOR = "ReleaseCompiledOperator"
+GET_CAPABILITIES = "GetCapabilities"
+PUBLISH_MODEL = "PublishModel"
 
 #: Items an ExecuteMany stream keeps unanswered when the server does not say (``Limits.max_stream_items_in_flight``).
 DEFAULT_WINDOW = 256

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
 
-from dmlrpc_server.handlers import WrappedOnce
+from dmlrpc_server.handlers import KINDS, WrappingInterceptor
 from dmlrpc_server.runtime.admission import Admission
 
 #: Calls of one connection that may wait for one of its open calls to end, per call it may have open.
 WAITING_PER_OPEN = 4
 
 
-class ConnectionLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc ships no type stubs
+class ConnectionLimitInterceptor(WrappingInterceptor):
     """Admits at most ``max_open`` calls of one client connection at once; up to ``WAITING_PER_OPEN`` times as many
     more wait for one of them to end (FIFO), holding no running slot (a streaming one reads none of its messages
     meanwhile); beyond that a call ends RESOURCE_EXHAUSTED naming --max-streams-per-connection.
@@ -26,9 +26,9 @@ class ConnectionLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
     """
 
     def __init__(self, max_open: int) -> None:
+        super().__init__()
         self._max_open = max_open
         self._connections: dict[str, Admission] = {}
-        self._wrapped = WrappedOnce(lambda handler, _: self._limited(handler))
 
     @property
     def open_calls(self) -> int:
@@ -39,14 +39,6 @@ class ConnectionLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
     def waiting_calls(self) -> int:
         """Calls waiting now for one of their connection's calls to end, over all connections."""
         return sum(connection.waiting for connection in self._connections.values())
-
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        return None if handler is None else self._wrapped.get(handler_call_details.method, handler)
 
     async def _enter(self, peer: str) -> Admission:
         connection = self._connections.get(peer)
@@ -74,7 +66,7 @@ class ConnectionLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
         if connection.running == 0 and connection.waiting == 0 and self._connections.get(peer) is connection:
             del self._connections[peer]
 
-    def _limited(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    def wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         """A handler of the same shape as ``handler`` that runs it holding one of its connection's slots."""
         kwargs = {
             "request_deserializer": handler.request_deserializer,
@@ -110,10 +102,4 @@ class ConnectionLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
             behaviour = limited_call
         else:
             return handler  # NOTE: a synchronous handler would run on a thread pool; the server registers none
-        if handler.request_streaming and handler.response_streaming:
-            return grpc.stream_stream_rpc_method_handler(behaviour, **kwargs)
-        if handler.request_streaming:
-            return grpc.stream_unary_rpc_method_handler(behaviour, **kwargs)
-        if handler.response_streaming:
-            return grpc.unary_stream_rpc_method_handler(behaviour, **kwargs)
-        return grpc.unary_unary_rpc_method_handler(behaviour, **kwargs)
+        return KINDS[bool(handler.request_streaming), bool(handler.response_streaming)](behaviour, **kwargs)

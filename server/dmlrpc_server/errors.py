@@ -20,7 +20,7 @@ Anything else raised while handling a request is a server fault: INTERNAL with a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import grpc
 
@@ -34,9 +34,15 @@ class FieldViolation:
 
 
 class ServiceError(Exception):
-    """Base of every error the server reports to a client on purpose."""
+    """Base of every error the server reports to a client on purpose; each subclass names its status code in its
+    class statement (``class NotFound(ServiceError, code=grpc.StatusCode.NOT_FOUND)``)."""
 
     code: ClassVar[grpc.StatusCode] = grpc.StatusCode.UNKNOWN
+
+    def __init_subclass__(cls, code: grpc.StatusCode | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -47,10 +53,8 @@ class ServiceError(Exception):
         return ()
 
 
-class InvalidArgument(ServiceError):
+class InvalidArgument(ServiceError, code=grpc.StatusCode.INVALID_ARGUMENT):
     """The request breaks a documented rule; ``field`` is its path in the request message."""
-
-    code = grpc.StatusCode.INVALID_ARGUMENT
 
     def __init__(self, field: str, description: str) -> None:
         super().__init__(f"{field}: {description}")
@@ -62,67 +66,45 @@ class InvalidArgument(ServiceError):
         return (FieldViolation(self.field, self.description),)
 
 
-class OperatorUnavailable(ServiceError):
+class OperatorUnavailable(ServiceError, code=grpc.StatusCode.UNIMPLEMENTED):
     """The operator type is known but this server cannot execute it."""
 
-    code = grpc.StatusCode.UNIMPLEMENTED
 
-
-class NotFound(ServiceError):
+class NotFound(ServiceError, code=grpc.StatusCode.NOT_FOUND):
     """A named entity (a resident tensor handle) does not exist for this caller."""
 
-    code = grpc.StatusCode.NOT_FOUND
 
-
-class AlreadyExists(ServiceError):
+class AlreadyExists(ServiceError, code=grpc.StatusCode.ALREADY_EXISTS):
     """What the request would create exists already (an Open Inference Protocol shared memory region name)."""
 
-    code = grpc.StatusCode.ALREADY_EXISTS
 
-
-class Unimplemented(ServiceError):
+class Unimplemented(ServiceError, code=grpc.StatusCode.UNIMPLEMENTED):
     """A protocol feature this server does not serve (client shared memory when not allowed, CUDA regions)."""
 
-    code = grpc.StatusCode.UNIMPLEMENTED
 
-
-class FailedPrecondition(ServiceError):
+class FailedPrecondition(ServiceError, code=grpc.StatusCode.FAILED_PRECONDITION):
     """The request is well formed but cannot run in this state (a handle that lives in another worker process)."""
 
-    code = grpc.StatusCode.FAILED_PRECONDITION
 
-
-class ResourceExhausted(ServiceError):
+class ResourceExhausted(ServiceError, code=grpc.StatusCode.RESOURCE_EXHAUSTED):
     """The request exceeds a configured size limit."""
 
-    code = grpc.StatusCode.RESOURCE_EXHAUSTED
 
-
-class DeadlineExceeded(ServiceError):
+class DeadlineExceeded(ServiceError, code=grpc.StatusCode.DEADLINE_EXCEEDED):
     """The call's deadline passed while it waited; its work was skipped."""
 
-    code = grpc.StatusCode.DEADLINE_EXCEEDED
 
-
-class Unauthenticated(ServiceError):
+class Unauthenticated(ServiceError, code=grpc.StatusCode.UNAUTHENTICATED):
     """The call carried no accepted credentials; nothing was done."""
 
-    code = grpc.StatusCode.UNAUTHENTICATED
 
-
-class Unavailable(ServiceError):
+class Unavailable(ServiceError, code=grpc.StatusCode.UNAVAILABLE):
     """The server cannot serve the request now (for example while it shuts down)."""
 
-    code = grpc.StatusCode.UNAVAILABLE
 
-
-class Cancelled(ServiceError):
+class Cancelled(ServiceError, code=grpc.StatusCode.CANCELLED):
     """The call's work was stopped because its caller went away."""
 
-    code = grpc.StatusCode.CANCELLED
 
-
-class Internal(ServiceError):
+class Internal(ServiceError, code=grpc.StatusCode.INTERNAL):
     """A server fault reported for one ExecuteMany item (unary calls let the fault reach the interceptor)."""
-
-    code = grpc.StatusCode.INTERNAL

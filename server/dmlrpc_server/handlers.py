@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+import abc
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any
 
 import grpc
@@ -42,17 +43,32 @@ def method_handlers(
     return grpc.method_handlers_generic_handler(service.full_name, methods)
 
 
-class WrappedOnce:
-    """An interceptor's wrapped handlers, made once per method: wrapping costs more than a tiny operator, and a
-    method's handler rarely changes (a new one is wrapped anew)."""
+class WrappingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc ships no type stubs
+    """An interceptor that wraps each method's handler (``wrap``), once per method: wrapping costs more than a tiny
+    operator, and a method's handler rarely changes (a new one is wrapped anew). ``passes`` names the handlers it
+    leaves as they are."""
 
-    def __init__(self, wrap: Callable[[grpc.RpcMethodHandler, str], grpc.RpcMethodHandler]) -> None:
-        self._wrap = wrap
+    def __init__(self) -> None:
         self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
-    def get(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    @abc.abstractmethod
+    def wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         """``handler`` of ``method``, wrapped."""
+
+    def passes(self, handler: grpc.RpcMethodHandler, method: str) -> bool:
+        """Whether ``handler`` of ``method`` is served unwrapped; none is, unless a subclass says so."""
+        return False
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        method: str = handler_call_details.method
+        if handler is None or self.passes(handler, method):
+            return handler
         known = self._wrapped.get(method)
         if known is None or known[0] is not handler:
-            known = self._wrapped[method] = (handler, self._wrap(handler, method))
+            known = self._wrapped[method] = (handler, self.wrap(handler, method))
         return known[1]

@@ -40,6 +40,7 @@ from dmlrpc_server.runtime.memory import Heap
 from dmlrpc_server.runtime.process import worker_count, worker_index
 from dmlrpc_server.runtime.providers import Provider, choose_provider
 from dmlrpc_server.runtime.resident import ResidentStore, device_of
+from dmlrpc_server.runtime.store import Quota
 from dmlrpc_server.scheduler import Scheduler
 from dmlrpc_server.security import TokenAuthInterceptor, server_credentials
 from dmlrpc_server.service import Service
@@ -318,12 +319,14 @@ def build_server(settings: ServerSettings) -> BuiltServer:
     binding = Binding(
         pool,
         ResidentStore(
-            tensors_per_owner=settings.resident_tensors_per_caller,
-            bytes_per_owner=settings.resident_bytes_per_caller,
-            bytes_total=_share(budgets.resident_total),
-            tensors_total=_share(settings.resident_tensors_total),
-            idle_seconds=settings.resident_idle_seconds,
-            device=device_of(provider),
+            Quota(
+                settings.resident_tensors_per_caller,
+                settings.resident_bytes_per_caller,
+                _share(settings.resident_tensors_total),
+                _share(budgets.resident_total),
+                settings.resident_idle_seconds,
+            ),
+            device_of(provider),
         ),
         settings.max_message_bytes,
     )
@@ -364,11 +367,13 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         scheduler,
         binding,
         HandleStore(
-            handles_per_owner=settings.compiled_operators_per_caller,
-            bytes_per_owner=settings.compiled_bytes_per_caller,
-            handles_total=_share(settings.compiled_operators_total),
-            bytes_total=_share(budgets.compiled_total),
-            idle_seconds=settings.compiled_idle_seconds,
+            Quota(
+                settings.compiled_operators_per_caller,
+                settings.compiled_bytes_per_caller,
+                _share(settings.compiled_operators_total),
+                _share(budgets.compiled_total),
+                settings.compiled_idle_seconds,
+            )
         ),
         stream_chunk_bytes=CHUNK_BYTES,
         stream_limits=StreamLimits(settings.stream_items_in_flight, settings.stream_bytes_in_flight),

@@ -347,11 +347,11 @@ def reverse_subsequences(input: npt.ArrayLike, sequence_lengths: npt.ArrayLike, 
             f"{where}: sequence_lengths has shape {lengths.shape}; input of shape {data.shape} needs "
             f"{expected} (or that without axis {position})",
         )
-    if lengths.size and int(lengths.max()) > data.shape[position]:
+    longest = int(lengths.max()) if lengths.size else 0
+    if longest > data.shape[position]:
         raise ArgumentValueError(
             "sequence_lengths",
-            f"{where}: a sequence length {int(lengths.max())} exceeds input's size {data.shape[position]} along axis "
-            f"{position}",
+            f"{where}: a sequence length {longest} exceeds input's size {data.shape[position]} along axis {position}",
         )
     desc = operators_pb2.ReverseSubsequencesOperatorDesc(
         input_tensor=tensor_desc(data),

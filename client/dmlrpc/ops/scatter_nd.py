@@ -6,7 +6,8 @@ import numpy.typing as npt
 
 from dmlrpc.codec import tensor_desc
 from dmlrpc.ops._registry import operator
-from dmlrpc.ops.base import Call, _array, _input
+from dmlrpc.ops.base import Call
+from dmlrpc.ops.scatter_elements import _scatter_operands
 from dmlrpc.v1 import operators_pb2
 
 __all__ = ["scatter_nd"]
@@ -29,10 +30,7 @@ def scatter_nd(
     already share a dimension count as they are. The result has ``input``'s shape.
     """
     where = "scatter_nd"
-    data = _input(input, "input", "scatter_nd", where)
-    index_array, update_array = _array(indices, "indices", where), _array(updates, "updates", where)
-    shape = data.shape
-    data, index_array, update_array = (a.reshape(1) if a.ndim == 0 else a for a in (data, index_array, update_array))
+    data, index_array, update_array, shape = _scatter_operands(where, input, indices, updates)
     rank = max(data.ndim, index_array.ndim, update_array.ndim)
     input_count = input_dimension_count if input_dimension_count is not None else data.ndim
     indices_count = indices_dimension_count if indices_dimension_count is not None else index_array.ndim

@@ -174,13 +174,14 @@ def batch_normalization_training(
     scale_data = _parameter(scale, "scale", case, where, x)
     bias_data = _parameter(bias, "bias", case, where, x)
     _same(bias_data, scale_data, "bias", "scale", where)
+    statistics = tensor_desc(scale_data)  # scale, and the mean and variance outputs: one desc (bias has its shape)
     desc = operators_pb2.BatchNormalizationTrainingOperatorDesc(
         input_tensor=tensor_desc(x),
-        scale_tensor=tensor_desc(scale_data),
+        scale_tensor=statistics,
         bias_tensor=tensor_desc(bias_data),
         output_tensor=tensor_desc(x),
-        output_mean_tensor=tensor_desc(scale_data),
-        output_variance_tensor=tensor_desc(scale_data),
+        output_mean_tensor=statistics,
+        output_variance_tensor=statistics,
         epsilon=_epsilon(epsilon, where),
     )
     added = None

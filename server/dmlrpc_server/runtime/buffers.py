@@ -26,9 +26,15 @@ def size_class(nbytes: int) -> int:
 
 
 @dataclass
-class PoolStats:
+class Lookups:
+    """How many lookups a pool or cache served from what it holds (hits), and how many it could not (misses)."""
+
     hits: int = 0
     misses: int = 0
+
+
+@dataclass
+class PoolStats(Lookups):
     #: Bytes of free buffers held for reuse.
     held_bytes: int = 0
     #: Bytes of buffers handed out and not yet returned.

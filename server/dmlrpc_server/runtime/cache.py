@@ -10,15 +10,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from dmlrpc_server.errors import ServiceError
+from dmlrpc_server.runtime.buffers import Lookups
 from dmlrpc_server.runtime.compiler import Compiled
 
 _log = logging.getLogger(__name__)
 
 
 @dataclass
-class CacheStats:
-    hits: int = 0
-    misses: int = 0
+class CacheStats(Lookups):
     evictions: int = 0
     #: Descs compiled for their call only: their entry alone was over the cache's byte bound.
     uncached: int = 0

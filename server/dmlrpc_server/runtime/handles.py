@@ -14,7 +14,7 @@ from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.runtime.buffers import Buffer
 from dmlrpc_server.runtime.compiler import Compiled
 from dmlrpc_server.runtime.process import new_handle
-from dmlrpc_server.runtime.store import OwnedStore, Quota, Words
+from dmlrpc_server.runtime.store import OwnedStore, Words
 
 
 @dataclass
@@ -55,32 +55,16 @@ class Handle:
         return bound
 
 
-#: How the compiled handle store's refusals name its entries and flags.
-WORDS = Words(
-    entry="compiled operator",
-    flag="compiled",
-    counted="operators",
-    entries="compiled operators",
-    memory="compiled operators",
-    bytes_detail=" (sessions, constants and owned data)",
-    total_bytes_detail=" of constant and owned data",
-    made="compiled",
-)
-
-
 class HandleStore(OwnedStore[Handle]):
     """Compiled handles by id (an ``OwnedStore``): room is checked before compiling and again when one is kept."""
 
-    def __init__(
-        self,
-        *,
-        handles_per_owner: int,
-        bytes_per_owner: int,
-        idle_seconds: float,
-        handles_total: int,
-        bytes_total: int,
-    ) -> None:
-        super().__init__(Quota(handles_per_owner, bytes_per_owner, handles_total, bytes_total, idle_seconds), WORDS)
+    words = Words(
+        flag="compiled",
+        noun="operator",
+        bytes_detail=" (sessions, constants and owned data)",
+        total_bytes_detail=" of constant and owned data",
+        made="compiled",
+    )
 
     def add(
         self,

@@ -57,30 +57,13 @@ class Resident:
         return self.layout.dtype == layout.dtype and tuple(self.layout.sizes) == tuple(layout.sizes)
 
 
-#: How the resident store's refusals name its tensors and flags.
-WORDS = Words(
-    entry="resident tensor",
-    flag="resident",
-    counted="tensors",
-    entries="resident tensors",
-    memory="resident tensor memory",
-)
-
-
 class ResidentStore(OwnedStore[Resident]):
     """Resident tensors by handle (an ``OwnedStore``), on ``device``: room is reserved before any allocation."""
 
-    def __init__(
-        self,
-        *,
-        tensors_per_owner: int,
-        bytes_per_owner: int,
-        bytes_total: int,
-        idle_seconds: float,
-        tensors_total: int,
-        device: Device | None = None,
-    ) -> None:
-        super().__init__(Quota(tensors_per_owner, bytes_per_owner, tensors_total, bytes_total, idle_seconds), WORDS)
+    words = Words(flag="resident", noun="tensor", memory="resident tensor memory")
+
+    def __init__(self, quota: Quota, device: Device | None = None) -> None:
+        super().__init__(quota)
         self.device = device or Device()
 
     def reserve(self, owner: str, nbytes: int, count: int = 1) -> Reservation:

@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from dmlrpc_server.errors import NotFound, ResourceExhausted
 from dmlrpc_server.runtime.process import check_worker
@@ -47,19 +47,31 @@ class Words:
     """How a store's refusals name what it holds and the flags that bound it (``--{flag}-{counted}-per-caller``,
     ``--{flag}-bytes-per-caller``, ``--{flag}-{counted}-total``, ``--{flag}-bytes-total``)."""
 
-    #: One entry, as errors name it: "resident tensor".
-    entry: str
-    #: The flags' prefix and their word for entries: "resident" and "tensors".
+    #: The flags' prefix, and what one entry is: "resident" and "tensor" (errors say "resident tensor").
     flag: str
-    counted: str
-    #: The server-wide refusals' subjects: for the count ("resident tensors") and for the bytes.
-    entries: str
-    memory: str
+    noun: str
+    #: The subject of the server-wide bytes refusal, where it is not the entries ("resident tensor memory").
+    memory: str = ""
     #: What a caller's bytes and everyone's bytes consist of, where the number alone would not say.
     bytes_detail: str = ""
     total_bytes_detail: str = ""
     #: How an entry comes to exist: "created", "compiled".
     made: str = "created"
+
+    @property
+    def entry(self) -> str:
+        """One entry, as errors name it: "resident tensor"."""
+        return f"{self.flag} {self.noun}"
+
+    @property
+    def counted(self) -> str:
+        """The flags' word for entries: "tensors"."""
+        return f"{self.noun}s"
+
+    @property
+    def entries(self) -> str:
+        """The subject of the server-wide count refusal: "resident tensors"."""
+        return f"{self.entry}s"
 
 
 class OwnedStore(Generic[E]):
@@ -71,9 +83,11 @@ class OwnedStore(Generic[E]):
     run on the event loop and on workers.
     """
 
-    def __init__(self, quota: Quota, words: Words) -> None:
+    #: How this store's refusals name what it holds (each kind of store says).
+    words: ClassVar[Words]
+
+    def __init__(self, quota: Quota) -> None:
         self.quota = quota
-        self.words = words
         self._entries: dict[str, E] = {}
         self._reserved: dict[str, tuple[int, int]] = {}  # owner -> (entries, bytes) reserved, not yet kept
         self._lock = threading.Lock()
@@ -104,26 +118,37 @@ class OwnedStore(Generic[E]):
         mine, used = mine + reserved_count, used + reserved_bytes
         held += sum(c for c, _ in self._reserved.values())
         everyone += sum(b for _, b in self._reserved.values())
-        if mine + count > quota.per_owner:
-            raise ResourceExhausted(
+        # Each bound: what it would hold with this request, its limit, and the refusal naming the flag that sets it.
+        bounds = (
+            (
+                mine + count,
+                quota.per_owner,
                 f"{words.entry} quota: this caller holds {mine} of {quota.per_owner} "
-                f"(--{words.flag}-{words.counted}-per-caller); release some or raise it"
-            )
-        if used + nbytes > quota.bytes_per_owner:
-            raise ResourceExhausted(
+                f"(--{words.flag}-{words.counted}-per-caller); release some or raise it",
+            ),
+            (
+                used + nbytes,
+                quota.bytes_per_owner,
                 f"{words.entry} quota: {used} + {nbytes} bytes{words.bytes_detail} is over this caller's "
-                f"{quota.bytes_per_owner} (--{words.flag}-bytes-per-caller); release some or raise it"
-            )
-        if held + count > quota.total:
-            raise ResourceExhausted(
+                f"{quota.bytes_per_owner} (--{words.flag}-bytes-per-caller); release some or raise it",
+            ),
+            (
+                held + count,
+                quota.total,
                 f"{words.entries}: the server holds {held} for all callers, the most --{words.flag}-{words.counted}-"
-                f"total ({quota.total}) allows; release some or raise it to allow more"
-            )
-        if everyone + nbytes > quota.bytes_total:
-            raise ResourceExhausted(
-                f"{words.memory}: {everyone} + {nbytes} bytes{words.total_bytes_detail} is over --{words.flag}-bytes-"
-                f"total ({quota.bytes_total}) for all callers; release some or raise it to allow more"
-            )
+                f"total ({quota.total}) allows; release some or raise it to allow more",
+            ),
+            (
+                everyone + nbytes,
+                quota.bytes_total,
+                f"{words.memory or words.entries}: {everyone} + {nbytes} bytes{words.total_bytes_detail} is over "
+                f"--{words.flag}-bytes-total ({quota.bytes_total}) for all callers; release some or raise it to allow "
+                "more",
+            ),
+        )
+        for wanted, limit, refusal in bounds:
+            if wanted > limit:
+                raise ResourceExhausted(refusal)
 
     def reserve(self, owner: str, nbytes: int, count: int = 1) -> Reservation[E]:
         """Claim room for ``count`` entries of ``nbytes`` in total, or raise RESOURCE_EXHAUSTED naming the quota."""
