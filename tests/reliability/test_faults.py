@@ -85,10 +85,24 @@ class StalledUpload:
 def test_a_stalled_large_upload_gives_its_buffers_back(faulted: ServerThread, how: str) -> None:
     assert _lent(faulted) == 0
     start, declared = _large_scatter()
+    timeout = 60.0
+    if how == "deadline":
+        # The deadline follows the work as measured here: four times what the same upload took to reach its stall.
+        began = time.monotonic()
+        with grpc.insecure_channel(faulted.address) as first:
+            measured = StalledUpload(start, chunks=8)
+            call = first.stream_stream(EXECUTE_STREAM, request_serializer=None, response_deserializer=None)(
+                iter(measured), timeout=60.0
+            )
+            assert _wait_for(lambda: measured.sent == measured.chunks and _lent(faulted) >= declared)
+            timeout = max(1.0, 4 * (time.monotonic() - began))
+            call.cancel()
+            measured.release.set()
+        assert _wait_for(lambda: _lent(faulted) == 0), scrape(faulted)
     upload = StalledUpload(start, chunks=8)
     channel = grpc.insecure_channel(faulted.address)
     stream = channel.stream_stream(EXECUTE_STREAM, request_serializer=None, response_deserializer=None)
-    call = stream(iter(upload), timeout=3.0 if how == "deadline" else 60.0)
+    call = stream(iter(upload), timeout=timeout)
     try:
         assert _wait_for(lambda: upload.sent == upload.chunks and _lent(faulted) >= declared)
         if how == "cancel":
@@ -161,7 +175,18 @@ def test_a_reader_that_stops_mid_response_gives_the_staged_output_back(faulted: 
     prepared = prepare_execute(call.operator_desc, call.inputs)
     with grpc.insecure_channel(faulted.address, options=RECEIVE_OPTIONS) as channel:
         stream = channel.stream_stream(EXECUTE_STREAM, request_serializer=None, response_deserializer=None)
-        responses = stream(prepared.stream_requests(), timeout=4.0 if how == "deadline" else 120)
+        timeout = 120.0
+        if how == "deadline":
+            # The deadline follows the work as measured here: four times what the same call (its compile included)
+            # took to send its first two messages, so that they come within it on a machine of any speed or load.
+            began = time.monotonic()
+            first = stream(prepared.stream_requests(), timeout=120)
+            next(first)
+            next(first)
+            timeout = max(1.0, 4 * (time.monotonic() - began))
+            first.cancel()
+            assert _wait_for(lambda: _lent(faulted) == 0), scrape(faulted)
+        responses = stream(prepared.stream_requests(), timeout=timeout)
         next(responses)
         next(responses)
         assert _lent(faulted) > 0
