@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
 
-from dmlrpc_server.handlers import WrappedOnce
+from dmlrpc_server.handlers import WrappingInterceptor
 from dmlrpc_server.runtime.admission import Admission
 
 #: Calls of one connection that may wait for one of its open calls to end, per call it may have open.
 WAITING_PER_OPEN = 4
 
 
-class ConnectionLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc ships no type stubs
+class ConnectionLimitInterceptor(WrappingInterceptor):
     """Admits at most ``max_open`` calls of one client connection at once; up to ``WAITING_PER_OPEN`` times as many
     more wait for one of them to end (FIFO), holding no running slot (a streaming one reads none of its messages
     meanwhile); beyond that a call ends RESOURCE_EXHAUSTED naming --max-streams-per-connection.
@@ -26,9 +26,9 @@ class ConnectionLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
     """
 
     def __init__(self, max_open: int) -> None:
+        super().__init__()
         self._max_open = max_open
         self._connections: dict[str, Admission] = {}
-        self._wrapped = WrappedOnce(lambda handler, _: self._limited(handler))
 
     @property
     def open_calls(self) -> int:
@@ -40,13 +40,8 @@ class ConnectionLimitInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
         """Calls waiting now for one of their connection's calls to end, over all connections."""
         return sum(connection.waiting for connection in self._connections.values())
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        return None if handler is None else self._wrapped.get(handler_call_details.method, handler)
+    def wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+        return self._limited(handler)
 
     async def _enter(self, peer: str) -> Admission:
         connection = self._connections.get(peer)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any
 
 import grpc
@@ -56,3 +56,22 @@ class WrappedOnce:
         if known is None or known[0] is not handler:
             known = self._wrapped[method] = (handler, self._wrap(handler, method))
         return known[1]
+
+
+class WrappingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc ships no type stubs
+    """An interceptor that wraps every method's handler, once per method (``wrap``)."""
+
+    def __init__(self) -> None:
+        self._wrapped = WrappedOnce(self.wrap)
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        return None if handler is None else self._wrapped.get(handler_call_details.method, handler)
+
+    def wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+        """``handler`` of ``method``, wrapped."""
+        raise NotImplementedError

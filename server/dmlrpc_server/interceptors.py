@@ -7,7 +7,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import grpc
@@ -19,7 +19,7 @@ from grpc_status import rpc_status
 from dmlrpc.v1 import service_pb2
 from dmlrpc_server.calls import EXECUTED_ON, OPERATOR, operator_case
 from dmlrpc_server.errors import ServiceError
-from dmlrpc_server.handlers import KINDS, WrappedOnce
+from dmlrpc_server.handlers import KINDS, WrappingInterceptor
 from dmlrpc_server.metrics import Metrics
 
 _log = logging.getLogger(__name__)
@@ -49,32 +49,21 @@ def to_status(error: ServiceError) -> grpc.Status:
     return rpc_status.to_status(status)
 
 
-class ErrorInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc ships no type stubs
+class ErrorInterceptor(WrappingInterceptor):
     """Ends every unary and bidirectional call: maps ServiceError to its status, anything unexpected to INTERNAL
     (logged with a request id that also goes to the client), and records one log line and the call's metrics."""
 
     def __init__(self, metrics: Metrics | None = None) -> None:
+        super().__init__()
         self._metrics = metrics
-        self._wrapped = WrappedOnce(self._guarded)
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        if handler is None:
-            return None
-        method: str = handler_call_details.method
-        if handler.unary_stream is not None and not method.startswith("/dmlrpc."):
-            return handler  # other server-streaming methods (health Watch) report their own errors
-        return self._wrapped.get(method, handler)
-
-    def _guarded(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
+    def wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         """The handler of any call kind, ended here. Calls of one message each way (Execute) or streams both ways
         (ExecuteMany, ExecuteStream) name an operator (their log and metrics label: the request's, or the first
         stream message's start) and get the executed-on trailer; the tensor streams (CreateTensor, ReadTensor) do
         not."""
+        if handler.unary_stream is not None and not method.startswith("/dmlrpc."):
+            return handler  # other server-streaming methods (health Watch) report their own errors
         streams_in, streams_out = bool(handler.request_streaming), bool(handler.response_streaming)
         inner = handler.unary_unary or handler.stream_stream or handler.stream_unary or handler.unary_stream
         names_operator = streams_in == streams_out
@@ -137,7 +126,7 @@ class _Ending:
         re-raise; the code and the request id are recorded first."""
         context, method = self.context, self.method
         if isinstance(error, grpc.aio.AbortError):
-            self.code = _code_of(context)
+            self.code = code_of(context)
             raise error
         if isinstance(error, asyncio.CancelledError | grpc.aio.UsageError) or not isinstance(error, Exception):
             self.code = grpc.StatusCode.CANCELLED
@@ -245,7 +234,7 @@ def _request_id(metadata: Sequence[tuple[str, str | bytes]] | None) -> str:
     return uuid.uuid4().hex
 
 
-def _code_of(context: grpc.aio.ServicerContext[Any, Any]) -> grpc.StatusCode:
+def code_of(context: grpc.aio.ServicerContext[Any, Any]) -> grpc.StatusCode:
     code = context.code()
     if isinstance(code, grpc.StatusCode):
         return code
