@@ -16,6 +16,7 @@ import grpc
 import numpy as np
 import pytest
 
+import dmlrpc
 from dmlrpc import ops
 from dmlrpc.v1 import service_pb2, service_pb2_grpc
 from dmlrpc_server.settings import ServerSettings
@@ -146,6 +147,31 @@ def test_a_call_without_a_traceparent_is_a_root_and_a_failed_one_records_its_sta
     assert call.attributes is not None
     assert call.attributes["rpc.grpc.status_code"] == grpc.StatusCode.INVALID_ARGUMENT.value[0]
     assert call.status.status_code is StatusCode.UNSET  # the caller's error, not the server's (the conventions)
+
+
+def _stages_of(exporter: _Spans, method: str) -> list[str]:
+    """The names of the stage spans of the one call of ``method`` exported since the last clear, in order."""
+    [call] = _call_spans(exporter, method)
+    assert call.context is not None
+    children = [s for s in exporter.get_finished_spans() if s.parent and s.parent.span_id == call.context.span_id]
+    return [span.name for span in sorted(children, key=lambda span: span.start_time or 0)]
+
+
+def test_a_streamed_call_and_a_dispatch_have_their_stage_spans(traced: tuple[ServerThread, _Spans]) -> None:
+    running, exporter = traced
+    call = ops.top_k(np.array([[[[0, 1, 10, 11], [3, 2, 9, 8]]]], np.float32), k=2, axis=3)
+    with dmlrpc.Client(running.address, timeout=60) as client:
+        client.execute(call.operator_desc, call.inputs, stream=True)
+        exporter.clear()
+        values, _ = client.execute(call.operator_desc, call.inputs, stream=True)
+        np.testing.assert_array_equal(values, [[[[11, 10], [9, 8]]]])
+        # ExecuteStream reads its start message, plans and receives its chunks in ``read``.
+        assert _stages_of(exporter, "ExecuteStream") == [name for name in STAGES if name != "plan"]
+        with client.compile(call.operator_desc) as compiled:
+            exporter.clear()
+            values, _ = compiled(*call.inputs)
+            np.testing.assert_array_equal(values, [[[[11, 10], [9, 8]]]])
+            assert _stages_of(exporter, "Dispatch") == STAGES
 
 
 def test_batched_calls_name_their_batch_size(traced: tuple[ServerThread, _Spans]) -> None:

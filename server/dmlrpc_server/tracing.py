@@ -244,7 +244,8 @@ class TracingInterceptor(WrappingInterceptor):
 
         async def returned(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             span = start(context)
-            stages = _Stages(tracer, span) if staged else None
+            # A call the sampler left out (OTEL_TRACES_SAMPLER) gets no stage spans either.
+            stages = _Stages(tracer, span) if staged and span.is_recording() else None
             mark = _STAGES.set(stages)
             attached = otel_context.attach(trace.set_span_in_context(span))
             code = grpc.StatusCode.OK
@@ -266,7 +267,7 @@ class TracingInterceptor(WrappingInterceptor):
 
         async def streamed(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
             span = start(context)
-            stages = _Stages(tracer, span) if staged else None
+            stages = _Stages(tracer, span) if staged and span.is_recording() else None
             mark = _STAGES.set(stages)
             code = grpc.StatusCode.OK
             try:
