@@ -177,8 +177,12 @@ class Run:
 class H2load:
     """Runs h2load on one pre-framed request body against a target, and checks that its calls succeeded."""
 
-    def __init__(self, binary: str, body: bytes, *, cpus: str | None = None, path: str = METHOD) -> None:
+    def __init__(
+        self, binary: str, body: bytes, *, cpus: str | None = None, path: str = METHOD, headers: tuple[str, ...] = ()
+    ) -> None:
+        """``headers``: request headers beside gRPC's own (call metadata, e.g. a W3C traceparent)."""
         self.binary = binary
+        self.headers = (*HEADERS, *headers)
         self.cpus = cpus  # taskset CPU list of h2load (None: the runner's own affinity)
         self.path = path
         self.method = path.rsplit("/", 1)[-1]  # the server's metrics label of the calls
@@ -197,7 +201,7 @@ class H2load:
             argv += ["-n", str(run.count)]
         else:
             argv += ["-D", f"{round(run.duration * 1000)}ms", f"--warm-up-time={round(run.warmup * 1000)}ms"]
-        for header in HEADERS:
+        for header in self.headers:
             argv += ["-H", header]
         if log is not None:
             argv.append(f"--log-file={log}")
