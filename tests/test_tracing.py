@@ -246,14 +246,17 @@ def test_a_server_process_exports_its_spans_over_otlp(
         _execute(f"127.0.0.1:{match.group(1)}", _top_k_request(), (("traceparent", TRACEPARENT),))
         names: set[str] = set()
         services: set[str] = set()
+        workers: set[int] = set()
         while not {"dmlrpc.v1.DirectMLService/Execute", *STAGES} <= names:
             export = servicer.received.get(timeout=60)  # the batch processor sends within its delay
             for resource_spans in export.resource_spans:
                 resource = resource_spans.resource.attributes
                 services |= {a.value.string_value for a in resource if a.key == "service.name"}
+                workers |= {a.value.int_value for a in resource if a.key == "dmlrpc.worker"}
                 for scope in resource_spans.scope_spans:
                     names |= {span.name for span in scope.spans if span.trace_id == TRACE_ID.to_bytes(16, "big")}
         assert services == {"dmlrpc-under-test"}
+        assert workers and workers <= {0, 1}  # each worker process exports as itself
     finally:
         process.close()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
@@ -157,35 +158,39 @@ class Tracing:
 
 class _Stages:
     """One call's stage spans, one open at a time (the stages follow each other): each stage ends the one before.
-    Stages may move on a worker thread (a call placed there binds, runs and encodes on it)."""
+    Stages may move on a worker thread (a call placed there binds, runs and encodes on it) while the call ends on
+    the loop (cancelled, or its deadline passed): a lock keeps each span ended once, and none started after."""
 
-    __slots__ = ("_parent", "_span", "_tracer", "closed", "name")
+    __slots__ = ("_lock", "_parent", "_span", "_tracer", "closed", "name")
 
     def __init__(self, tracer: Tracer, call_span: Span) -> None:
         self._tracer = tracer
+        self._lock = threading.Lock()
         self._parent = trace.set_span_in_context(call_span)
         self.name = "read"
         self._span = tracer.start_span("read", self._parent)
         self.closed = False
 
     def next(self, name: str, attributes: dict[str, int] | None = None) -> None:
-        """End the stage in progress and start ``name`` (nothing once the call has ended: a run on a worker
-        thread may outlive a call that was cancelled or whose deadline passed)."""
-        if self.closed:
-            return
-        self._span.end()
-        self.name = name
-        self._span = self._tracer.start_span(name, self._parent, attributes=attributes)
+        """End the stage in progress and start ``name`` (nothing once the call has ended)."""
+        with self._lock:
+            if self.closed:
+                return
+            self._span.end()
+            self.name = name
+            self._span = self._tracer.start_span(name, self._parent, attributes=attributes)
 
     def set(self, key: str, value: str | int) -> None:
         """An attribute of the stage in progress."""
-        if not self.closed:
-            self._span.set_attribute(key, value)
+        with self._lock:
+            if not self.closed:
+                self._span.set_attribute(key, value)
 
     def end(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self._span.end()
+        with self._lock:
+            if not self.closed:
+                self.closed = True
+                self._span.end()
 
 
 class _Batches(Generic[R]):
