@@ -174,20 +174,55 @@ def test_a_streamed_call_and_a_dispatch_have_their_stage_spans(traced: tuple[Ser
             assert _stages_of(exporter, "Dispatch") == STAGES
 
 
-def test_batched_calls_name_their_batch_size(traced: tuple[ServerThread, _Spans]) -> None:
+def test_an_inference_call_is_a_server_span_naming_its_model(traced: tuple[ServerThread, _Spans]) -> None:
+    from tritonclient.grpc import service_pb2 as inference
+    from tritonclient.grpc import service_pb2_grpc as inference_grpc
+
     running, exporter = traced
-    request = _top_k_request()
-    _execute(running.address, request)
-    exporter.clear()
-    with grpc.insecure_channel(running.address) as channel:
-        stub = service_pb2_grpc.DirectMLServiceStub(channel)
-        calls = [stub.Execute.future(request, timeout=60) for _ in range(32)]
-        for call in calls:
-            assert len(call.result().outputs) == 2
-    runs = [span for span in exporter.get_finished_spans() if span.name == "run"]
+    x = np.array([[3, 9, 1, 7]], np.float32)
+    with dmlrpc.Client(running.address, timeout=60) as client, client.compile(ops.top_k(x, 2).operator_desc) as op:
+        op.publish("top_k_traced")
+        request = inference.ModelInferRequest(model_name="top_k_traced")
+        request.inputs.add(name="input_tensor", datatype="FP32", shape=list(x.shape))
+        request.raw_input_contents.append(x.tobytes())
+        exporter.clear()
+        with grpc.insecure_channel(running.address) as channel:
+            stub = inference_grpc.GRPCInferenceServiceStub(channel)
+            response = stub.ModelInfer(request, timeout=60, metadata=(("traceparent", TRACEPARENT),))
+        np.testing.assert_array_equal(np.frombuffer(response.raw_output_contents[0], "<f4"), [9, 7])
+        [call] = exporter.wait_for("inference.GRPCInferenceService/ModelInfer")
+    assert call.context is not None and call.context.trace_id == TRACE_ID
+    assert call.parent is not None and call.parent.span_id == PARENT_ID
+    assert call.attributes is not None
+    assert call.attributes["rpc.service"] == "inference.GRPCInferenceService"
+    assert call.attributes["rpc.method"] == "ModelInfer"
+    assert call.attributes["dmlrpc.model"] == "top_k_traced"
+    assert call.attributes["rpc.grpc.status_code"] == 0
+
+
+def test_batched_calls_name_their_batch_size() -> None:
+    # A lone request waits up to a second for company: 32 calls at once run in batches of several.
+    exporter = _Spans()
+    settings = ServerSettings(host="127.0.0.1", port=0, provider="cpu", metrics_port=0, max_batch_delay_us=1_000_000)  # type: ignore[call-arg]
+    running = ServerThread(settings, span_exporter=exporter)
+    try:
+        request = _top_k_request()
+        _execute(running.address, request)
+        exporter.clear()
+        with grpc.insecure_channel(running.address) as channel:
+            stub = service_pb2_grpc.DirectMLServiceStub(channel)
+            calls = [stub.Execute.future(request, timeout=60) for _ in range(32)]
+            for call in calls:
+                assert len(call.result().outputs) == 2
+        runs = [span for span in exporter.get_finished_spans() if span.name == "run"]
+    finally:
+        running.stop()
     assert len(runs) == 32
     sizes = [dict(span.attributes or {})["dmlrpc.batch_size"] for span in runs]
-    assert all(isinstance(size, int) and size >= 1 for size in sizes)
+    assert all(isinstance(size, int) for size in sizes)
+    assert max(sizes) > 1, sizes  # type: ignore[operator]
+    # Each member of a batch of k names k: k calls name it (or a multiple of k, for several such batches).
+    assert all(sizes.count(size) % size == 0 for size in set(sizes)), sizes  # type: ignore[operator]
 
 
 def test_off_there_are_no_spans(server: ServerThread, traced: tuple[ServerThread, _Spans]) -> None:
