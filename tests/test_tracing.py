@@ -21,7 +21,7 @@ from dmlrpc import ops
 from dmlrpc.v1 import service_pb2, service_pb2_grpc
 from dmlrpc_server.settings import ServerSettings
 from tests.conftest import ServerThread
-from tests.test_cli import LISTENING, ServerProcess
+from tests.test_cli import LISTENING, ROOT, ServerProcess
 
 try:
     from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
@@ -296,11 +296,24 @@ def test_a_server_process_exports_its_spans_over_otlp(
         process.close()
 
 
-def test_tracing_without_the_extra_is_a_clear_start_error() -> None:
-    # The extra made unimportable in a real server process (None in sys.modules: import raises ModuleNotFoundError).
-    hidden = (
-        "import sys; sys.modules['opentelemetry'] = None; from dmlrpc_server.__main__ import main; sys.exit(main())"
+#: Python that runs with OpenTelemetry unimportable (None in sys.modules: import raises ModuleNotFoundError), as
+#: where the extra is not installed.
+HIDDEN = "import sys; sys.modules['opentelemetry'] = None; "
+
+
+def test_without_the_extra_the_server_serves_with_tracing_off() -> None:
+    script = HIDDEN + (
+        "import numpy as np, dmlrpc; from tests.conftest import start_server; running = start_server(); "
+        "client = dmlrpc.Client(running.address, timeout=60); "
+        "print(client.top_k(np.array([[3, 9, 1, 7]], np.float32), 2)[0].tolist()); client.close(); running.stop()"
     )
+    ended = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert ended.returncode == 0, ended.stderr
+    assert ended.stdout.strip() == "[[9.0, 7.0]]"
+
+
+def test_tracing_without_the_extra_is_a_clear_start_error() -> None:
+    hidden = HIDDEN + "from dmlrpc_server.__main__ import main; sys.exit(main())"
     ended = subprocess.run(
         [sys.executable, "-c", hidden, "--port", "0", "--provider", "cpu", "--tracing", "otlp"],
         capture_output=True,
