@@ -74,12 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--baseline", default=None, help="git revision of the baseline's path (default: the merge "
                         "base with main, else HEAD); 'none' leaves it out")  # fmt: skip
-    parser.add_argument("--reps", type=int, default=7, help="interleaved repetitions")
-    parser.add_argument("--duration", type=float, default=2.0, help="seconds of each measured run")
     parser.add_argument("--workers", type=int, default=1, help="--workers of every server")
-    parser.add_argument("--connections", type=int, default=8, help="h2load -c of the loaded runs")
-    parser.add_argument("--streams", type=int, default=8, help="h2load -m of the loaded runs")
-    prepared = h2load.prepare(parser, "tracing.py", argv)
+    prepared = h2load.prepare(parser, "tracing.py", argv, reps=7)
     if prepared is None:
         return 3
     args, binary, info = prepared
