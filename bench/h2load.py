@@ -53,12 +53,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="write the results table as Markdown")
 
 
+def _add_load_arguments(parser: argparse.ArgumentParser, reps: int) -> None:
+    """The options of interleaved h2load runs: each run's length, the repetitions, the loaded runs' concurrency."""
+    parser.add_argument("--duration", type=float, default=2.0, help="seconds of each measured run")
+    parser.add_argument("--reps", type=int, default=reps, help="interleaved repetitions")
+    parser.add_argument("--connections", type=int, default=8, help="h2load -c of the 64-in-flight load")
+    parser.add_argument("--streams", type=int, default=8, help="h2load -m (calls in flight a connection)")
+
+
 def prepare(
-    parser: argparse.ArgumentParser, script: str, argv: list[str] | None
+    parser: argparse.ArgumentParser, script: str, argv: list[str] | None, *, reps: int | None = None
 ) -> tuple[argparse.Namespace, str, dict[str, Any]] | None:
-    """``bench/<script>``'s arguments (``parser``'s and ``add_arguments``'), the h2load binary and the run's
-    conditions (with h2load's version), ``argv`` None meaning this process's; None, said loudly, without h2load."""
+    """``bench/<script>``'s arguments (``parser``'s and ``add_arguments``'; with ``reps``, the interleaved runs' too,
+    ``reps`` repetitions by default), the h2load binary and the run's conditions (with h2load's version), ``argv``
+    None meaning this process's; None, said loudly, without h2load."""
     add_arguments(parser)
+    if reps is not None:
+        _add_load_arguments(parser, reps)
     args = parser.parse_args(argv)
     binary = find(args.h2load)
     if binary is None:
@@ -177,8 +188,12 @@ class Run:
 class H2load:
     """Runs h2load on one pre-framed request body against a target, and checks that its calls succeeded."""
 
-    def __init__(self, binary: str, body: bytes, *, cpus: str | None = None, path: str = METHOD) -> None:
+    def __init__(
+        self, binary: str, body: bytes, *, cpus: str | None = None, path: str = METHOD, headers: tuple[str, ...] = ()
+    ) -> None:
+        """``headers``: request headers beside gRPC's own (call metadata, e.g. a W3C traceparent)."""
         self.binary = binary
+        self.headers = (*HEADERS, *headers)
         self.cpus = cpus  # taskset CPU list of h2load (None: the runner's own affinity)
         self.path = path
         self.method = path.rsplit("/", 1)[-1]  # the server's metrics label of the calls
@@ -197,7 +212,7 @@ class H2load:
             argv += ["-n", str(run.count)]
         else:
             argv += ["-D", f"{round(run.duration * 1000)}ms", f"--warm-up-time={round(run.warmup * 1000)}ms"]
-        for header in HEADERS:
+        for header in self.headers:
             argv += ["-H", header]
         if log is not None:
             argv.append(f"--log-file={log}")

@@ -101,11 +101,7 @@ def repository(root: Path) -> dict[str, Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--duration", type=float, default=2.0, help="seconds of each measured run")
-    parser.add_argument("--reps", type=int, default=3, help="interleaved repetitions")
-    parser.add_argument("--connections", type=int, default=8, help="h2load -c of the 64-in-flight load")
-    parser.add_argument("--streams", type=int, default=8, help="h2load -m (calls in flight a connection)")
-    prepared = h2load.prepare(parser, "oip.py", argv)
+    prepared = h2load.prepare(parser, "oip.py", argv, reps=3)
     if prepared is None:
         return 3
     args, binary, info = prepared

@@ -49,6 +49,7 @@ class Server:
         malloc: bool = False,
         ready: re.Pattern[str] | None = None,
         ready_count: int = 1,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.name = name
         self._ready_count = ready_count  # lines matching ``ready`` to wait for (one per worker process)
@@ -60,7 +61,7 @@ class Server:
         self._ready_pattern = ready
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            env=_child_env(None, malloc), text=True,
+            env=_child_env(env, malloc), text=True,
         )  # fmt: skip
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -127,11 +128,18 @@ class Server:
             self.proc.stderr.close()
 
 
-def our_server(name: str, flags: list[str] | None = None, *, malloc: bool = False, provider: str = "cpu") -> Server:
+def our_server(
+    name: str,
+    flags: list[str] | None = None,
+    *,
+    malloc: bool = False,
+    provider: str = "cpu",
+    env: dict[str, str] | None = None,
+) -> Server:
     argv = [sys.executable, "-m", "dmlrpc_server", "--port", "0", "--metrics-port", "0", "--provider", provider]
     flags = flags or []
     count = worker_count(flags, provider)
-    return Server(name, [*argv, *flags], malloc=malloc, ready=_WARMED, ready_count=count)
+    return Server(name, [*argv, *flags], malloc=malloc, ready=_WARMED, ready_count=count, env=env)
 
 
 def worker_count(flags: list[str], provider: str = "cpu") -> int:

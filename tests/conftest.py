@@ -29,7 +29,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 class ServerThread:
     """Runs a BuiltServer on its own event loop thread, as a deployed server runs on its own loop."""
 
-    def __init__(self, settings: ServerSettings, *, ready: bool = True) -> None:
+    def __init__(self, settings: ServerSettings, *, ready: bool = True, span_exporter: Any = None) -> None:
         self.loop = asyncio.new_event_loop()
         started: Future[BuiltServer] = Future()
 
@@ -37,7 +37,7 @@ class ServerThread:
             asyncio.set_event_loop(self.loop)
 
             async def start() -> BuiltServer:
-                built = build_server(settings)
+                built = build_server(settings, span_exporter=span_exporter)
                 await built.start(ready=ready)
                 return built
 

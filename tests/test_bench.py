@@ -238,3 +238,20 @@ def test_plots_read_the_recorded_series_and_the_docs_show_them() -> None:
     doc = (ROOT / "docs" / "benchmarks.md").read_text()
     for name in ("latency-vs-inflight.png", "rps-vs-workers.png"):
         assert f"](images/{name})" in doc and (ROOT / "docs" / "images" / name).stat().st_size > 10_000
+
+
+@pytest.mark.timeout(180)
+def test_tracing_bench_prints_on_off_and_baseline_ratios() -> None:
+    # Tracing off, on (to the bench's own OTLP receiver) and the merge base's server, interleaved under h2load.
+    _h2load()
+    command = [sys.executable, str(ROOT / "bench" / "tracing.py"), "--duration", "0.2", "--reps", "1"]
+    command += ["--baseline", "HEAD"]  # the committed server: whatever branches this checkout has
+    done = subprocess.run([*command, "--quiet-wait", "0"], capture_output=True, text=True, timeout=170, cwd=ROOT)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    for load in ("1 in flight", "64 in flight"):
+        assert f"\n{load}:" in done.stdout
+    ratios = r"req/s \d+\.\d+, p50 µs \d+\.\d+, server CPU µs a call \d+\.\d+"
+    assert len(re.findall(rf"on / off: {ratios}", done.stdout)) == 2, done.stdout
+    assert len(re.findall(rf"off / baseline: {ratios}", done.stdout)) == 2, done.stdout
+    spans = re.search(r"the receiver got (\d+) spans", done.stdout)
+    assert spans is not None and int(spans.group(1)) > 0, done.stdout

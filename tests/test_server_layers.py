@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("service", frozenset({"many", "service"})),
     (
         "front doors",
-        frozenset({"interceptors", "connections", "security", "servicer", "oip", "reflection", "handlers"}),
+        frozenset({"interceptors", "connections", "security", "servicer", "oip", "reflection", "handlers", "tracing"}),
     ),
     ("process", frozenset({"", "server", "supervisor", "__main__"})),
 )

@@ -128,7 +128,7 @@ class _Ending:
         re-raise; the code and the request id are recorded first."""
         context, method = self.context, self.method
         if isinstance(error, grpc.aio.AbortError):
-            self.code = _code_of(context)
+            self.code = code_of(context)
             raise error
         if isinstance(error, asyncio.CancelledError | grpc.aio.UsageError) or not isinstance(error, Exception):
             self.code = grpc.StatusCode.CANCELLED
@@ -236,7 +236,7 @@ def _request_id(metadata: Sequence[tuple[str, str | bytes]] | None) -> str:
     return uuid.uuid4().hex
 
 
-def _code_of(context: grpc.aio.ServicerContext[Any, Any]) -> grpc.StatusCode:
+def code_of(context: grpc.aio.ServicerContext[Any, Any]) -> grpc.StatusCode:
     code = context.code()
     if isinstance(code, grpc.StatusCode):
         return code

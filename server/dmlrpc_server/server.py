@@ -9,6 +9,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata
+from typing import TYPE_CHECKING
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -47,6 +48,11 @@ from dmlrpc_server.service import Service
 from dmlrpc_server.servicer import DirectMLServicer, handlers
 from dmlrpc_server.settings import ServerSettings
 
+if TYPE_CHECKING:  # the dmlrpc[tracing] extra: imported only where tracing is on
+    from opentelemetry.sdk.trace.export import SpanExporter
+
+    from dmlrpc_server.tracing import Tracing
+
 _log = logging.getLogger(__name__)
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"].full_name
@@ -84,6 +90,8 @@ class BuiltServer:
     inference: InferenceServicer | None = None
     #: The per-connection call limit (--max-streams-per-connection).
     connections: ConnectionLimitInterceptor | None = None
+    #: Spans of calls and their stages (--tracing); None when off.
+    tracing: Tracing | None = None
     _sweeper: asyncio.Task[None] | None = None
     _trimmer: asyncio.Task[None] | None = None
     _warmed: bool = False
@@ -239,6 +247,8 @@ class BuiltServer:
         self.workers.shutdown(wait=False, cancel_futures=True)
         if self.metrics is not None:
             self.metrics.close()
+        if self.tracing is not None:
+            self.tracing.shutdown()  # the spans still buffered are exported before the process exits
 
     def running_operators(self, wait: float = 0.1) -> int:
         """After ``stop``: the operator threads still running a job ``wait`` seconds on (idle ones have exited).
@@ -284,8 +294,9 @@ def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
     return options
 
 
-def build_server(settings: ServerSettings) -> BuiltServer:
-    """Create the server for ``settings`` and bind its port; call inside a running event loop.
+def build_server(settings: ServerSettings, *, span_exporter: SpanExporter | None = None) -> BuiltServer:
+    """Create the server for ``settings`` and bind its port; call inside a running event loop. ``span_exporter``
+    traces every call to it (each span as it ends) whatever --tracing says (tests, embedding).
 
     Raises:
         ProviderUnavailableError: the requested execution provider is missing.
@@ -394,6 +405,14 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         ).set(memory.capacity)
 
     interceptors: list[grpc.aio.ServerInterceptor] = [ErrorInterceptor(metrics)]
+    tracing = None
+    if settings.tracing != "off" or span_exporter is not None:
+        # Only here: the extra may be missing where tracing is off, and off nothing of it is wrapped or imported.
+        from dmlrpc_server.tracing import Tracing
+
+        tracing = Tracing.otlp() if span_exporter is None else Tracing(span_exporter, batch=False)
+        tracing.instrument(service)
+        interceptors.insert(0, tracing.interceptor())  # outermost: the span covers the whole call
     tokens = settings.auth_tokens()
     if tokens:
         open_services = [*(("grpc.health.v1.Health",) if settings.auth_exempt_health else ())]
@@ -482,6 +501,7 @@ def build_server(settings: ServerSettings) -> BuiltServer:
         heap=heap,
         inference=inference,
         connections=connections,
+        tracing=tracing,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import socket
@@ -352,6 +353,12 @@ class ServerSettings(BaseSettings):
         "INFO", description="Log level; DEBUG logs one line per call."
     )
     log_format: Literal["text", "json"] = Field("text", description="Log lines as text or as JSON objects.")
+    tracing: Literal["off", "otlp"] = Field(
+        "off",
+        description="OpenTelemetry spans of each call and its stages, the caller's W3C traceparent their parent: otlp "
+        "exports them over OTLP/gRPC to OTEL_EXPORTER_OTLP_ENDPOINT (default localhost:4317) as OTEL_SERVICE_NAME "
+        "(default dmlrpc-server); needs the dmlrpc[tracing] extra.",
+    )
 
     @model_validator(mode="after")
     def _check_pairs(self) -> ServerSettings:
@@ -370,6 +377,11 @@ class ServerSettings(BaseSettings):
                 )
             if self.worker_ports == "consecutive" and self.port and self.port + workers - 1 > 65535:
                 raise ValueError(f"worker_ports consecutive: ports {self.port} to {self.port + workers - 1} pass 65535")
+        if self.tracing != "off" and not _tracing_installed():
+            raise ValueError(
+                f"--tracing {self.tracing} (DMLRPC_TRACING) needs OpenTelemetry's SDK and OTLP exporter, which are not "
+                "installed: pip install 'dmlrpc[tracing]'"
+            )
         return self
 
     def budgets(self, workers: int) -> MemoryBudgets:
@@ -509,6 +521,14 @@ def _origin(args: Sequence[str], environ: Mapping[str, str], config: str | None)
 #: Every setting at its default (no flags, variables or file read): what a part built without settings of its own
 #: (an Executor in a test or a benchmark, a provider chosen by name) takes, so that each default is written once.
 DEFAULTS = ServerSettings.model_construct()
+
+
+def _tracing_installed() -> bool:
+    """Whether the dmlrpc[tracing] extra is installed (found, not imported: settings are read before the server)."""
+    try:
+        return importlib.util.find_spec("opentelemetry.exporter.otlp.proto.grpc.trace_exporter") is not None
+    except ModuleNotFoundError:
+        return False
 
 
 class SettingsError(ValueError):
