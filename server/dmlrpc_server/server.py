@@ -294,8 +294,13 @@ def _stop_listening(port: int) -> bool:
     found = False
     for name in os.listdir("/proc/self/fd"):
         try:
-            sock = socket.socket(fileno=os.dup(int(name)))
-        except (OSError, ValueError):  # not a socket, or closed meanwhile
+            copy = os.dup(int(name))
+        except OSError:  # closed meanwhile (the listing's own descriptor)
+            continue
+        try:
+            sock = socket.socket(fileno=copy)
+        except OSError:  # not a socket
+            os.close(copy)
             continue
         with sock, contextlib.suppress(OSError):
             address = sock.getsockname()

@@ -345,7 +345,7 @@ class SteadyCalls:
             channel.close()
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(60 + 5 * PLAIN_DESCS)  # a recycle per few descs, each a process start (seconds when loaded)
 def test_a_plain_grpc_client_loses_no_call_over_many_recycles_on_a_shared_port(
     spawn: Callable[..., ServerProcess],  # noqa: F811
 ) -> None:
@@ -389,3 +389,7 @@ def test_a_plain_grpc_client_loses_no_call_over_many_recycles_on_a_shared_port(
     server.process.terminate()
     assert server.finish(timeout=30) == 0, server.log()
     handed_over_in_time(server)
+    # The one loss left to the kernel: the server says where it resets connections queued on a closing listener.
+    migrate = Path("/proc/sys/net/ipv4/tcp_migrate_req")
+    resets = not migrate.exists() or migrate.read_text().strip() != "1"
+    assert any("net.ipv4.tcp_migrate_req is" in line for line in server.lines) == resets, server.log()
