@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import socket
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -64,6 +68,11 @@ OPERATOR_THREAD_PREFIX = "dmlrpc-op"
 _REFUSE_SECONDS = 0.25
 #: How often the free heap is looked at (a trim, when due, runs off the event loop).
 HEAP_SWEEP_SECONDS = 1.0
+#: gRPC spreads each connection's --max-connection-age-seconds by up to this fraction either way.
+_AGE_JITTER = 0.1
+#: What a handover waits beyond its connections' last GOAWAY: the calls sent before their clients saw it reach a
+#: handler (gRPC's stop cancels those it has received and not yet handed to one).
+_HANDOVER_SETTLE_SECONDS = 0.5
 
 
 def server_version() -> str:
@@ -207,22 +216,39 @@ class BuiltServer:
         await self.server.stop(remaining)
 
     async def _hand_over(self, grace: float | None) -> None:
-        """Stop gRPC at once, so that every client moves to a live worker, and serve every call in flight.
+        """Move every client to a live worker, and serve every call in flight.
 
-        NOTE: gRPC's stop closes the listener first (the kernel then gives new connections to the workers still
-        listening, the replacement among them), then sends GOAWAY on every connection: clients open a new one for
-        their next calls, and a call that crosses the GOAWAY never reaches a handler here (gRPC retries it
-        transparently). Nothing that reached a handler is refused: the calls that waited for a session make theirs
-        (``Scheduler.room_for_session``). Refusing calls while the connections stay open, as a drain does, would
-        bring each retry back here until the client's attempts ran out.
+        NOTE: gRPC's stop closes the listener (the kernel then gives new connections to the workers still
+        listening, the replacement among them) and sends GOAWAY on every connection, so that clients open a new one
+        for their next calls; a call sent after the final GOAWAY never reaches this process (gRPC retries it
+        transparently). But the stop also cancels (CANCELLED, which no client retries) the calls it has received
+        and not yet handed to a handler, and those that arrive before their client has seen the GOAWAY: a few at
+        each handover under a steady load. With --max-connection-age-seconds on a shared port (Linux) nothing is
+        cancelled: the process first leaves the port (``_stop_listening``), then waits for its connections to reach
+        their age, whose GOAWAY (sent without stopping) serves every call that crosses it, and stops only then,
+        with no connection left that brings new calls. Refusing calls while the connections stay open, as a drain
+        does, would bring each retry back here until the client's attempts ran out.
         """
         scheduler = self.service.scheduler
-        stopping = asyncio.ensure_future(self.server.stop(grace))
+        age = self.settings.max_connection_age_seconds
+        waited = 0.0
+        if age is not None and self.settings.worker_ports == "shared" and _stop_listening(self.port):
+            # NOTE: the calls that wait for a session go on waiting, and the ones that need one and reach this
+            # process on its connections before their GOAWAY join them: they make theirs once gRPC has stopped, so
+            # that what this process makes beyond its sessions stays one per call in flight at the stop. The wait
+            # is within the grace period, which bounds the whole stop (the supervisor kills a process that
+            # outstays it); with an age beyond it, the calls left on the youngest connections may be cancelled.
+            waited = age * (1 + _AGE_JITTER) + _HANDOVER_SETTLE_SECONDS
+            if grace is not None:
+                waited = min(waited, grace)
+            await asyncio.sleep(waited)
+        remaining = None if grace is None else grace - waited
+        stopping = asyncio.ensure_future(self.server.stop(remaining))
         # NOTE: the stop's first step (grpc_server_shutdown_and_notify: listener closed, GOAWAY sent) runs before
         # this coroutine resumes; only then, with no new call coming, may the waiting calls make sessions.
         await asyncio.sleep(0)
         scheduler.hand_over()
-        if not await scheduler.settle(grace):
+        if not await scheduler.settle(remaining):
             self._warn_cancelling(grace)
         await stopping
 
@@ -264,6 +290,39 @@ class BuiltServer:
         return sum(thread.is_alive() for thread in threads)
 
 
+def _stop_listening(port: int) -> bool:
+    """Close this process's listener on ``port`` under gRPC, leaving its connections open; whether it was found
+    (Linux only).
+
+    NOTE: gRPC closes its listener only as part of its stop, which cancels calls (``BuiltServer._hand_over``).
+    Here an unbound socket takes the listener's descriptor (``dup2``): the listener closes, so the kernel takes it
+    out of the port's SO_REUSEPORT group (a connection still queued on it moves to another listener of the port
+    where ``net.ipv4.tcp_migrate_req`` is 1, else is reset), and gRPC's acceptor, which no longer hears from it,
+    closes the stand-in at its stop. Shutting the listener down instead would make gRPC's acceptor log an error.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    found = False
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            copy = os.dup(int(name))
+        except OSError:  # closed meanwhile (the listing's own descriptor)
+            continue
+        try:
+            sock = socket.socket(fileno=copy)
+        except OSError:  # not a socket
+            os.close(copy)
+            continue
+        with sock, contextlib.suppress(OSError):
+            address = sock.getsockname()
+            listening = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+            if listening and sock.type == socket.SOCK_STREAM and isinstance(address, tuple) and address[1] == port:
+                with socket.socket(sock.family, socket.SOCK_STREAM) as stand_in:
+                    os.dup2(stand_in.fileno(), int(name))
+                found = True
+    return found
+
+
 def _share(total: int) -> int:
     """This worker's share of a server-wide total: the workers hold their callers' state apart, so each gets an
     even share and together they stay within the total."""
@@ -290,7 +349,10 @@ def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
     ]
     if settings.max_connection_age_seconds is not None:
         options.append(("grpc.max_connection_age_ms", int(settings.max_connection_age_seconds * 1000)))
-        options.append(("grpc.max_connection_age_grace_ms", int(settings.shutdown_grace_seconds * 1000)))
+        # NOTE: not where workers are recycled: there a call may wait on its connection, past its age, for the
+        # worker's replacement (Scheduler.room_for_session), and the handover's stop bounds what runs on.
+        if not (settings.sessions_per_worker or settings.worker_memory_budget):
+            options.append(("grpc.max_connection_age_grace_ms", int(settings.shutdown_grace_seconds * 1000)))
     return options
 
 

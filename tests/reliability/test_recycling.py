@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import threading
 import urllib.request
@@ -16,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import dmlrpc
 from dmlrpc import ops
-from dmlrpc.v1 import operators_pb2
+from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
 from dmlrpc_server.settings import DIRECTML_SESSIONS_PER_WORKER, load_settings, physical_memory
 from tests.reliability.soaking import rss
 from tests.test_cli import LISTENING, ServerProcess, spawn  # noqa: F401 - spawn is a fixture
@@ -274,3 +275,121 @@ def test_the_memory_budget_defaults_to_half_the_host_where_workers_are_recycled(
     assert directml.worker_memory_budget == physical_memory() // 4
     assert load_settings(["--max-sessions-per-worker", "3"], environ={}).worker_memory_budget > 0
     assert load_settings(["--worker-memory-bytes", "5"], environ={}).worker_memory_budget == 5
+
+
+#: The plain client's load: distinct descs one after another (DMLRPC_RECYCLE_DESCS; each recycle costs a process
+#: start, so the default keeps the test short), and calls of one small desc kept in flight beside them on a few
+#: connections of their own.
+PLAIN_DESCS = int(os.environ.get("DMLRPC_RECYCLE_DESCS", "40"))
+PLAIN_SESSIONS_PER_WORKER = 4
+PLAIN_IN_FLIGHT = 64
+PLAIN_CHANNELS = 4
+
+
+def plain_request(desc: operators_pb2.OperatorDesc, inputs: list[np.ndarray]) -> service_pb2.ExecuteRequest:
+    return service_pb2.ExecuteRequest(
+        operator_desc=desc,
+        inputs=[service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=x.tobytes())) for x in inputs],
+    )
+
+
+class SteadyCalls:
+    """``PLAIN_IN_FLIGHT`` Execute calls of one desc kept in flight on ``PLAIN_CHANNELS`` channels until stopped:
+    each call that ends starts the next one (gRPC's futures, no thread per call)."""
+
+    def __init__(self, address: str) -> None:
+        desc, inputs, self.expected = add_desc(0)
+        self.request = plain_request(desc, inputs)
+        self.channels = [grpc.insecure_channel(address, options=OWN_CONNECTION) for _ in range(PLAIN_CHANNELS)]
+        self.stubs = [service_pb2_grpc.DirectMLServiceStub(channel) for channel in self.channels]
+        self.failures: list[str] = []
+        self.served = 0
+        self.stopping = threading.Event()
+        self.lock = threading.Lock()
+        self.running = PLAIN_IN_FLIGHT
+        self.ended = threading.Event()
+
+    def start(self) -> None:
+        for lane in range(PLAIN_IN_FLIGHT):
+            self._call(lane)
+
+    def _call(self, lane: int) -> None:
+        future = self.stubs[lane % PLAIN_CHANNELS].Execute.future(self.request, timeout=60)
+        future.add_done_callback(lambda done: self._ended(lane, done))
+
+    def _ended(self, lane: int, future: grpc.Future) -> None:
+        try:
+            response = future.result()
+            output = np.frombuffer(response.outputs[0].buffer.data, np.float32)
+            with self.lock:
+                if np.array_equal(output, self.expected):
+                    self.served += 1
+                else:
+                    self.failures.append(f"lane {lane}: wrong result")
+        except grpc.RpcError as error:
+            with self.lock:
+                self.failures.append(f"lane {lane}: {error.code()} {error.details()}")  # type: ignore[attr-defined]
+        if not self.stopping.is_set():
+            self._call(lane)
+            return
+        with self.lock:
+            self.running -= 1
+            if not self.running:
+                self.ended.set()
+
+    def stop(self) -> None:
+        """Let the calls in flight end, start no more, and close the channels."""
+        self.stopping.set()
+        assert self.ended.wait(120), f"{self.running} steady calls never ended"
+        for channel in self.channels:
+            channel.close()
+
+
+@pytest.mark.timeout(60 + 5 * PLAIN_DESCS)  # a recycle per few descs, each a process start (seconds when loaded)
+def test_a_plain_grpc_client_loses_no_call_over_many_recycles_on_a_shared_port(
+    spawn: Callable[..., ServerProcess],  # noqa: F811
+) -> None:
+    # A plain gRPC channel (gRPC's defaults: no retry policy, transparent retries only) and the default workers.
+    # What the server needs for it (docs/reliability.md, "The handover"): --max-connection-age-seconds, whose
+    # GOAWAY moves a recycled worker's connections without cancelling the calls that cross it.
+    server = spawn(
+        "--port", "0", "--metrics-port", "0", "--provider", "cpu", "--worker-ports", "shared",
+        "--max-sessions-per-worker", str(PLAIN_SESSIONS_PER_WORKER), "--shutdown-grace-seconds", "5",
+        "--max-connection-age-seconds", "1",
+    )  # fmt: skip
+    listening = server.wait_for(LISTENING)
+    assert listening is not None, server.log()
+    metrics_port = int(next(m for m in map(METRICS.search, server.lines) if m).group(1))
+    address = f"127.0.0.1:{listening.group(1)}"
+    steady = SteadyCalls(address)
+    failures: list[str] = []
+    with grpc.insecure_channel(address, options=OWN_CONNECTION) as channel:
+        execute = service_pb2_grpc.DirectMLServiceStub(channel).Execute
+        # The steady desc first, so that its calls start on a compiled desc.
+        execute(steady.request, timeout=60)
+        steady.start()
+        for index in range(1, PLAIN_DESCS + 1):
+            desc, inputs, expected = add_desc(index)
+            try:
+                response = execute(plain_request(desc, inputs), timeout=60)
+                output = np.frombuffer(response.outputs[0].buffer.data, np.float32)
+                if not np.array_equal(output, expected):
+                    failures.append(f"desc {index}: wrong result")
+            except grpc.RpcError as error:
+                failures.append(f"desc {index}: {error.code()} {error.details()}")  # type: ignore[attr-defined]
+    steady.stop()
+    recycles = scrape(metrics_port)["dmlrpc_worker_recycles_total"]
+    lost = failures + steady.failures
+    steady_calls = len(steady.failures) + steady.served
+    summary = f"LOST {len(failures)} of {PLAIN_DESCS} descs, {len(steady.failures)} of {steady_calls} steady calls"
+    assert not lost, whole_log(server, [summary, *lost])
+    assert steady.served > PLAIN_IN_FLIGHT, steady.served
+    # Every worker process makes its sessions and is replaced: a recycle per three or four descs.
+    assert recycles >= PLAIN_DESCS // PLAIN_SESSIONS_PER_WORKER, whole_log(server, [f"{recycles} recycles"])
+    server.process.terminate()
+    assert server.finish(timeout=30) == 0, server.log()
+    handed_over_in_time(server)
+    # The one loss left to the kernel: the server says where it resets connections queued on a closing listener.
+    migrate = Path("/proc/sys/net/ipv4/tcp_migrate_req")
+    resets = not migrate.exists() or migrate.read_text().strip() != "1"
+    assert any("net.ipv4.tcp_migrate_req is" in line for line in server.lines) == resets, server.log()
