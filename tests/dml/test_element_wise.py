@@ -18,9 +18,8 @@ import dmlrpc
 from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
 from dmlrpc_server.interceptors import EXECUTED_ON_KEY
 from tests.dml.conftest import WineServer, lane_enabled
-from tests.dml.lowering import uses_64_bit_integers
+from tests.dml.lowering import run_failing_sequence, uses_64_bit_integers
 from tests.ops.test_element_wise import OPERATORS, check_against_reference
-from tests.ops.test_generators import fill_sequence_desc
 
 pytestmark = [pytest.mark.dml, pytest.mark.timeout(1200)]
 
@@ -102,6 +101,6 @@ def test_a_host_fallback_can_be_refused() -> None:
         np.testing.assert_array_equal(result, 2 * y)
         # A session that builds but fails its first run (tests/dml/test_run_fallback.py) is refused the same way.
         with pytest.raises(dmlrpc.UnimplementedError, match=re.escape(RUN_FALLBACK_LINE)):
-            client.execute(fill_sequence_desc(np.float32, (1, 1, 1, 3), 3, 2), [])
+            client.execute(run_failing_sequence(), [])
     finally:
         strict.stop()

@@ -70,11 +70,16 @@ def test_sigterm_exits_within_the_grace_period_cancelling_what_runs(
     address = f"127.0.0.1:{match.group(1)}"
     with grpc.insecure_channel(address) as channel:
         wait_serving(channel)
+    compiled = scrape(int(metrics.group(1))).get("dmlrpc_compile_cache_misses_total", 0.0)
     outcomes, stalls, channels = _attack(address)
     try:
-        # The GEMM runs (after its compile, however long that takes here) before the signal comes.
+        # The GEMM runs before the signal comes: compiled (a compile holds a running slot too, so the running count
+        # alone cannot tell them apart), then running.
         deadline = time.monotonic() + 60
-        while scrape(int(metrics.group(1))).get("dmlrpc_inflight_requests", 0.0) < 1:
+        while True:
+            values = scrape(int(metrics.group(1)))
+            if values.get("dmlrpc_compile_cache_misses_total", 0.0) > compiled and values["dmlrpc_inflight_requests"]:
+                break
             assert time.monotonic() < deadline, server.log()
             time.sleep(0.05)
         signalled = time.monotonic()

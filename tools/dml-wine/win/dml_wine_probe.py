@@ -76,7 +76,7 @@ def run_call(engine: Catalog, call: ops.Call) -> list[np.ndarray | None]:
     prepared = prepare_execute(call.operator_desc, call.inputs)
     compiled = engine.compiled(call.operator_desc)
     results = compiled.run(feeds(compiled, unary_buffers(prepared.request.inputs, compiled.plan)))
-    outputs = encode_outputs(compiled, results, BufferPool(0))
+    outputs = encode_outputs(compiled, results, BufferPool(0), list)
     return [None if data is None else np.frombuffer(data, np.uint8) for data in outputs]
 
 
