@@ -36,6 +36,8 @@ def composed_plan(lowering: GraphLowering) -> Plan:
     nodes: list[onnx.NodeProto] = []
     inputs: list[onnx.ValueInfoProto] = []
     initializers: list[onnx.TensorProto] = []
+    #: Graph constants fed unchanged, by initializer name: written into the model once (``make_model``).
+    constants: dict[str, np.ndarray] = {}
     outputs: list[onnx.ValueInfoProto] = []
     opsets: dict[str, int] = {}
     output_names: dict[int, list[str]] = {}
@@ -54,9 +56,7 @@ def composed_plan(lowering: GraphLowering) -> Plan:
             if source is not None and source.kind == "node" and feed is not None:
                 renamed[feed] = output_names[source.index][source.output]
             elif source is not None and source.kind == "constant" and feed is not None:
-                initializers.append(
-                    onnx.numpy_helper.from_array(np.ascontiguousarray(node.constants[k]), prefix + feed)
-                )
+                constants[prefix + feed] = node.constants[k]
                 baked.add(k)
         constant_feeds[node.index] = baked
 
@@ -71,7 +71,9 @@ def composed_plan(lowering: GraphLowering) -> Plan:
         for graph_input in model.graph.input:
             if graph_input.name in renamed:
                 continue
-            if any(prefix + graph_input.name == init.name for init in initializers):
+            if prefix + graph_input.name in constants or any(
+                prefix + graph_input.name == init.name for init in initializers
+            ):
                 continue
             copy_info = onnx.ValueInfoProto()
             copy_info.CopyFrom(graph_input)
@@ -91,7 +93,7 @@ def composed_plan(lowering: GraphLowering) -> Plan:
                 copy_info.CopyFrom(graph_output)
                 copy_info.name = name(graph_output.name)
                 outputs.append(copy_info)
-    composed = make_model(nodes, inputs, outputs, initializers)
+    composed = make_model(nodes, inputs, outputs, initializers, constants=constants)
     del composed.opset_import[:]
     composed.opset_import.extend(onnx.helper.make_opsetid(domain, version) for domain, version in opsets.items())
     composed.ir_version = ONNX_IR_VERSION

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-import threading
-import time
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from types import TracebackType
 
 import grpc
 import numpy as np
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 import dmlrpc
 from dmlrpc import ops
 from dmlrpc.codec import tensor_desc
 from dmlrpc.v1 import graph_pb2, operators_pb2, service_pb2
+
+#: The health watch's script (``HealthWatch``).
+_PROBE = Path(__file__).with_name("health_probe.py")
 
 #: Statuses no request may ever get, however hostile.
 FORBIDDEN = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
@@ -110,8 +114,8 @@ def stream_messages(request: service_pb2.ExecuteRequest) -> Iterator[service_pb2
 
 
 class HealthWatch:
-    """Checks the server's health every ``interval`` seconds on its own channel while an attack runs; records the
-    slowest answer and any failure (``with HealthWatch(address) as watch: ...; watch.assert_prompt()``)."""
+    """Checks the server's health every ``interval`` seconds from a process of its own while an attack runs;
+    records the slowest answer and any failure (``with HealthWatch(address) as watch: ...; watch.assert_prompt()``)."""
 
     def __init__(self, address: str, *, interval: float = 0.05, limit: float = 0.2) -> None:
         self.address = address
@@ -120,39 +124,30 @@ class HealthWatch:
         self.slowest = 0.0
         self.checks = 0
         self.failures: list[str] = []
-        self._stop = threading.Event()
-        self._first = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name="health-watch", daemon=True)
+        self._process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> HealthWatch:
-        self._thread.start()
+        self._process = subprocess.Popen(
+            [sys.executable, str(_PROBE), self.address, str(self.interval)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self._process.stdout is not None
         # The attack starts once one timed check has been made: a refusal quicker than a health round trip would
         # otherwise leave the watch with nothing to judge.
-        self._first.wait(timeout=15)
+        first = self._process.stdout.readline()
+        assert first.strip() == "ready", f"the health watch did not start: {first!r}"
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def _watch(self) -> None:
-        with grpc.insecure_channel(self.address) as channel:
-            stub = health_pb2_grpc.HealthStub(channel)
-            stub.Check(health_pb2.HealthCheckRequest(), timeout=10)  # connected before the attack is timed
-            while not self._stop.is_set():
-                started = time.perf_counter()
-                try:
-                    answer = stub.Check(health_pb2.HealthCheckRequest(), timeout=5)
-                    if answer.status != health_pb2.HealthCheckResponse.SERVING:
-                        self.failures.append(f"health answered {answer.status}")
-                except grpc.RpcError as error:
-                    self.failures.append(f"health failed: {error.code()}")
-                self.slowest = max(self.slowest, time.perf_counter() - started)
-                self.checks += 1
-                self._first.set()
-                self._stop.wait(self.interval)
+        assert self._process is not None
+        report, _ = self._process.communicate(timeout=20)  # closes its stdin: the watch ends and reports
+        if report.strip():
+            seen = json.loads(report.strip().splitlines()[-1])
+            self.slowest, self.checks, self.failures = seen["slowest"], seen["checks"], seen["failures"]
 
     def assert_prompt(self) -> None:
         assert self.checks >= 1, "the health watch made no check"

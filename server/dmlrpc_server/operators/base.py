@@ -310,13 +310,29 @@ def make_model(
     outputs: Sequence[onnx.ValueInfoProto],
     initializers: Sequence[onnx.TensorProto] = (),
     opset: int | None = None,
+    *,
+    constants: Mapping[str, np.ndarray] | None = None,
 ) -> onnx.ModelProto:
-    """A one-graph ONNX model at the project's pinned opset (or a newer one a node needs) and IR version."""
-    graph = onnx.helper.make_graph(list(nodes), "dmlrpc", list(inputs), list(outputs), list(initializers))
-    model = onnx.helper.make_model(
-        graph, opset_imports=[onnx.helper.make_opsetid("", max(opset or 0, ONNX_OPSET))], producer_name="dmlrpc"
-    )
-    model.ir_version = ONNX_IR_VERSION
+    """A one-graph ONNX model at the project's pinned opset (or a newer one a node needs) and IR version, with
+    ``constants`` as initializers of their names."""
+    # NOTE: filled in place, not through onnx.helper.make_graph and make_model: those copy the graph twice, and a
+    # graph constant's copy of tens of MiB holds the GIL while the event loop waits.
+    model = onnx.ModelProto(ir_version=ONNX_IR_VERSION, producer_name="dmlrpc")
+    model.opset_import.append(onnx.helper.make_opsetid("", max(opset or 0, ONNX_OPSET)))
+    graph = model.graph
+    graph.name = "dmlrpc"
+    graph.node.extend(nodes)
+    graph.input.extend(inputs)
+    graph.output.extend(outputs)
+    graph.initializer.extend(initializers)
+    for name, array in (constants or {}).items():
+        # NOTE: the array's bytes go into the model's own initializer, not through a TensorProto that is then
+        # copied: protobuf copies a message of tens of MiB slowly, holding the GIL.
+        initializer = graph.initializer.add()
+        initializer.name = name
+        initializer.data_type = onnx.helper.np_dtype_to_tensor_dtype(array.dtype)
+        initializer.dims.extend(array.shape)
+        initializer.raw_data = np.ascontiguousarray(array, array.dtype.newbyteorder("<")).tobytes()
     return model
 
 

@@ -43,10 +43,10 @@ _MOVING = threading.Lock()
 SESSION_BYTES = 64 << 10
 
 
-def session_bytes(model: onnx.ModelProto) -> int:
-    """The host bytes a cached session of ``model`` is charged: the model proto the plan keeps, the session's own
-    copy of its initializers, and ``SESSION_BYTES``."""
-    return 2 * model.ByteSize() + SESSION_BYTES
+def session_bytes(model_bytes: int) -> int:
+    """The host bytes a cached session of a model of ``model_bytes`` serialized is charged: the model proto the plan
+    keeps, the session's own copy of its initializers, and ``SESSION_BYTES``."""
+    return 2 * model_bytes + SESSION_BYTES
 
 
 #: Host bytes a session holds per byte of its model's initializers: the model proto the plan keeps, and ONNX
@@ -59,13 +59,14 @@ def data_bytes(model: onnx.ModelProto) -> int:
     """The host bytes ``model``'s initializers (constants, lowering tables) take once it is compiled:
     ``INITIALIZER_COPIES`` times their size. What a compiled handle is charged for its model (its fixed
     per-session cost is bounded by the handle counts instead)."""
+    # NOTE: from the dims, never ``raw_data``: reading that field copies it (tens of ms for a 32 MiB constant),
+    # and a session was already built from the model, so its data agrees with its dims.
     total = 0
     for initializer in model.graph.initializer:
         count = 1
         for dim in initializer.dims:
             count *= dim
-        itemsize = onnx.helper.tensor_dtype_to_np_dtype(initializer.data_type).itemsize
-        total += max(len(initializer.raw_data), count * itemsize)
+        total += count * onnx.helper.tensor_dtype_to_np_dtype(initializer.data_type).itemsize
     return INITIALIZER_COPIES * total
 
 
@@ -316,17 +317,16 @@ def _first_line(error: Exception) -> str:
 
 
 def _session(model: onnx.ModelProto, provider: Provider) -> ort.InferenceSession:
-    return _session_on(model, provider)[0]
+    return _session_on(model.SerializeToString(), provider)[0]
 
 
-def _session_on(model: onnx.ModelProto, provider: Provider) -> tuple[ort.InferenceSession, str]:
-    """A session of ``model`` on ``provider`` and how much of it falls back to the CPU provider (``""``,
-    ``NODES_FALLBACK`` or ``SESSION_FALLBACK``: see ``Compiled.fallback``).
+def _session_on(serialized: bytes, provider: Provider) -> tuple[ort.InferenceSession, str]:
+    """A session of the ``serialized`` model on ``provider`` and how much of it falls back to the CPU provider
+    (``""``, ``NODES_FALLBACK`` or ``SESSION_FALLBACK``: see ``Compiled.fallback``).
 
     Raises:
         OperatorUnavailable: it would fall back and the provider's ``cpu_fallback`` is off.
     """
-    serialized = model.SerializeToString()
     SESSIONS.add()  # counted before it exists: a session that fails to build may have allocated already
     try:
         return _build_session(serialized, provider)
@@ -415,12 +415,14 @@ def compile_plan(
     if provider.device_memory_bytes is not None:
         device = device_bytes(plan.model, cost.peak_bytes)
         check_device_memory(f"operator_desc.{label}" if label else "operator_desc", device, provider)
-    session, fallback = _session_on(plan.model, provider)
+    # NOTE: serialized once, and its length is the charge: protobuf's ByteSize() serializes again, holding the GIL.
+    serialized = plan.model.SerializeToString()
+    session, fallback = _session_on(serialized, provider)
     names = [output.name for output in session.get_outputs()]
     lock: contextlib.AbstractContextManager[object] = (
         threading.Lock() if provider.serialize_runs else contextlib.nullcontext()
     )
-    held = session_bytes(plan.model) * (2 if batching is not None else 1)
+    held = session_bytes(len(serialized)) * (2 if batching is not None else 1)
     return Compiled(
         plan,
         session,
