@@ -10,14 +10,24 @@ from typing import Any, Literal
 
 import grpc
 
+from dmlrpc._calls import (
+    DISPATCH,
+    EXECUTE,
+    EXECUTE_MANY,
+    EXECUTE_STREAM,
+    GET_CAPABILITIES,
+    READ_TENSOR,
+    SERVICE_NAME,
+)
 from dmlrpc.errors import ArgumentValueError
 
 #: Calls with a buffer larger than this go over ExecuteStream by default: past a few MiB, chunks of a stream move
 #: several times faster through Python gRPC than one large message.
 STREAM_THRESHOLD_BYTES = 8 << 20
 
-#: The service whose methods the retry policy covers (every dmlrpc RPC is safe to retry: none has side effects).
-SERVICE_NAME = "dmlrpc.v1.DirectMLService"
+#: The methods whose call has no effect beyond its answer: the retry policy also retries their CANCELLED. (Every
+#: RPC is safe to retry on UNAVAILABLE, which says the call never reached a server.)
+PURE_METHODS = (EXECUTE, EXECUTE_STREAM, EXECUTE_MANY, DISPATCH, READ_TENSOR, GET_CAPABILITIES)
 
 
 @dataclass(frozen=True)
@@ -33,14 +43,19 @@ class RetryPolicy:
     max_backoff: float = 5.0
     backoff_multiplier: float = 2.0
     retryable_status_codes: tuple[str, ...] = ("UNAVAILABLE",)
+    #: Retried as well, for the methods whose call has no effect beyond its answer (``PURE_METHODS``): a server
+    #: process that stops while it holds calls it has not started (a recycled worker's handover) cancels them, and
+    #: sending such a call again can do no harm. gRPC never retries a call its own caller cancelled.
+    pure_retryable_status_codes: tuple[str, ...] = ("CANCELLED",)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, pure: bool = False) -> dict[str, Any]:
+        codes = self.retryable_status_codes + (self.pure_retryable_status_codes if pure else ())
         return {
             "maxAttempts": self.max_attempts,
             "initialBackoff": f"{self.initial_backoff}s",
             "maxBackoff": f"{self.max_backoff}s",
             "backoffMultiplier": self.backoff_multiplier,
-            "retryableStatusCodes": list(self.retryable_status_codes),
+            "retryableStatusCodes": list(dict.fromkeys(codes)),
         }
 
 
@@ -101,7 +116,14 @@ def service_config(retry: RetryPolicy | None, load_balancing: LoadBalancing) -> 
     """The gRPC service config JSON: the load-balancing policy and the retry policy of the dmlrpc service."""
     config: dict[str, Any] = {"loadBalancingConfig": [{load_balancing: {}}]}
     if retry is not None:
-        config["methodConfig"] = [{"name": [{"service": SERVICE_NAME}], "retryPolicy": retry.to_json()}]
+        # gRPC picks a method's own entry over the service's.
+        config["methodConfig"] = [
+            {"name": [{"service": SERVICE_NAME}], "retryPolicy": retry.to_json()},
+            {
+                "name": [{"service": SERVICE_NAME, "method": method} for method in PURE_METHODS],
+                "retryPolicy": retry.to_json(pure=True),
+            },
+        ]
     return json.dumps(config)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -20,31 +21,65 @@ from tests.conftest import ServerThread, scrape, start_server
 
 
 class FlakyCapabilities(service_pb2_grpc.DirectMLServiceServicer):
-    """A real gRPC server whose GetCapabilities answers UNAVAILABLE ``failures`` times, then succeeds."""
+    """A real gRPC server whose GetCapabilities and ReleaseTensor answer ``code`` ``failures`` times, then
+    succeed."""
 
-    def __init__(self, failures: int) -> None:
+    def __init__(self, failures: int, code: grpc.StatusCode = grpc.StatusCode.UNAVAILABLE) -> None:
         self.failures = failures
+        self.code = code
         self.attempts = 0
         self._lock = threading.Lock()
 
-    def GetCapabilities(self, request: Any, context: grpc.ServicerContext) -> service_pb2.GetCapabilitiesResponse:  # noqa: N802
+    def _attempt(self, context: grpc.ServicerContext) -> None:
         with self._lock:
             self.attempts += 1
             attempt = self.attempts
         if attempt <= self.failures:
-            context.abort(grpc.StatusCode.UNAVAILABLE, f"attempt {attempt} fails")
+            context.abort(self.code, f"attempt {attempt} fails")
+
+    def GetCapabilities(self, request: Any, context: grpc.ServicerContext) -> service_pb2.GetCapabilitiesResponse:  # noqa: N802
+        self._attempt(context)
         return service_pb2.GetCapabilitiesResponse(server_version="flaky")
+
+    def ReleaseTensor(self, request: Any, context: grpc.ServicerContext) -> service_pb2.ReleaseTensorResponse:  # noqa: N802
+        self._attempt(context)
+        return service_pb2.ReleaseTensorResponse()
+
+
+@contextlib.contextmanager
+def serving(servicer: FlakyCapabilities) -> Iterator[str]:
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    service_pb2_grpc.add_DirectMLServiceServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    yield f"127.0.0.1:{port}"
+    server.stop(None)
 
 
 @pytest.fixture
 def flaky() -> Iterator[tuple[FlakyCapabilities, str]]:
     servicer = FlakyCapabilities(failures=2)
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-    service_pb2_grpc.add_DirectMLServiceServicer_to_server(servicer, server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    yield servicer, f"127.0.0.1:{port}"
-    server.stop(None)
+    with serving(servicer) as address:
+        yield servicer, address
+
+
+def test_a_pure_call_is_retried_on_cancelled_and_one_with_effects_is_not() -> None:
+    # A recycled worker's stop cancels the calls it holds but has not started: on the SDK's channel, a call that
+    # only computes its answer (GetCapabilities, Execute, Dispatch...) is sent again; a release, which changes what
+    # the server holds, is not.
+    servicer = FlakyCapabilities(failures=1, code=grpc.StatusCode.CANCELLED)
+    options = channel_options(
+        retry=dmlrpc.RetryPolicy(), keepalive=None, load_balancing="pick_first", tls=None, extra=()
+    )
+    with serving(servicer) as address, grpc.insecure_channel(address, options=options) as channel:
+        stub = service_pb2_grpc.DirectMLServiceStub(channel)
+        assert stub.GetCapabilities(service_pb2.GetCapabilitiesRequest(), timeout=30).server_version == "flaky"
+        assert servicer.attempts == 2
+        servicer.attempts = 0
+        with pytest.raises(grpc.RpcError) as info:
+            stub.ReleaseTensor(service_pb2.ReleaseTensorRequest(handle="w0.t1"), timeout=30)
+        assert info.value.code() == grpc.StatusCode.CANCELLED
+        assert servicer.attempts == 1
 
 
 def test_unavailable_is_retried_by_grpc_per_the_service_config(flaky: tuple[FlakyCapabilities, str]) -> None:
@@ -161,9 +196,14 @@ def test_keepalive_pings_within_the_server_minimum_keep_the_connection(replicas:
 def test_service_config_is_valid_json_naming_the_service() -> None:
     config = json.loads(service_config(dmlrpc.RetryPolicy(), "round_robin"))
     assert config["loadBalancingConfig"] == [{"round_robin": {}}]
-    (method,) = config["methodConfig"]
-    assert method["name"] == [{"service": "dmlrpc.v1.DirectMLService"}]
-    assert method["retryPolicy"]["retryableStatusCodes"] == ["UNAVAILABLE"]
+    every, pure = config["methodConfig"]
+    assert every["name"] == [{"service": "dmlrpc.v1.DirectMLService"}]
+    assert every["retryPolicy"]["retryableStatusCodes"] == ["UNAVAILABLE"]
+    assert {"service": "dmlrpc.v1.DirectMLService", "method": "Execute"} in pure["name"]
+    assert {name["method"] for name in pure["name"]} <= {
+        m.name for m in service_pb2.DESCRIPTOR.services_by_name["DirectMLService"].methods
+    }
+    assert pure["retryPolicy"]["retryableStatusCodes"] == ["UNAVAILABLE", "CANCELLED"]
     options = dict(
         channel_options(retry=None, keepalive=dmlrpc.KeepAlive(), load_balancing="pick_first", tls=None, extra=())
     )
