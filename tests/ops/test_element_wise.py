@@ -607,3 +607,35 @@ def check_log_softmax_of_large_inputs(client: dmlrpc.Client) -> None:
 
 def test_log_softmax_of_large_inputs_subtracts_the_max_first(client: dmlrpc.Client) -> None:
     check_log_softmax_of_large_inputs(client)
+
+
+#: Values where an approximate asin shows: 0 and tiny values (asin(x) ~ x), both sides of 1/2, the ends, and
+#: outside the domain.
+ASIN_EDGES = [0.0, 1e-30, 1e-7, 1e-4, -1e-3, 0.25, 0.5, -0.5, 0.5000001, 0.7, 0.99, 1.0, -1.0, 1.0000001, -2.0]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_asin_as_lowered_for_directml_is_within_three_ulp(dtype: type) -> None:
+    # The DirectML lowering computes asin from products, sums and a square root (the device's own asin may be a
+    # coarse polynomial); run here on the CPU provider, it must be as exact as asin itself, near 0 too.
+    import onnxruntime as ort
+
+    from dmlrpc_server.feature_levels import LATEST
+    from dmlrpc_server.operators.base import Limits
+
+    x = np.concatenate([ASIN_EDGES, np.random.default_rng(3).uniform(-1, 1, 20_000)]).astype(dtype)
+    call = dmlrpc.ops.element_wise("asin", x)
+    limits = Limits(max_tensor_bytes=1 << 30, max_request_bytes=1 << 30, max_message_bytes=1 << 30)
+    plan = REGISTRY["element_wise_asin"].plan(
+        call.operator_desc.element_wise_asin, feature_level=LATEST, limits=limits, provider="DmlExecutionProvider"
+    )
+    assert "Asin" not in {node.op_type for node in plan.model.graph.node}
+    session = ort.InferenceSession(plan.model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (result,) = plan.finish(session.run(None, plan.prepare([x])))
+    assert result is not None and result.dtype == dtype
+    with np.errstate(invalid="ignore"):
+        expected = np.arcsin(x.astype(np.float64))
+    np.testing.assert_array_equal(np.isnan(result), np.isnan(expected))
+    finite = ~np.isnan(expected)
+    error = np.abs(result[finite].astype(np.float64) - expected[finite])
+    assert np.all(error <= 3 * np.spacing(np.abs(expected[finite]).astype(dtype)).astype(np.float64))
