@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx
 
@@ -48,6 +50,45 @@ TOP_K_BLOCKED_REASON = (
     "needs shader model 6 to compile those and the lane's device has 5.1, so session creation fails (E_FAIL, "
     "INTERNAL). See docs/directml-notes.md, 'Answers from the real DirectML provider'."
 )
+
+
+#: ONNX nodes whose FLOAT32/FLOAT16 form over two tensors of a multiple of 4 elements this device cannot build
+#: (DirectML's vectorised shader, refused by vkd3d-shader: docs/directml-notes.md, "Float ADD over 4k elements").
+_VECTORISED_BINARY = {"Add", "Sub", "Mul", "Div"}
+_FLOATS = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16}
+
+
+def fallback_cause(operator_desc: operators_pb2.OperatorDesc) -> str:
+    """Why the lane's device could not build a desc's session, read from the server's DirectML lowering: 64-bit
+    integer values it computes (shader model 5.1), a float ADD/SUB/MUL/DIV of two tensors of a multiple of 4
+    elements (vkd3d's translator), else ``"other"``."""
+    case = operator_desc.WhichOneof("desc")
+    assert case is not None
+    limits = Limits(max_tensor_bytes=1 << 30, max_request_bytes=1 << 30, max_message_bytes=1 << 30)
+    plan = REGISTRY[case].plan(
+        getattr(operator_desc, case), feature_level=LATEST, limits=limits, provider="DmlExecutionProvider"
+    )
+    graph = onnx.shape_inference.infer_shapes(plan.model).graph
+    shapes: dict[str, tuple[int, list[int]]] = {
+        v.name: (v.type.tensor_type.elem_type, [d.dim_value for d in v.type.tensor_type.shape.dim])
+        for v in (*graph.input, *graph.output, *graph.value_info)
+    }
+    # A 64-bit value the device computes (a node's output, a fed input), not a constant operand such as a shape or
+    # axes, which the provider reads on the host.
+    computed = {name for node in graph.node for name in node.output} | {v.name for v in graph.input}
+    if any(shapes[name][0] in _64_BIT for name in computed if name in shapes):
+        return "64-bit integers computed on the device"
+    if any(shapes[name][0] == onnx.TensorProto.DOUBLE for name in computed if name in shapes):
+        return "FLOAT64 computed on the device"
+    shapes |= {t.name: (t.data_type, list(t.dims)) for t in graph.initializer}
+    for node in graph.node:
+        if node.op_type not in _VECTORISED_BINARY or len(node.input) != 2:
+            continue
+        operands = [shapes.get(name) for name in node.input]
+        sizes = [math.prod(operand[1]) for operand in operands if operand is not None and operand[0] in _FLOATS]
+        if len(sizes) == 2 and all(size > 1 and size % 4 == 0 for size in sizes):
+            return "a float binary operation over 4k elements"
+    return "other"
 
 
 def uses_64_bit_integers(operator_desc: operators_pb2.OperatorDesc) -> bool:
