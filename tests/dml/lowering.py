@@ -52,6 +52,17 @@ TOP_K_BLOCKED_REASON = (
 )
 
 
+def _directml_graph(operator_desc: operators_pb2.OperatorDesc) -> onnx.GraphProto:
+    """The server's DirectML lowering of a desc, its shapes inferred."""
+    case = operator_desc.WhichOneof("desc")
+    assert case is not None
+    limits = Limits(max_tensor_bytes=1 << 30, max_request_bytes=1 << 30, max_message_bytes=1 << 30)
+    plan = REGISTRY[case].plan(
+        getattr(operator_desc, case), feature_level=LATEST, limits=limits, provider="DmlExecutionProvider"
+    )
+    return onnx.shape_inference.infer_shapes(plan.model).graph
+
+
 #: ONNX nodes whose FLOAT32/FLOAT16 form over two tensors of a multiple of 4 elements this device cannot build
 #: (DirectML's vectorised shader, refused by vkd3d-shader: docs/directml-notes.md, "Float ADD over 4k elements").
 _VECTORISED_BINARY = {"Add", "Sub", "Mul", "Div"}
@@ -62,13 +73,7 @@ def fallback_cause(operator_desc: operators_pb2.OperatorDesc) -> str:
     """Why the lane's device could not build a desc's session, read from the server's DirectML lowering: 64-bit
     integer values it computes (shader model 5.1), a float ADD/SUB/MUL/DIV of two tensors of a multiple of 4
     elements (vkd3d's translator), else ``"other"``."""
-    case = operator_desc.WhichOneof("desc")
-    assert case is not None
-    limits = Limits(max_tensor_bytes=1 << 30, max_request_bytes=1 << 30, max_message_bytes=1 << 30)
-    plan = REGISTRY[case].plan(
-        getattr(operator_desc, case), feature_level=LATEST, limits=limits, provider="DmlExecutionProvider"
-    )
-    graph = onnx.shape_inference.infer_shapes(plan.model).graph
+    graph = _directml_graph(operator_desc)
     shapes: dict[str, tuple[int, list[int]]] = {
         v.name: (v.type.tensor_type.elem_type, [d.dim_value for d in v.type.tensor_type.shape.dim])
         for v in (*graph.input, *graph.output, *graph.value_info)
@@ -94,13 +99,7 @@ def fallback_cause(operator_desc: operators_pb2.OperatorDesc) -> str:
 def uses_64_bit_integers(operator_desc: operators_pb2.OperatorDesc) -> bool:
     """Whether the server's DirectML lowering of a desc holds any INT64/UINT64 value: the lane's device (shader
     model 5.1) cannot compile 64-bit integer operations, so such sessions fall back to the host there."""
-    case = operator_desc.WhichOneof("desc")
-    assert case is not None
-    limits = Limits(max_tensor_bytes=1 << 30, max_request_bytes=1 << 30, max_message_bytes=1 << 30)
-    plan = REGISTRY[case].plan(
-        getattr(operator_desc, case), feature_level=LATEST, limits=limits, provider="DmlExecutionProvider"
-    )
-    graph = onnx.shape_inference.infer_shapes(plan.model).graph
+    graph = _directml_graph(operator_desc)
     types = {v.type.tensor_type.elem_type for v in (*graph.input, *graph.output, *graph.value_info)}
     types |= {t.data_type for t in graph.initializer}
     return bool(types & _64_BIT)
