@@ -11,7 +11,7 @@ import onnx
 
 from dmlrpc_server.graphs import GraphLowering, Node
 from dmlrpc_server.operators._batching import BatchRule
-from dmlrpc_server.operators.base import ONNX_IR_VERSION, Plan, make_model
+from dmlrpc_server.operators.base import ONNX_IR_VERSION, Plan, add_constants, make_model
 
 
 def graph_batching(lowering: GraphLowering) -> BatchRule | None:
@@ -36,7 +36,7 @@ def composed_plan(lowering: GraphLowering) -> Plan:
     nodes: list[onnx.NodeProto] = []
     inputs: list[onnx.ValueInfoProto] = []
     initializers: list[onnx.TensorProto] = []
-    #: Graph constants fed unchanged, by initializer name: written into the model once (``make_model``).
+    #: Graph constants fed unchanged, by initializer name (``add_constants``).
     constants: dict[str, np.ndarray] = {}
     outputs: list[onnx.ValueInfoProto] = []
     opsets: dict[str, int] = {}
@@ -93,7 +93,8 @@ def composed_plan(lowering: GraphLowering) -> Plan:
                 copy_info.CopyFrom(graph_output)
                 copy_info.name = name(graph_output.name)
                 outputs.append(copy_info)
-    composed = make_model(nodes, inputs, outputs, initializers, constants=constants)
+    composed = make_model(nodes, inputs, outputs, initializers)
+    external = add_constants(composed, constants)
     del composed.opset_import[:]
     composed.opset_import.extend(onnx.helper.make_opsetid(domain, version) for domain, version in opsets.items())
     composed.ir_version = ONNX_IR_VERSION
@@ -134,6 +135,7 @@ def composed_plan(lowering: GraphLowering) -> Plan:
         prepare,
         finish,
         direct_outputs=False if not direct else _outputs_in_order(lowering, output_slices),
+        external=external,
     )
 
 

@@ -20,7 +20,7 @@ from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.graphs import strip_owned
 from dmlrpc_server.many import ManyStream, StreamLimits
 from dmlrpc_server.runtime.buffers import Buffer
-from dmlrpc_server.runtime.compiler import INITIALIZER_COPIES, Compiled, StagedCompiled, data_bytes
+from dmlrpc_server.runtime.compiler import EXTERNAL_COPIES, Compiled, StagedCompiled, data_bytes
 from dmlrpc_server.runtime.handles import Handle, HandleStore, owned_buffers
 from dmlrpc_server.runtime.resident import Resident
 from dmlrpc_server.scheduler import Scheduler
@@ -340,8 +340,10 @@ class Service:
         handles.check_room(owner, constant_bytes + owned_bytes)
 
         def admit(materialised: int) -> None:
-            # Refused before the constants are made, not after: a refused graph must not have cost their memory.
-            handles.check_room(owner, INITIALIZER_COPIES * materialised + owned_bytes)
+            # Refused before the constants are made, not after: a refused graph must not have cost their memory. Each
+            # will be charged at least EXTERNAL_COPIES times (more if it is small enough to go inside the model); the
+            # charge once the graph is built refuses the rest.
+            handles.check_room(owner, EXTERNAL_COPIES * materialised + owned_bytes)
 
         flags = compile_flags(request.execution_flags)
         await self.scheduler.room_for_session(None)

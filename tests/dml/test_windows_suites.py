@@ -51,8 +51,6 @@ OPEN_ON_WINDOWS: dict[str, str] = {
         "with 2 workers the supervisor exits 2.4 s after the stop signal with a 1 s grace period (bound: 2 s)",
     "tests/reliability/test_faults.py::test_a_reader_that_stops_mid_response_gives_the_staged_output_back":
         "its 4 s deadline passes under Wine before the reader has its first two responses",
-    "tests/reliability/test_hostile_work.py::test_a_graph_constant_is_charged_what_it_materialises":
-        "health answered in 363 ms during the attack under Wine (bound: health_is_prompt)",
     "tests/reliability/test_hostile_work.py::test_outputs_staged_for_callers_that_never_read_are_bounded":
         "once, the over-budget call was admitted and its first stream message was 4194316 bytes, 12 over the "
         "client's 4 MiB default (a chunk sized without its message framing)",

@@ -218,11 +218,20 @@ BATCH = 8
 
 
 @pytest.fixture
-def batching() -> Iterator[ServerThread]:
-    """A fresh server per test (the batcher's company heuristics start clean): batches of up to 8 that wait 50 ms."""
-    running = start_server(max_batch_size=BATCH, max_batch_delay_us=50_000)
+def batching(request: pytest.FixtureRequest) -> Iterator[ServerThread]:
+    """A fresh server per test (the batcher's company heuristics start clean): batches of up to 8 that wait 50 ms
+    (and any overrides the test's ``kind`` names in ``BATCHING_OVERRIDES``)."""
+    overrides = BATCHING_OVERRIDES.get(getattr(request, "param", ""), {})
+    running = start_server(max_batch_size=BATCH, max_batch_delay_us=50_000, **overrides)
     yield running
     running.stop()
+
+
+#: Batches hold small work (--batch-work), and on the host a few tiny runs' worth (--inline-work): raised where
+#: the inputs are of MiB.
+BATCHING_OVERRIDES: dict[str, dict[str, object]] = {
+    "graph-with-a-large-constant": {"inline_work": 1 << 30, "batch_work": 1 << 30}
+}
 
 
 def _batches(server: ServerThread) -> tuple[float, float]:
@@ -230,37 +239,40 @@ def _batches(server: ServerThread) -> tuple[float, float]:
     return samples[("dmlrpc_batch_size_count", ())], samples[("dmlrpc_batch_size_sum", ())]
 
 
-@pytest.mark.parametrize(
-    "graph",
-    [
-        pytest.param(False, id="operator"),
-        pytest.param(True, id="graph"),
-    ],
-)
-def test_dispatches_batch_like_execute(batching: ServerThread, graph: bool) -> None:
+@pytest.mark.parametrize("batching", ["operator", "graph", "graph-with-a-large-constant"], indirect=True)
+def test_dispatches_batch_like_execute(batching: ServerThread, request: pytest.FixtureRequest) -> None:
+    kind = request.node.callspec.params["batching"]
+    # The large constant (2 MiB) is kept beside the model (Plan.external): the batched session is given it too.
+    size = 1 << 19 if kind == "graph-with-a-large-constant" else 5
     rng = np.random.default_rng(7)
+    constant = rng.standard_normal(size).astype(np.float32)
     pairs = [
-        (rng.standard_normal(5).astype(np.float32), rng.standard_normal(5).astype(np.float32)) for _ in range(BATCH)
+        (rng.standard_normal(size).astype(np.float32), rng.standard_normal(size).astype(np.float32))
+        for _ in range(BATCH)
     ]
 
     async def main() -> tuple[list[list[np.ndarray]], float, float]:
         async with dmlrpc.AsyncClient(batching.address, timeout=30, retry=None) as client:
-            if graph:
-                g = dmlrpc.Graph()
-                a, b = g.input(np.float32, (5,)), g.input(np.float32, (5,))
-                g.output(g.element_wise("add", a, b))
-                op = await client.compile(g)
-            else:
+            if kind == "operator":
                 op = await client.compile(ops.element_wise("add", pairs[0][0], pairs[0][1]).operator_desc)
-            count, total = _batches(batching)
+            else:
+                g = dmlrpc.Graph()
+                a, b = g.input(np.float32, (size,)), g.input(np.float32, (size,))
+                total = g.element_wise("add", a, b)
+                if kind == "graph-with-a-large-constant":
+                    total = g.element_wise("add", total, g.constant(constant))
+                g.output(total)
+                op = await client.compile(g)
+            count, total_size = _batches(batching)
             results = await asyncio.gather(*(op(a, b) for a, b in pairs))
             new_count, new_total = _batches(batching)
             await op.release()
             arrays = [[value for value in result if isinstance(value, np.ndarray)] for result in results]
-            return arrays, new_count - count, new_total - total
+            return arrays, new_count - count, new_total - total_size
 
     results, runs, requests = asyncio.run(main())
     for (a, b), (result,) in zip(pairs, results, strict=True):
-        np.testing.assert_array_equal(result, a + b)
+        expected = a + b + constant if kind == "graph-with-a-large-constant" else a + b
+        np.testing.assert_array_equal(result, expected)
     assert requests == BATCH
     assert runs < BATCH  # at least two dispatches shared a run

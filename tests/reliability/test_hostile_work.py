@@ -12,6 +12,7 @@ import pytest
 
 import dmlrpc
 from dmlrpc.v1 import service_pb2, service_pb2_grpc
+from dmlrpc_server.runtime.compiler import EXTERNAL_COPIES
 from tests.conftest import ServerThread, start_server
 from tests.reliability.attacks import (
     FORBIDDEN,
@@ -104,21 +105,21 @@ def test_an_intermediate_over_the_tensor_limit_is_refused_naming_the_field(serve
 
 
 def test_a_graph_constant_is_charged_what_it_materialises(server: ServerThread) -> None:
-    # 78 bytes of CompileGraph whose 4-byte constant feeds a broadcast input of 8 Mi elements: the server holds
-    # the 32 MiB constant in its model and in its session (128 MiB charged), and the caller's 200 MiB quota
-    # (compiled_bytes_per_caller) has room for one such handle, not two (main charged each 4 bytes).
-    desc = broadcast_constant_graph(1 << 23)
+    # 78 bytes of CompileGraph whose 4-byte constant feeds a broadcast input of 16 Mi elements: the server holds
+    # the 64 MiB constant as an array beside the model and in its session (128 MiB charged), and the caller's
+    # 200 MiB quota (compiled_bytes_per_caller) has room for one such handle, not two (main charged each 4 bytes).
+    desc = broadcast_constant_graph(1 << 24)
     assert desc.ByteSize() < 100
     with HealthWatch(server.address) as watch, dmlrpc.Client(server.address) as client:
         first = client.compile(desc)
         (charged,) = [entry.nbytes for entry in server.built.service.handles]
-        assert charged >= 4 * (32 << 20)
+        assert charged >= EXTERNAL_COPIES * (64 << 20)
         with pytest.raises(dmlrpc.ResourceExhaustedError, match="--compiled-bytes-per-caller"):
             client.compile(desc)
         first.release()
         second = client.compile(desc)  # the charge went back with the handle
         (result,) = second(timeout=60)
-        assert isinstance(result, np.ndarray) and result.shape == (1, 1 << 23) and np.all(result == 2.0)
+        assert isinstance(result, np.ndarray) and result.shape == (1, 1 << 24) and np.all(result == 2.0)
         second.release()
     watch.assert_prompt()
 

@@ -135,6 +135,6 @@ def test_a_host_session_without_a_kernel_is_unimplemented_not_internal() -> None
     onnx.checker.check_model(model)
     device = Provider(PROVIDERS["directml"], {}, "a DirectML device", True, 1)
     with pytest.raises(OperatorUnavailable) as raised:
-        _host_session(model.SerializeToString(), device)
+        _host_session(model.SerializeToString(), device, {})
     assert raised.value.code == grpc.StatusCode.UNIMPLEMENTED
     assert "cannot run it either" in str(raised.value) and "Where" in str(raised.value)

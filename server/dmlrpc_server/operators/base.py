@@ -139,6 +139,9 @@ class Plan:
     input_arrays: tuple[int | None, ...] = ()
     #: The same for the output tensor fields (``outputs`` and ``finish``'s results).
     output_arrays: tuple[int | None, ...] = ()
+    #: The arrays of the model's initializers that hold no data of their own (``add_constants``), by name: every
+    #: session of the model is given them.
+    external: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.prepare is _feed_inputs:
@@ -310,13 +313,10 @@ def make_model(
     outputs: Sequence[onnx.ValueInfoProto],
     initializers: Sequence[onnx.TensorProto] = (),
     opset: int | None = None,
-    *,
-    constants: Mapping[str, np.ndarray] | None = None,
 ) -> onnx.ModelProto:
-    """A one-graph ONNX model at the project's pinned opset (or a newer one a node needs) and IR version, with
-    ``constants`` as initializers of their names."""
-    # NOTE: filled in place, not through onnx.helper.make_graph and make_model: those copy the graph twice, and a
-    # graph constant's copy of tens of MiB holds the GIL while the event loop waits.
+    """A one-graph ONNX model at the project's pinned opset (or a newer one a node needs) and IR version."""
+    # NOTE: filled in place, not through onnx.helper.make_graph and make_model: those copy the graph twice, which
+    # holds the GIL while the event loop waits when the graph is large.
     model = onnx.ModelProto(ir_version=ONNX_IR_VERSION, producer_name="dmlrpc")
     model.opset_import.append(onnx.helper.make_opsetid("", max(opset or 0, ONNX_OPSET)))
     graph = model.graph
@@ -325,15 +325,35 @@ def make_model(
     graph.input.extend(inputs)
     graph.output.extend(outputs)
     graph.initializer.extend(initializers)
-    for name, array in (constants or {}).items():
-        # NOTE: the array's bytes go into the model's own initializer, not through a TensorProto that is then
-        # copied: protobuf copies a message of tens of MiB slowly, holding the GIL.
-        initializer = graph.initializer.add()
+    return model
+
+
+#: Constants of more bytes than this stay beside the model (``Plan.external``) rather than in it.
+EXTERNAL_CONSTANT_BYTES = 1 << 20
+
+
+def add_constants(model: onnx.ModelProto, constants: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Add ``constants`` to ``model`` as initializers of their names; return those over ``EXTERNAL_CONSTANT_BYTES``,
+    whose initializers name data kept beside the model (``Plan.external``), contiguous and little-endian."""
+    # NOTE: a constant of tens of MiB inside the model is copied whole, holding the GIL, each time protobuf
+    # serializes the model and each time ONNX Runtime's constructor reads it (about 100 ms per compile of a 32 MiB
+    # graph constant here). Beside it, ONNX Runtime takes the array's memory as it is.
+    external: dict[str, np.ndarray] = {}
+    for name, array in constants.items():
+        data = np.ascontiguousarray(array, array.dtype.newbyteorder("<"))
+        initializer = model.graph.initializer.add()
         initializer.name = name
         initializer.data_type = onnx.helper.np_dtype_to_tensor_dtype(array.dtype)
         initializer.dims.extend(array.shape)
-        initializer.raw_data = np.ascontiguousarray(array, array.dtype.newbyteorder("<")).tobytes()
-    return model
+        if data.nbytes <= EXTERNAL_CONSTANT_BYTES:
+            initializer.raw_data = data.tobytes()
+            continue
+        # ONNX Runtime replaces an initializer of external data with the array given under its name
+        # (``SessionOptions.add_external_initializers``); the location is only a label.
+        initializer.data_location = onnx.TensorProto.EXTERNAL
+        initializer.external_data.add(key="location", value=name)
+        external[name] = data
+    return external
 
 
 def value_info(name: str, dtype: np.dtype[np.generic], shape: Sequence[int]) -> onnx.ValueInfoProto:

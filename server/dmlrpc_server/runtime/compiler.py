@@ -6,7 +6,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,21 +53,32 @@ def session_bytes(model_bytes: int) -> int:
 #: Runtime's graph proto and initialized tensor (measured: 256 MiB of RSS per compiled graph holding a 64 MiB
 #: constant, docs/reliability.md).
 INITIALIZER_COPIES = 4
+#: The same per byte of an initializer kept beside the model (``Plan.external``): the plan's array and ONNX
+#: Runtime's initialized tensor (measured: 128 MiB of RSS per compiled graph holding a 64 MiB constant).
+EXTERNAL_COPIES = 2
 
 
-def data_bytes(model: onnx.ModelProto) -> int:
-    """The host bytes ``model``'s initializers (constants, lowering tables) take once it is compiled:
-    ``INITIALIZER_COPIES`` times their size. What a compiled handle is charged for its model (its fixed
-    per-session cost is bounded by the handle counts instead)."""
+def _initializer_sizes(model: onnx.ModelProto) -> list[tuple[int, bool]]:
+    """Each of ``model``'s initializers: its bytes, and whether its data is kept beside the model."""
     # NOTE: from the dims, never ``raw_data``: reading that field copies it (tens of ms for a 32 MiB constant),
     # and a session was already built from the model, so its data agrees with its dims.
-    total = 0
+    sizes = []
     for initializer in model.graph.initializer:
         count = 1
         for dim in initializer.dims:
             count *= dim
-        total += count * onnx.helper.tensor_dtype_to_np_dtype(initializer.data_type).itemsize
-    return INITIALIZER_COPIES * total
+        itemsize = onnx.helper.tensor_dtype_to_np_dtype(initializer.data_type).itemsize
+        sizes.append((count * itemsize, initializer.data_location == onnx.TensorProto.EXTERNAL))
+    return sizes
+
+
+def data_bytes(model: onnx.ModelProto) -> int:
+    """The host bytes ``model``'s initializers (constants, lowering tables) take once it is compiled: their size
+    times ``INITIALIZER_COPIES``, or ``EXTERNAL_COPIES`` for those kept beside it. What a compiled handle is
+    charged for its model (its fixed per-session cost is bounded by the handle counts instead)."""
+    return sum(
+        size * (EXTERNAL_COPIES if external else INITIALIZER_COPIES) for size, external in _initializer_sizes(model)
+    )
 
 
 #: Device bytes a CUDA session holds beyond its tensors: its cuBLAS and cuDNN handles and their workspaces, its
@@ -78,7 +89,7 @@ DEVICE_SESSION_BYTES = 160 << 20
 def device_bytes(model: onnx.ModelProto, peak_bytes: int) -> int:
     """The device bytes a cached device session of ``model`` is charged under --device-memory-bytes: its fixed cost,
     its constants, and its runs' peak tensors, which its arena keeps once a run has asked for them."""
-    return DEVICE_SESSION_BYTES + data_bytes(model) // INITIALIZER_COPIES + peak_bytes
+    return DEVICE_SESSION_BYTES + sum(size for size, _ in _initializer_sizes(model)) + peak_bytes
 
 
 def check_device_memory(field: str, charge: int, provider: Provider) -> None:
@@ -174,7 +185,7 @@ class Compiled:
                 _log.warning(
                     "%s failed to run this operator's session (%s); it runs on %s instead", provider.name, reason, CPU
                 )
-                self.session = _host_session(self.plan.model.SerializeToString(), provider)
+                self.session = _host_session(self.plan.model.SerializeToString(), provider, self.plan.external)
                 self._batched = None
                 self.fallback, self.on_device = SESSION_FALLBACK, False
                 if self.on_move is not None:
@@ -217,7 +228,7 @@ class Compiled:
             raise RuntimeError("this operator does not batch")
         if self._batched is None:
             # NOTE: built on first use: most descs are never batched.
-            self._batched = _session(self.batching.model(self.plan.model), self.provider)
+            self._batched = _session(self.batching.model(self.plan.model), self.provider, self.plan.external)
         feeds, staging = self.batching.stack(requests, pool)
         try:
             batched = self._batched
@@ -316,28 +327,44 @@ def _first_line(error: Exception) -> str:
     return str(error).splitlines()[0][:300]
 
 
-def _session(model: onnx.ModelProto, provider: Provider) -> ort.InferenceSession:
-    return _session_on(model.SerializeToString(), provider)[0]
+def _session(model: onnx.ModelProto, provider: Provider, external: Mapping[str, np.ndarray]) -> ort.InferenceSession:
+    return _session_on(model.SerializeToString(), provider, external)[0]
 
 
-def _session_on(serialized: bytes, provider: Provider) -> tuple[ort.InferenceSession, str]:
-    """A session of the ``serialized`` model on ``provider`` and how much of it falls back to the CPU provider
-    (``""``, ``NODES_FALLBACK`` or ``SESSION_FALLBACK``: see ``Compiled.fallback``).
+def _given(options: ort.SessionOptions, external: Mapping[str, np.ndarray]) -> ort.SessionOptions:
+    """``options`` that give a session the data of its model's external initializers (``Plan.external``)."""
+    if external:
+        options.add_external_initializers(
+            list(external), [ort.OrtValue.ortvalue_from_numpy(array) for array in external.values()]
+        )
+    return options
+
+
+def _session_on(
+    serialized: bytes, provider: Provider, external: Mapping[str, np.ndarray]
+) -> tuple[ort.InferenceSession, str]:
+    """A session of the ``serialized`` model (its ``external`` initializers beside it) on ``provider`` and how much
+    of it falls back to the CPU provider (``""``, ``NODES_FALLBACK`` or ``SESSION_FALLBACK``: see
+    ``Compiled.fallback``).
 
     Raises:
         OperatorUnavailable: it would fall back and the provider's ``cpu_fallback`` is off.
     """
     SESSIONS.add()  # counted before it exists: a session that fails to build may have allocated already
     try:
-        return _build_session(serialized, provider)
+        return _build_session(serialized, provider, external)
     finally:
         SESSIONS.made()
 
 
-def _build_session(serialized: bytes, provider: Provider) -> tuple[ort.InferenceSession, str]:
+def _build_session(
+    serialized: bytes, provider: Provider, external: Mapping[str, np.ndarray]
+) -> tuple[ort.InferenceSession, str]:
     if provider.name == CPU:
         try:
-            session = ort.InferenceSession(serialized, sess_options=provider.session_options(), providers=[CPU])
+            session = ort.InferenceSession(
+                serialized, sess_options=_given(provider.session_options(), external), providers=[CPU]
+            )
         except OrtNotImplemented as error:
             # A kernel this ONNX Runtime build lacks (onnxruntime-directml's CPU provider has fewer type variants
             # than the CPU build's): the operator is unavailable here, not a failure of the server.
@@ -347,7 +374,9 @@ def _build_session(serialized: bytes, provider: Provider) -> tuple[ort.Inference
     # to load, lands on the CPU provider); a session that forbids that tells the two apart.
     try:
         strict = ort.InferenceSession(
-            serialized, sess_options=provider.strict_session_options(), providers=[(provider.name, provider.options)]
+            serialized,
+            sess_options=_given(provider.strict_session_options(), external),
+            providers=[(provider.name, provider.options)],
         )
         if provider.name in strict.get_providers():
             return strict, ""
@@ -369,7 +398,7 @@ def _build_session(serialized: bytes, provider: Provider) -> tuple[ort.Inference
     if kind == NODES_FALLBACK:
         try:
             session = ort.InferenceSession(
-                serialized, sess_options=provider.session_options(), providers=provider.providers()
+                serialized, sess_options=_given(provider.session_options(), external), providers=provider.providers()
             )
             _log.warning("%s %s %s (%s)", provider.name, what, CPU, reason)
             return session, NODES_FALLBACK
@@ -379,16 +408,20 @@ def _build_session(serialized: bytes, provider: Provider) -> tuple[ort.Inference
     # A device that cannot compile a graph (e.g. DirectML on a device without 64-bit shader operations) fails
     # the whole session; the desc still has an answer on the host, so it runs there rather than failing.
     _log.warning("%s %s (%s); it runs on %s instead", provider.name, what, reason, CPU)
-    return _host_session(serialized, provider, counted=True), SESSION_FALLBACK
+    return _host_session(serialized, provider, external, counted=True), SESSION_FALLBACK
 
 
-def _host_session(serialized: bytes, provider: Provider, *, counted: bool = False) -> ort.InferenceSession:
+def _host_session(
+    serialized: bytes, provider: Provider, external: Mapping[str, np.ndarray], *, counted: bool = False
+) -> ort.InferenceSession:
     """The CPU provider's session of a model ``provider`` could not build or run (``counted``: in ``SESSIONS``)."""
     if not counted:
         SESSIONS.add()
     fallback = Provider(CPU, {}, "CPU", False, provider.intra_op_threads)
     try:
-        return ort.InferenceSession(serialized, sess_options=fallback.session_options(), providers=[CPU])
+        return ort.InferenceSession(
+            serialized, sess_options=_given(fallback.session_options(), external), providers=[CPU]
+        )
     except _NO_KERNEL as error:
         # NOTE: the CPU provider of the ONNX Runtime build this server runs on lacks a kernel of the lowering (the
         # Windows DirectML wheel's is older than Linux's): the desc has no answer here, which is not the caller's
@@ -417,7 +450,7 @@ def compile_plan(
         check_device_memory(f"operator_desc.{label}" if label else "operator_desc", device, provider)
     # NOTE: serialized once, and its length is the charge: protobuf's ByteSize() serializes again, holding the GIL.
     serialized = plan.model.SerializeToString()
-    session, fallback = _session_on(serialized, provider)
+    session, fallback = _session_on(serialized, provider, plan.external)
     names = [output.name for output in session.get_outputs()]
     lock: contextlib.AbstractContextManager[object] = (
         threading.Lock() if provider.serialize_runs else contextlib.nullcontext()
