@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BeforeValidator, Field, FilePath, SecretStr, model_validator
 from pydantic.fields import FieldInfo
@@ -34,6 +34,13 @@ from dmlrpc_server.host import (
     physical_memory,
 )
 from dmlrpc_server.settings_cli import ENV_PREFIX, cli_source, describe
+
+#: --provider's names -> ONNX Runtime's execution provider names, in the order `auto` tries them.
+PROVIDERS: Final = {
+    "directml": "DmlExecutionProvider",
+    "cuda": "CUDAExecutionProvider",
+    "cpu": "CPUExecutionProvider",
+}
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -426,7 +433,7 @@ class ServerSettings(BaseSettings):
         if self.provider == "auto":
             import onnxruntime as ort  # only here: settings are read before the server imports it
 
-            directml = "DmlExecutionProvider" in ort.get_available_providers()
+            directml = PROVIDERS["directml"] in ort.get_available_providers()
         else:
             directml = self.provider == "directml"
         return DIRECTML_SESSIONS_PER_WORKER if directml else 0
@@ -445,7 +452,7 @@ class ServerSettings(BaseSettings):
             return self.provider != "cpu"
         import onnxruntime as ort  # only here: settings are read before the server imports it
 
-        return bool({"DmlExecutionProvider", "CUDAExecutionProvider"} & set(ort.get_available_providers()))
+        return bool({PROVIDERS["directml"], PROVIDERS["cuda"]} & set(ort.get_available_providers()))
 
     def operator_threads(self, processes: int) -> int:
         """Operator threads of one of ``processes`` server processes: --worker-threads, or the CPUs shared among

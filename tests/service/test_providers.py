@@ -15,8 +15,8 @@ from dmlrpc_server.catalog import cache_key, compile_flags
 from dmlrpc_server.errors import OperatorUnavailable
 from dmlrpc_server.interceptors import EXECUTED_ON_KEY
 from dmlrpc_server.runtime.compiler import _host_session
-from dmlrpc_server.runtime.providers import PROVIDERS, Provider, device_options
-from dmlrpc_server.settings import load_settings
+from dmlrpc_server.runtime.providers import Provider, device_options
+from dmlrpc_server.settings import PROVIDERS, load_settings
 from tests.conftest import ServerThread, scrape, start_server
 
 HALF = service_pb2.EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION

@@ -23,6 +23,7 @@ from dmlrpc_server.feature_levels import parse_feature_level
 # re-exported as part of that contract.
 from dmlrpc_server.operators import pages
 from dmlrpc_server.operators._batching import BatchRule as BatchRule
+from dmlrpc_server.settings import PROVIDERS
 from dmlrpc_server.tensors import TensorRule, validate_tensor
 
 DescT = TypeVar("DescT", bound=Message)
@@ -77,7 +78,7 @@ class Tensors:
     path: str
     layouts: Mapping[str, TensorLayout | None]
     #: The ONNX Runtime execution provider the lowering targets (kernels differ in the types they take).
-    provider: str = "CPUExecutionProvider"
+    provider: str = PROVIDERS["cpu"]
     #: The feature level whose rules apply.
     feature_level: int = operators_pb2.FEATURE_LEVEL_6_4
     #: The layouts of each tensor-array field (``repeated TensorDesc``), in order.
@@ -94,6 +95,11 @@ class Tensors:
     def field(self, name: str) -> str:
         """The request path of a field of the desc."""
         return f"{self.path}.{name}"
+
+    @property
+    def on_directml(self) -> bool:
+        """Whether the lowering targets DirectML (whose kernels and devices differ: 64-bit integers, precision)."""
+        return self.provider == PROVIDERS["directml"]
 
 
 #: ``Plan.prepare``: the decoded input arrays (binding order, ``None`` for absent ones) -> the model's feeds.
@@ -246,7 +252,7 @@ class Operator(abc.ABC, Generic[DescT]):
                 chosen = table
         return chosen
 
-    def plan(self, desc: DescT, *, feature_level: int, limits: Limits, provider: str = "CPUExecutionProvider") -> Plan:
+    def plan(self, desc: DescT, *, feature_level: int, limits: Limits, provider: str = PROVIDERS["cpu"]) -> Plan:
         """Validate a desc (generic tensor rules, support table, operator rules) and lower it."""
         table = self.support_at(feature_level)
         if table is None:  # pragma: no cover - the registry refuses such operators first

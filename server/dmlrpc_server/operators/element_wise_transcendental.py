@@ -39,14 +39,13 @@ def _atan_yx(g: Graph, xs: Sequence[Value], c: Context) -> Value:
 
 #: Cephes' single-precision asin polynomial in z = x^2 (|x| <= 1/2): asin(x) = x + x * z * P(z), within 2 ulp.
 _ASIN_COEFFICIENTS = (4.2163199048e-2, 2.4181311049e-2, 4.5470025998e-2, 7.4953002686e-2, 1.6666752422e-1)
-_DIRECTML = "DmlExecutionProvider"
 
 
 def _asin(g: Graph, xs: Sequence[Value], c: Context) -> Value:
     """asin(x). On DirectML, from additions, products and a square root (Cephes' asinf): the device's own asin
     can be a polynomial of about 7e-5 absolute error (the lane's gives asin(0) = 6.8e-5), which is no use near 0,
     where asin(x) ~ x; ONNX Runtime's CPU kernel is exact to a few ulp and stays."""
-    if c.tensors is None or c.tensors.provider != _DIRECTML:
+    if c.tensors is None or not c.tensors.on_directml:
         return g.kernel("Asin", F32_ONLY, xs[0])
     x = g.cast(xs[0], F32)
     half, one = g.const(0.5, F32), g.const(1.0, F32)

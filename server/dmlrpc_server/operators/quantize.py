@@ -36,7 +36,7 @@ def _dequantize(g: Graph, value: Value, scale: Value, zero_point: Value | None, 
 
 def _wide(c: Context) -> bool:
     """Whether 64-bit integer operations are safe on the provider (DirectML devices may lack them)."""
-    return c.tensors is None or c.tensors.provider != "DmlExecutionProvider"
+    return c.tensors is None or not c.tensors.on_directml
 
 
 def _inputs(xs: Sequence[Value], c: Context, names: Sequence[str]) -> dict[str, Value | None]:

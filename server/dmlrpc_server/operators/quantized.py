@@ -307,7 +307,7 @@ class MatrixMultiplyIntegerToFloat(Operator[operators_pb2.MatrixMultiplyIntegerT
 
         # The page's form, dequantize both operands then multiply, in FLOAT32 (FLOAT16 too): the differences are
         # exact (INT32 for values up to 16 bits, INT64 for 32-bit ones where the provider has 64-bit integers).
-        wide = tensors.provider != "DmlExecutionProvider"
+        wide = not tensors.on_directml
         graph = Graph()
 
         def operand(prefix: str) -> Value:

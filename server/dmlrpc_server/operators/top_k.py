@@ -14,7 +14,6 @@ from dmlrpc_server.operators._support import axis_direction
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
 
 FL = operators_pb2.FeatureLevel
-DML_PROVIDER = "DmlExecutionProvider"
 _UINT64_FLIP = np.uint64(1 << 63)
 # ONNX Runtime's CPU TopK kernel lacks unsigned types above 8 bits; on it these widen exactly to a signed type, and
 # UINT64, with no wider type, is mapped order-preservingly onto INT64 on the host (CUDA's kernel, with CPU behind
@@ -61,7 +60,7 @@ class _TopKBase(Operator[TopKDesc]):
         )
 
         direction = self.direction(desc, tensors)
-        native = tensors.provider == DML_PROVIDER  # DirectML sorts every integer width itself
+        native = tensors.on_directml  # DirectML sorts every integer width itself
         mapped_uint64 = source.dtype == np.dtype("<u8") and not native
         feed_dtype = np.dtype("<i8") if mapped_uint64 else source.dtype
         compute_dtype = feed_dtype if native else _WIDENED.get(source.dtype, feed_dtype)

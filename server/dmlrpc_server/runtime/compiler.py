@@ -19,8 +19,9 @@ from dmlrpc_server.operators.base import BatchRule, Plan
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.cost import ModelCost, model_cost
 from dmlrpc_server.runtime.memory import resident_bytes
-from dmlrpc_server.runtime.providers import PROVIDERS, Provider
+from dmlrpc_server.runtime.providers import Provider
 from dmlrpc_server.runtime.resident import Device
+from dmlrpc_server.settings import PROVIDERS
 
 _log = logging.getLogger(__name__)
 CPU = PROVIDERS["cpu"]

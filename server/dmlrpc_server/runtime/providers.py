@@ -5,20 +5,12 @@ from __future__ import annotations
 import logging
 import platform
 from dataclasses import dataclass, replace
-from typing import Final
 
 import onnxruntime as ort
 
-from dmlrpc_server.settings import DEFAULTS
+from dmlrpc_server.settings import DEFAULTS, PROVIDERS
 
 _log = logging.getLogger(__name__)
-
-#: CLI names -> ONNX Runtime provider names, in the order `auto` tries them.
-PROVIDERS: Final = {
-    "directml": "DmlExecutionProvider",
-    "cuda": "CUDAExecutionProvider",
-    "cpu": "CPUExecutionProvider",
-}
 
 
 class ProviderUnavailableError(RuntimeError):

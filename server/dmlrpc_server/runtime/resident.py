@@ -13,6 +13,7 @@ from dmlrpc_server.runtime import store
 from dmlrpc_server.runtime.process import new_handle
 from dmlrpc_server.runtime.providers import Provider
 from dmlrpc_server.runtime.store import OwnedStore, Quota, Words
+from dmlrpc_server.settings import PROVIDERS
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,6 @@ def device_of(provider: Provider) -> Device:
     broke the DirectML device of the test lane (sessions created afterwards failed to build, then runs failed with
     DXGI_ERROR_DEVICE_REMOVED), so device residency there waits for a real adapter to validate it on.
     """
-    kinds = {"CUDAExecutionProvider": "cuda"}
+    kinds = {PROVIDERS["cuda"]: "cuda"}
     device_id = int(provider.options.get("device_id", 0))
     return Device(kinds.get(provider.name, "cpu"), device_id)
