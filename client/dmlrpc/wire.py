@@ -9,8 +9,15 @@ copy of the data and reading it none, where protobuf's Python objects cost three
 
 from __future__ import annotations
 
-#: Bytes per TensorChunk that the SDK and the server send (the fastest size measured for Python gRPC streams).
-CHUNK_BYTES = 4 << 20
+#: The most bytes of one chunk message: gRPC's default receive limit, so that a client or server with default
+#: settings, in any language, reads every chunk (4 MiB: the fastest size measured for Python gRPC streams).
+MESSAGE_BYTES = 4 << 20
+#: The most bytes ``encode_chunk`` adds to a chunk's data: two tags and three varints (binding < 2**35,
+#: data < 2**28).
+CHUNK_FRAMING = 16
+#: Data bytes per TensorChunk that the SDK and the server send: their messages, framing included, fit
+#: ``MESSAGE_BYTES``.
+CHUNK_BYTES = MESSAGE_BYTES - CHUNK_FRAMING
 
 _CHUNK_FIELD = b"\x12"  # field 2 (chunk), wire type 2 (length-delimited)
 _BINDING_TAG = 0x08  # TensorChunk.binding: field 1, varint

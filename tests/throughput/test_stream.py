@@ -15,7 +15,7 @@ from dmlrpc._base import prepare_execute
 from dmlrpc.v1 import service_pb2, service_pb2_grpc
 from tests.conftest import ServerThread, start_server
 
-MESSAGE_LIMIT = (4 << 20) + 4096  # room for one 4 MiB chunk, far below the tensors below
+MESSAGE_LIMIT = 4 << 20  # gRPC's default, far below the tensors below
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +42,17 @@ def test_tensor_over_the_unary_limit_round_trips_through_the_stream(small_messag
         np.testing.assert_array_equal(np.asarray(output).reshape(expected.shape), expected)
         with pytest.raises(dmlrpc.ResourceExhaustedError):  # the same call as one message cannot pass
             client.execute(call.operator_desc, call.inputs, stream=False)
+
+
+def test_a_client_with_grpc_defaults_reads_every_chunk(small_messages: ServerThread) -> None:
+    # gRPC refuses a received message over 4 MiB by default: each chunk message, its framing included, fits.
+    call, expected = _scatter(5 << 20)
+    with grpc.insecure_channel(small_messages.address) as channel:
+        stub = service_pb2_grpc.DirectMLServiceStub(channel)
+        responses = list(stub.ExecuteStream(iter(_messages(call)), timeout=120))
+    assert max(response.ByteSize() for response in responses) <= 4 << 20
+    data = b"".join(response.chunk.data for response in responses if response.HasField("chunk"))
+    np.testing.assert_array_equal(np.frombuffer(data, np.float32), expected)
 
 
 def test_async_client_streams_too(small_messages: ServerThread) -> None:
