@@ -2,6 +2,7 @@
 
 python bench/workers.py                       # --workers 1 and 2, one and two load generator processes
 python bench/workers.py --workers 1 2 4 8 --loadgens 1 2 4 --duration 3 --reps 3
+python bench/workers.py --workers 2 --worker-ports shared relayed   # what the supervisor's relay costs
 """
 
 from __future__ import annotations
@@ -39,9 +40,11 @@ def _serving(target: str, timeout: float = 60.0) -> None:
     raise procs.ChildError(f"{target} not SERVING")
 
 
-def measure(workers: int, loadgens: list[procs.Loadgen], job: dict[str, Any]) -> dict[str, float]:
-    """One load run against a fresh ``--workers`` server: every load generator at once, their req/s summed."""
+def measure(workers: int, ports: str, loadgens: list[procs.Loadgen], job: dict[str, Any]) -> dict[str, float]:
+    """One load run against a fresh ``--workers`` server on ``ports`` (--worker-ports): every load generator at once,
+    their req/s summed."""
     flags = ["--port", "0", "--metrics-port", "0", "--provider", "cpu", "--workers", str(workers)]
+    flags += ["--worker-ports", ports]
     server = procs.Server(f"workers-{workers}", [sys.executable, "-m", "dmlrpc_server", *flags]).wait_ready()
     try:
         _serving(server.target)
@@ -76,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--op", default="top-k", choices=sorted(tiny_calls()))
+    parser.add_argument(
+        "--worker-ports", nargs="+", default=["shared"], choices=["shared", "relayed"], help="--worker-ports to compare"
+    )
     args = parser.parse_args(argv)
 
     job = {
@@ -83,23 +89,27 @@ def main(argv: list[str] | None = None) -> int:
         "channels": args.channels, "duration": args.duration, "warmup": 0.3,
     }  # fmt: skip
     print(f"{os.cpu_count()} CPUs; {args.op}, {args.inflight} in flight over {args.channels} channels per loadgen")
-    rows: dict[tuple[int, int], list[dict[str, float]]] = {}
+    rows: dict[tuple[int, int, str], list[dict[str, float]]] = {}
     for rep in range(args.reps):
-        cases = list(itertools.product(args.loadgens, args.workers))
+        cases = list(itertools.product(args.loadgens, args.workers, args.worker_ports))
         cases = cases[rep % len(cases) :] + cases[: rep % len(cases)]  # rotate the order every repetition
-        for count, workers in cases:
+        for count, workers, ports in cases:
             loadgens = [procs.Loadgen() for _ in range(count)]
             try:
-                rows.setdefault((count, workers), []).append(measure(workers, loadgens, job))
+                rows.setdefault((count, workers, ports), []).append(measure(workers, ports, loadgens, job))
             finally:
                 for loadgen in loadgens:
                     loadgen.stop()
-    print(f"{'loadgens':>8} {'workers':>7} {'req/s':>9} {'p50 us':>8} {'p99 us':>8}  (median of {args.reps})")
-    for (count, workers), runs in sorted(rows.items()):
+    header = f"{'loadgens':>8} {'workers':>7} {'ports':>8} {'req/s':>9} {'p50 us':>8} {'p99 us':>8}"
+    print(f"{header}  (median of {args.reps})")
+    for (count, workers, ports), runs in sorted(rows.items()):
         rps = statistics.median(r["rps"] for r in runs)
         p50 = statistics.median(r["p50_us"] for r in runs)
         p99 = statistics.median(r["p99_us"] for r in runs)
-        print(f"{count:>8} {workers:>7} {rps:>9.0f} {p50:>8.0f} {p99:>8.0f}   runs: {[round(r['rps']) for r in runs]}")
+        print(
+            f"{count:>8} {workers:>7} {ports:>8} {rps:>9.0f} {p50:>8.0f} {p99:>8.0f}"
+            f"   runs: {[round(r['rps']) for r in runs]}"
+        )
     return 0
 
 

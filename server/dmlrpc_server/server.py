@@ -223,16 +223,20 @@ class BuiltServer:
         for their next calls; a call sent after the final GOAWAY never reaches this process (gRPC retries it
         transparently). But the stop also cancels (CANCELLED, which no client retries) the calls it has received
         and not yet handed to a handler, and those that arrive before their client has seen the GOAWAY: a few at
-        each handover under a steady load. With --max-connection-age-seconds on a shared port (Linux) nothing is
-        cancelled: the process first leaves the port (``_stop_listening``), then waits for its connections to reach
+        each handover under a steady load. With --max-connection-age-seconds on a shared port (Linux) or behind the
+        relay nothing is cancelled: the process first leaves the port (``_stop_listening``; the relay routes new
+        connections to the replacement already), then waits for its connections to reach
         their age, whose GOAWAY (sent without stopping) serves every call that crosses it, and stops only then,
         with no connection left that brings new calls. Refusing calls while the connections stay open, as a drain
         does, would bring each retry back here until the client's attempts ran out.
         """
         scheduler = self.service.scheduler
-        age = self.settings.max_connection_age_seconds
+        age = self.settings.connection_age_seconds
         waited = 0.0
-        if age is not None and self.settings.worker_ports == "shared" and _stop_listening(self.port):
+        # NOTE: behind the relay the supervisor already sends new connections to the replacement: this process has
+        # left the port as far as clients can tell.
+        ports = self.settings.worker_ports
+        if age is not None and (ports == "relayed" or (ports == "shared" and _stop_listening(self.port))):
             # NOTE: the calls that wait for a session go on waiting, and the ones that need one and reach this
             # process on its connections before their GOAWAY join them: they make theirs once gRPC has stopped, so
             # that what this process makes beyond its sessions stays one per call in flight at the stop. The wait
@@ -347,8 +351,9 @@ def server_options(settings: ServerSettings) -> list[tuple[str, int]]:
         ("grpc.http2.min_ping_interval_without_data_ms", int(settings.keepalive_min_ping_interval_seconds * 1000)),
         ("grpc.http2.max_pings_without_data", 0),
     ]
-    if settings.max_connection_age_seconds is not None:
-        options.append(("grpc.max_connection_age_ms", int(settings.max_connection_age_seconds * 1000)))
+    age = settings.connection_age_seconds
+    if age is not None:
+        options.append(("grpc.max_connection_age_ms", int(age * 1000)))
         # NOTE: not where workers are recycled: there a call may wait on its connection, past its age, for the
         # worker's replacement (Scheduler.room_for_session), and the handover's stop bounds what runs on.
         if not (settings.sessions_per_worker or settings.worker_memory_budget):

@@ -58,8 +58,14 @@ def _feature_level(value: object) -> object:
 
 # NOTE: only Linux balances new connections over sockets sharing a port; BSD and macOS SO_REUSEPORT hands them
 # all to one socket and Windows has no SO_REUSEPORT at all.
-DEFAULT_WORKER_PORTS: Literal["shared", "consecutive"] = "shared" if sys.platform.startswith("linux") else "consecutive"
+DEFAULT_WORKER_PORTS: Literal["shared", "relayed", "consecutive"] = (
+    "shared" if sys.platform.startswith("linux") else "relayed"
+)
 
+
+#: The connection age where one worker is recycled on one port and --max-connection-age-seconds is unset
+#: (``ServerSettings.connection_age_seconds``): a recycle's handover waits about this long.
+RECYCLED_CONNECTION_AGE_SECONDS = 2.0
 
 #: --max-sessions-per-worker's default with DirectML. NOTE: ONNX Runtime's DirectML provider never gives back a
 #: released session's shader-visible descriptor heap (docs/reliability.md); 256 keeps a working set of up to a few
@@ -100,10 +106,13 @@ class ServerSettings(BaseSettings):
         description="Server processes (each its own event loop, device session and handles); default: one per "
         "CPU, at most 8, with the CPU provider and --worker-ports shared, else 1.",
     )
-    worker_ports: Literal["shared", "consecutive"] = Field(
+    worker_ports: Literal["shared", "relayed", "consecutive"] = Field(
         DEFAULT_WORKER_PORTS,
-        description="With --workers over 1: shared = every worker on --port (SO_REUSEPORT; the Linux default); "
-        "consecutive = worker i on --port + i (the default elsewhere; clients list every address).",
+        description="With --workers over 1 or recycled workers: shared = every worker on --port (SO_REUSEPORT; the "
+        "Linux default); relayed = the supervisor listens on --port and relays each connection to a worker's own "
+        "loopback port (the default elsewhere: a recycled worker hands over with the port always answered, at the "
+        "cost of a hop through the supervisor); consecutive = worker i on --port + i (no hop; clients list every "
+        "address, and a recycled worker's port goes unanswered until its replacement listens).",
     )
     max_sessions_per_worker: Annotated[int, Field(ge=0)] | None = Field(
         None,
@@ -380,7 +389,7 @@ class ServerSettings(BaseSettings):
             if self.worker_ports == "shared" and not hasattr(socket, "SO_REUSEPORT"):
                 raise ValueError(
                     "worker_ports shared (several workers on one port) needs SO_REUSEPORT, which this platform "
-                    "lacks: use --worker-ports consecutive (worker i listens on --port + i) or --workers 1"
+                    "lacks: use --worker-ports relayed (the supervisor relays --port to the workers) or --workers 1"
                 )
             if self.worker_ports == "consecutive" and self.port and self.port + workers - 1 > 65535:
                 raise ValueError(f"worker_ports consecutive: ports {self.port} to {self.port + workers - 1} pass 65535")
@@ -437,6 +446,21 @@ class ServerSettings(BaseSettings):
         else:
             directml = self.provider == "directml"
         return DIRECTML_SESSIONS_PER_WORKER if directml else 0
+
+    @property
+    def connection_age_seconds(self) -> float | None:
+        """The age at which a connection gets GOAWAY: --max-connection-age-seconds, or, where it is unset and one
+        worker is recycled on one port (shared or relayed), ``RECYCLED_CONNECTION_AGE_SECONDS``."""
+        # NOTE: a recycled worker whose connections age hands them over by that GOAWAY, which cancels no call,
+        # rather than by gRPC's stop, which cancels the few it has not yet handed to a handler (docs/reliability.md,
+        # "The handover"). With one worker a connection that moves comes back to the same process, its handles
+        # still reachable; with several it may reach another worker, so there the age stays the operator's choice.
+        if self.max_connection_age_seconds is not None:
+            return self.max_connection_age_seconds
+        recycled = self.sessions_per_worker or self.worker_memory_budget
+        if recycled and self.worker_processes == 1 and self.worker_ports != "consecutive":
+            return RECYCLED_CONNECTION_AGE_SECONDS
+        return None
 
     @property
     def worker_memory_budget(self) -> int:

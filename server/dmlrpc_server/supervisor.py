@@ -1,4 +1,4 @@
-"""--workers N: a supervisor process that runs N server processes on one port (or N consecutive ports)."""
+"""--workers N: a supervisor process that runs N server processes on one port (shared or relayed) or N ports."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dmlrpc_server.relay import WORKER_HOST, Relay
 from dmlrpc_server.settings import ServerSettings
 
 _log = logging.getLogger("dmlrpc_server")
@@ -154,6 +155,8 @@ class _Process:
     listening: asyncio.Event = field(default_factory=asyncio.Event)
     #: Set when the process asks to be replaced (--max-sessions-per-worker); it serves until it is stopped.
     recycle: asyncio.Event = field(default_factory=asyncio.Event)
+    #: The port it serves on, once it listens.
+    port: int | None = None
     metrics_port: int | None = None
     error: str | None = None
     #: Its exit code, once its output has ended and it has exited.
@@ -193,6 +196,12 @@ class Supervisor:
         self._stopping = asyncio.Event()
         self._workers: list[_Worker] = []
         self._holder: socket.socket | None = None
+        #: --worker-ports relayed: the listener on --port whose connections go to the workers' own ports.
+        self._port_relay: Relay | None = None
+        self._relay_port = 0
+        #: Set whenever a process starts listening (the relay waits on it while no worker serves).
+        self._listening = asyncio.Event()
+        self._next_route = itertools.count()
         self._metrics: Any = None
         #: Whether every worker has listened once (the server served); failures before it end the start.
         self._served = False
@@ -213,6 +222,8 @@ class Supervisor:
     # a worker is exactly the single-process server, reading its flags, variables and config file as it does.
     def _command(self, worker: _Worker) -> list[str]:
         flags = ["--port", str(worker.port)]
+        if self._port_relay is not None:
+            flags += ["--host", WORKER_HOST]  # its port is private: the relay is the way in
         if self.settings.metrics:
             # Each worker's metrics stay private; the supervisor serves --metrics-port with their sum.
             flags += ["--metrics-host", "127.0.0.1", "--metrics-port", "0"]
@@ -220,7 +231,7 @@ class Supervisor:
 
     async def run(self) -> int:
         on_stop_signals(asyncio.get_running_loop(), self._on_signal)
-        ports = self._reserve_ports()
+        ports = await self._reserve_ports()
         self._workers = [_Worker(index, port) for index, port in enumerate(ports)]
         if self.settings.metrics:
             await self._serve_metrics()
@@ -230,9 +241,12 @@ class Supervisor:
             first = await _first(up, *tasks, asyncio.ensure_future(self._stopping.wait()))
             if first is up:
                 self._served = True
-                _log.info("dmlrpc server listening on %s:%d", self.settings.host, ports[0])
+                public = self._relay_port if self._port_relay is not None else ports[0]
+                _log.info("dmlrpc server listening on %s:%d", self.settings.host, public)
                 if self.settings.worker_ports == "consecutive":
                     _log.info("worker i listens on port %d + i (ports %d to %d)", ports[0], ports[0], ports[-1])
+                elif self._port_relay is not None:
+                    _log.info("each connection is relayed to a worker's own port on %s", WORKER_HOST)
                 _log.info("%d workers serving", self.count)
                 self._check_migration()
                 await _first(*tasks, asyncio.ensure_future(self._stopping.wait()))
@@ -282,12 +296,39 @@ class Supervisor:
                         process.process.kill()
         self._stopping.set()
 
-    def _reserve_ports(self) -> list[int]:
+    async def _reserve_ports(self) -> list[int]:
+        """Each worker's --port: its own consecutive one, the shared one (held here until the workers listen), or
+        0 behind the relay, which listens on --port from now on (a connection waits there for a worker)."""
         host, port = self.settings.host.strip("[]"), self.settings.port
         if self.settings.worker_ports == "consecutive":
             return _consecutive_ports(host, port, self.count)
+        if self.settings.worker_ports == "relayed":
+            self._port_relay = Relay(self._route)
+            self._relay_port = await self._port_relay.listen(host, port)
+            return [0] * self.count
         self._holder = _hold_shared_port(host, port)
         return [int(self._holder.getsockname()[1])] * self.count
+
+    async def _route(self) -> int | None:
+        """The port of a worker's current process for a relayed connection (round robin over those listening);
+        waits while none is (a start, a restart); ``None`` once the server stops."""
+        while not self._stopping.is_set():
+            ports = [
+                process.port
+                for worker in self._workers
+                if (process := worker.current) is not None and process.listening.is_set() and process.port
+            ]
+            if ports:
+                return ports[next(self._next_route) % len(ports)]
+            self._listening.clear()
+            stop = asyncio.ensure_future(self._stopping.wait())
+            listening = asyncio.ensure_future(self._listening.wait())
+            try:
+                await _first(stop, listening)
+            finally:
+                stop.cancel()
+                listening.cancel()
+        return None
 
     async def _keep(self, worker: _Worker) -> int:
         """Run one worker until the stop, restarting it after a backoff when it dies and replacing it at once when
@@ -332,8 +373,9 @@ class Supervisor:
     async def _recycle(self, worker: _Worker, old: _Process) -> _Process:
         """Replace a worker that asked to be recycled; the process that serves as the worker from now on.
 
-        On a shared port the replacement starts first (warming up before it listens) and the old process is asked
-        to stop only once it listens, so the port never goes unanswered; the old one then refuses new calls
+        On a shared port, or behind the relay, the replacement starts first (warming up before it listens) and the
+        old process is asked to stop only once it listens (and the relay sends it no new connection), so the port
+        never goes unanswered; the old one then refuses new calls
         (UNAVAILABLE, which clients retry) while it finishes those in flight. With consecutive ports the
         replacement can bind only once the old process has exited: its port is unanswered meanwhile.
         """
@@ -444,7 +486,10 @@ class Supervisor:
         event = message.get("event")
         if event == "listening":
             started.metrics_port = message.get("metrics_port")
+            port = message.get("port")
+            started.port = port if isinstance(port, int) else None
             started.listening.set()
+            self._listening.set()
             if worker.current is started:
                 worker.listening.set()
         elif event == "recycle":
@@ -547,6 +592,8 @@ class Supervisor:
             self._metrics.close()
         if self._holder is not None:
             self._holder.close()
+        if self._port_relay is not None:
+            self._port_relay.close()
 
 
 def _parse(line: str) -> dict[str, Any] | None:

@@ -151,8 +151,9 @@ class WineServer:
     """The real dmlrpc server (its own CLI) in a Windows CPython under Wine, on DmlExecutionProvider.
 
     Its supervisor recycles the worker process after ``sessions_per_worker`` sessions, since DirectML sessions under
-    lavapipe keep their memory; with consecutive ports (Windows has no SO_REUSEPORT) the port is unanswered until
-    the replacement serves, so calls through ``call`` (``execute``, ``connected``'s client) wait for it and retry.
+    lavapipe keep their memory; the supervisor relays the port to the worker (Windows has no SO_REUSEPORT), so it
+    is always answered, and calls through ``call`` (``execute``, ``connected``'s client) still wait out a recycle
+    and retry, should one fail at it.
     """
 
     def __init__(
@@ -343,8 +344,8 @@ class _Recycling:
 
     def _made_where_it_lasts(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``WineServer.call``; a handle (a compiled operator or graph) whose making was the worker's last session
-        is made again on the replacement, since the worker that holds it is being recycled (its port unanswered,
-        then the handle unknown): the lane's recycles are the harness's, not the test's."""
+        is made again on the replacement, since the worker that holds it is being recycled (the handle is unknown
+        there): the lane's recycles are the harness's, not the test's."""
         asked = self._server.recycles
         result = self._server.call(method, *args, **kwargs)
         if not hasattr(result, "handle"):

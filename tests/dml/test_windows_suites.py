@@ -1,5 +1,5 @@
 """The service's own suites (service, lifecycle, workers, OIP, reliability) run by pytest inside the Windows CPython
-under Wine, so their platform branches (process memory, signals, consecutive worker ports, stopping a worker by
+under Wine, so their platform branches (process memory, signals, relayed worker ports, stopping a worker by
 closing its stdin) run on the Windows interpreter; a failure there fails the lane.
 
 Their servers use the CPU provider (what they test is the service, not DirectML; a DirectML session holds about
@@ -33,27 +33,18 @@ LINUX_ONLY: dict[str, str] = {
     "tests/reliability/test_soak.py": "reads processes' VmRSS from /proc",
     "tests/oip/test_shared_memory.py": "system shared memory (POSIX shm_open) is served on Linux only",
     "tests/reliability/test_recycling.py::test_recycled_workers_serve_every_call_and_keep_the_tree_bounded":
-        "sums the process tree's VmRSS from /proc (and its handover is the open gap below)",
-    "tests/reliability/test_recycling.py::test_a_plain_grpc_client_loses_no_call_over_many_recycles_on_a_shared_port":
-        "its workers share one port (SO_REUSEPORT), which Windows does not have",
+        "sums the process tree's VmRSS from /proc",
 }  # fmt: skip
 #: Open findings on Windows Python (docs/providers.md): each still fails there, so it is left out and named here,
 #: never silently.
 OPEN_ON_WINDOWS: dict[str, str] = {
-    "tests/reliability/test_recycling.py::test_a_client_without_a_retry_policy_is_refused_nothing":
-        "a recycle with consecutive ports cancels calls and leaves the port refused (CANCELLED, then "
-        "'connection refused' for every later call): the Windows handover is not built yet",
-    "tests/reliability/test_recycling.py::test_a_handle_of_a_recycled_worker_answers_not_found":
-        "the same recycle with consecutive ports: a call is CANCELLED at the handover",
-    "tests/reliability/test_recycling.py::test_a_worker_past_its_memory_budget_is_recycled":
-        "the same recycle with consecutive ports: the recycled process does not exit within 60 s",
     "tests/reliability/test_shutdown_hostile.py::test_sigterm_exits_within_the_grace_period_cancelling_what_runs":
         "with 2 workers the supervisor exits 2.4 s after the stop signal with a 1 s grace period (bound: 2 s)",
     "tests/reliability/test_faults.py::test_a_reader_that_stops_mid_response_gives_the_staged_output_back":
         "its 4 s deadline passes under Wine before the reader has its first two responses",
     "tests/reliability/test_hostile_work.py::test_outputs_staged_for_callers_that_never_read_are_bounded":
-        "once, the over-budget call was admitted and its first stream message was 4194316 bytes, 12 over the "
-        "client's 4 MiB default (a chunk sized without its message framing)",
+        "in 2 of 10 runs the over-budget call was admitted and answered in full: memory the unread streams held "
+        "had been given back before it came (not investigated; its 4 MiB chunk overshoot is fixed)",
 }  # fmt: skip
 
 

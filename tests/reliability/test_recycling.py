@@ -1,10 +1,13 @@
-"""--max-sessions-per-worker: workers replaced after N ONNX Runtime sessions, with no failed call on a shared port."""
+"""--max-sessions-per-worker: workers replaced after N ONNX Runtime sessions, with no failed call on one port (shared
+or relayed)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import re
+import signal
+import socket
 import threading
 import urllib.request
 from collections.abc import Callable
@@ -18,7 +21,12 @@ from prometheus_client.parser import text_string_to_metric_families
 import dmlrpc
 from dmlrpc import ops
 from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
-from dmlrpc_server.settings import DIRECTML_SESSIONS_PER_WORKER, load_settings, physical_memory
+from dmlrpc_server.settings import (
+    DIRECTML_SESSIONS_PER_WORKER,
+    RECYCLED_CONNECTION_AGE_SECONDS,
+    load_settings,
+    physical_memory,
+)
 from tests.reliability.soaking import rss
 from tests.test_cli import LISTENING, ServerProcess, spawn  # noqa: F401 - spawn is a fixture
 
@@ -150,7 +158,7 @@ def serve_distinct_descs(
 
 def whole_log(server: ServerProcess, failures: list[str]) -> str:
     """The failures and the server's whole log (the recycled workers' lines included) once it has stopped."""
-    server.process.terminate()
+    server.signal(signal.SIGTERM)
     server.finish(timeout=30)
     return "\n".join(failures) + "\n" + server.log()[-20000:]
 
@@ -186,7 +194,7 @@ def test_recycled_workers_serve_every_call_and_keep_the_tree_bounded(
     assert values["dmlrpc_workers"] == workers, values
     assert max(sizes) <= sizes[0] + workers * TREE_SLACK, [size >> 20 for size in sizes]
 
-    server.process.terminate()
+    server.signal(signal.SIGTERM)
     assert server.finish(timeout=30) == 0, server.log()
     asked = [line for line in server.lines if "--max-sessions-per-worker 3): asking for its replacement" in line]
     assert len(asked) >= recycles and sum("recycling worker" in line for line in server.lines) == recycles
@@ -211,7 +219,7 @@ def test_a_client_without_a_retry_policy_is_refused_nothing(
     # session when the worker handed over (they make theirs in the old process), so a quick run may see only one.
     recycles = scrape(metrics_port)["dmlrpc_worker_recycles_total"]
     assert recycles >= 1, whole_log(server, [f"{recycles} recycles"])
-    server.process.terminate()
+    server.signal(signal.SIGTERM)
     assert server.finish(timeout=30) == 0, server.log()
     handed_over_in_time(server)
 
@@ -246,6 +254,18 @@ def test_the_default_recycles_only_directml_workers() -> None:
     off = load_settings(["--provider", "directml", "--max-sessions-per-worker", "0"], environ={})
     assert off.sessions_per_worker == 0
     assert load_settings(["--max-sessions-per-worker", "7"], environ={}).sessions_per_worker == 7
+
+
+def test_connections_age_by_default_only_where_one_worker_is_recycled_on_one_port() -> None:
+    def age(*flags: str) -> float | None:
+        return load_settings(list(flags), environ={}).connection_age_seconds
+
+    assert age("--provider", "cpu") is None  # nothing is recycled
+    assert age("--provider", "directml") == RECYCLED_CONNECTION_AGE_SECONDS  # one worker by default
+    assert age("--provider", "cpu", "--max-sessions-per-worker", "4", "--worker-ports", "relayed") == 2.0
+    assert age("--provider", "directml", "--workers", "2") is None  # a moved connection may reach another worker
+    assert age("--provider", "directml", "--worker-ports", "consecutive") is None  # its port is never left
+    assert age("--provider", "cpu", "--max-connection-age-seconds", "5") == 5.0
 
 
 @pytest.mark.timeout(120)
@@ -346,16 +366,27 @@ class SteadyCalls:
 
 
 @pytest.mark.timeout(60 + 5 * PLAIN_DESCS)  # a recycle per few descs, each a process start (seconds when loaded)
-def test_a_plain_grpc_client_loses_no_call_over_many_recycles_on_a_shared_port(
+@pytest.mark.parametrize(
+    "ports",
+    [
+        pytest.param(
+            "shared",
+            marks=pytest.mark.skipif(not hasattr(socket, "SO_REUSEPORT"), reason="SO_REUSEPORT: Linux's default"),
+        ),
+        "relayed",  # the default where there is no SO_REUSEPORT (Windows)
+    ],
+)
+def test_a_plain_grpc_client_loses_no_call_over_many_recycles_on_one_port(
     spawn: Callable[..., ServerProcess],  # noqa: F811
+    ports: str,
 ) -> None:
-    # A plain gRPC channel (gRPC's defaults: no retry policy, transparent retries only) and the default workers.
-    # What the server needs for it (docs/reliability.md, "The handover"): --max-connection-age-seconds, whose
-    # GOAWAY moves a recycled worker's connections without cancelling the calls that cross it.
+    # A plain gRPC channel (gRPC's defaults: no retry policy, transparent retries only) and one recycled worker
+    # with the server's defaults otherwise: its connections age (RECYCLED_CONNECTION_AGE_SECONDS), and the age's
+    # GOAWAY moves them to the replacement without cancelling the calls that cross it (docs/reliability.md, "The
+    # handover").
     server = spawn(
-        "--port", "0", "--metrics-port", "0", "--provider", "cpu", "--worker-ports", "shared",
+        "--port", "0", "--metrics-port", "0", "--provider", "cpu", "--workers", "1", "--worker-ports", ports,
         "--max-sessions-per-worker", str(PLAIN_SESSIONS_PER_WORKER), "--shutdown-grace-seconds", "5",
-        "--max-connection-age-seconds", "1",
     )  # fmt: skip
     listening = server.wait_for(LISTENING)
     assert listening is not None, server.log()
@@ -386,10 +417,11 @@ def test_a_plain_grpc_client_loses_no_call_over_many_recycles_on_a_shared_port(
     assert steady.served > PLAIN_IN_FLIGHT, steady.served
     # Every worker process makes its sessions and is replaced: a recycle per three or four descs.
     assert recycles >= PLAIN_DESCS // PLAIN_SESSIONS_PER_WORKER, whole_log(server, [f"{recycles} recycles"])
-    server.process.terminate()
+    server.signal(signal.SIGTERM)
     assert server.finish(timeout=30) == 0, server.log()
     handed_over_in_time(server)
-    # The one loss left to the kernel: the server says where it resets connections queued on a closing listener.
+    # The one loss left to the kernel on a shared port: the server says where it resets connections queued on a
+    # closing listener (the relay has no such listener to close).
     migrate = Path("/proc/sys/net/ipv4/tcp_migrate_req")
-    resets = not migrate.exists() or migrate.read_text().strip() != "1"
+    resets = ports == "shared" and (not migrate.exists() or migrate.read_text().strip() != "1")
     assert any("net.ipv4.tcp_migrate_req is" in line for line in server.lines) == resets, server.log()

@@ -236,6 +236,22 @@ def test_consecutive_ports_put_worker_i_on_port_plus_i() -> None:
         server.process.close()
 
 
+def test_relayed_workers_serve_on_one_port_through_the_supervisor() -> None:
+    # The default where there is no SO_REUSEPORT (Windows): the supervisor listens on --port and gives each new
+    # connection to the next worker; a worker's own port is on the loopback interface only.
+    server = Workers("--worker-ports", "relayed")
+    try:
+        own = {int(m.group(2)) for m in map(WORKER.search, server.process.lines) if m}
+        assert len(own) == 2 and server.port not in own, server.process.log()
+        with _one_client_per_worker(server) as pairs:
+            for index, (_, tensor) in enumerate(pairs):
+                assert tensor.handle.startswith(f"w{index}.")
+                np.testing.assert_array_equal(tensor.numpy(), np.arange(4, dtype=np.float32))
+        assert server.stop() == 0, server.process.log()
+    finally:
+        server.process.close()
+
+
 @pytest.mark.skipif(
     "DmlExecutionProvider" in ort.get_available_providers(), reason="this ONNX Runtime build has DirectML"
 )
@@ -252,7 +268,7 @@ def test_workers_that_cannot_start_give_up_with_the_workers_error() -> None:
 
 def test_shared_ports_without_so_reuseport_are_refused_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delattr(socket, "SO_REUSEPORT", raising=False)  # as on Windows
-    with pytest.raises(SettingsError, match=r"needs SO_REUSEPORT.*--worker-ports consecutive"):
+    with pytest.raises(SettingsError, match=r"needs SO_REUSEPORT.*--worker-ports relayed"):
         load_settings(["--workers", "2", "--worker-ports", "shared"], environ={})
     assert load_settings(["--workers", "2", "--worker-ports", "consecutive"], environ={}).worker_processes == 2
 
