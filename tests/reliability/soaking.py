@@ -113,9 +113,11 @@ async def soak(
     concurrency: int = CONCURRENCY,
     interval_s: float = 5.0,
     on_interval: Callable[[Interval], None] | None = None,
+    settled: Callable[[], None] | None = None,
 ) -> SoakReport:
     """Run the mix for ``warmup_s`` (not counted) then ``seconds``; the server's RSS is read with no call in flight
-    after the warm-up and at the end, so calls' transient buffers do not count as growth."""
+    after the warm-up and at the end, so calls' transient buffers do not count as growth (and, with ``settled``, once
+    it has returned: e.g. once the server has trimmed its idle heap)."""
     mix = workloads()
     weights = np.array([w.weight for w in mix], dtype=np.float64)
     weights /= weights.sum()
@@ -157,6 +159,8 @@ async def soak(
         try:
             await asyncio.sleep(warmup_s)
             await drain(tasks)  # RSS is read with nothing in flight, at the start and at the end
+            if settled is not None:
+                await asyncio.to_thread(settled)
             report.rss_start = rss(pid)
             measuring = True
             tasks = [asyncio.create_task(worker(seed)) for seed in range(concurrency, 2 * concurrency)]
@@ -180,6 +184,8 @@ async def soak(
                     on_interval(interval)
             measuring = False
             await drain(tasks)
+            if settled is not None:
+                await asyncio.to_thread(settled)
             report.rss_end = rss(pid)
         finally:
             stop.set()
