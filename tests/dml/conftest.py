@@ -43,8 +43,10 @@ PROBE_SECTIONS: tuple[tuple[str, ...], ...] = (
 )
 #: ONNX Runtime sessions one worker process of the lane's server may create before the server recycles it
 #: (--max-sessions-per-worker): every DirectML session keeps about 0.5 GB under lavapipe until its process exits, so
-#: a worker grows to about 13 GB; a recycle takes about 5 s here.
-SESSIONS_PER_SERVER = int(os.environ.get("DMLRPC_DML_SESSIONS_PER_SERVER", "24"))
+#: a worker grows to about 13 GB; a recycle takes about 5 s here. ``default`` gives the server no session or cache
+#: flag at all, as the README's by-hand command does (its defaults: a worker recycled past its memory budget).
+_SESSIONS = os.environ.get("DMLRPC_DML_SESSIONS_PER_SERVER", "24")
+SESSIONS_PER_SERVER: int | None = None if _SESSIONS == "default" else int(_SESSIONS)
 #: The lane's servers now running (``WineServer.start`` to ``stop``).
 RUNNING: set[WineServer] = set()
 #: The longest a call waits for a recycled worker's replacement (a recycle takes about 5 s here).
@@ -158,9 +160,9 @@ class WineServer:
 
     def __init__(
         self,
-        cache_size: int = SESSIONS_PER_SERVER,
+        cache_size: int | None = SESSIONS_PER_SERVER,
         extra_args: Sequence[str] = (),
-        sessions_per_worker: int = SESSIONS_PER_SERVER,
+        sessions_per_worker: int | None = SESSIONS_PER_SERVER,
         *,
         metrics: bool = False,
     ) -> None:
@@ -182,14 +184,18 @@ class WineServer:
     def start(self) -> None:
         port = _free_port()
         args = ["--provider", "directml", "--device-id", "0", "--host", "127.0.0.1", "--port", str(port)]
-        args += ["--compile-cache-size", str(self.cache_size), "--log-level", "INFO"]
+        if self.cache_size is not None:
+            args += ["--compile-cache-size", str(self.cache_size)]
+        args += ["--log-level", "INFO"]
         if self.metrics:
             metrics_port = _free_port()
             args += ["--metrics-port", str(metrics_port)]
             self.metrics_address = f"127.0.0.1:{metrics_port}"
         else:
             args.append("--no-metrics")
-        args += ["--max-sessions-per-worker", str(self.sessions_per_worker), *self.extra_args]
+        if self.sessions_per_worker is not None:
+            args += ["--max-sessions-per-worker", str(self.sessions_per_worker)]
+        args += self.extra_args
         self._recycled = self.recycles
         self.log = []
         self.process = subprocess.Popen(
@@ -425,7 +431,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_line(f"{family:>20}: " + ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items())))
     for starts, recycles in LANE_SERVER:
         terminalreporter.write_line(
-            f"the lane's server: {starts} starts, {recycles} worker recycles ({SESSIONS_PER_SERVER} sessions each)"
+            f"the lane's server: {starts} starts, {recycles} worker recycles "
+            + (f"({SESSIONS_PER_SERVER} sessions each)" if SESSIONS_PER_SERVER else "(the server's defaults)")
         )
 
 

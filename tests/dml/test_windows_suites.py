@@ -37,15 +37,7 @@ LINUX_ONLY: dict[str, str] = {
 }  # fmt: skip
 #: Open findings on Windows Python (docs/providers.md): each still fails there, so it is left out and named here,
 #: never silently.
-OPEN_ON_WINDOWS: dict[str, str] = {
-    "tests/reliability/test_shutdown_hostile.py::test_sigterm_exits_within_the_grace_period_cancelling_what_runs":
-        "with 2 workers the supervisor exits 2.4 s after the stop signal with a 1 s grace period (bound: 2 s)",
-    "tests/reliability/test_faults.py::test_a_reader_that_stops_mid_response_gives_the_staged_output_back":
-        "its 4 s deadline passes under Wine before the reader has its first two responses",
-    "tests/reliability/test_hostile_work.py::test_outputs_staged_for_callers_that_never_read_are_bounded":
-        "in 2 of 10 runs the over-budget call was admitted and answered in full: memory the unread streams held "
-        "had been given back before it came (not investigated; its 4 MiB chunk overshoot is fixed)",
-}  # fmt: skip
+OPEN_ON_WINDOWS: dict[str, str] = {}
 
 
 def _left_out(paths: list[str]) -> list[str]:

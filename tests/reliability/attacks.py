@@ -20,6 +20,12 @@ from dmlrpc.v1 import graph_pb2, operators_pb2, service_pb2
 #: The health watch's script (``HealthWatch``).
 _PROBE = Path(__file__).with_name("health_probe.py")
 
+#: Channel options of a reader that holds the server back: flow control windows fixed at 64 KiB. With BDP probing,
+#: gRPC grows a stream's window to its estimate of bytes in flight, which a loaded machine (late ping acks) inflates
+#: past a 32 MiB response: the server then hands it all to the caller's transport and gives its memory back though
+#: the caller has read nothing. With a fixed window the server runs about one message ahead of what is read.
+HELD_WINDOW = [("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 64 << 10)]
+
 #: Statuses no request may ever get, however hostile.
 FORBIDDEN = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
 

@@ -19,20 +19,14 @@ from dmlrpc.wire import encode_chunk
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import Compiled
 from tests.conftest import ServerThread, scrape, start_server
+from tests.reliability.attacks import HELD_WINDOW
 from tests.reliability.fuzzing import EXECUTE, EXECUTE_STREAM
 from tests.reliability.test_fuzz import assert_still_serving
 
 CHUNK = 1 << 20
 LENT = ("dmlrpc_buffer_pool_lent_bytes", ())
-#: The slow readers' channels: flow control windows held at 64 KiB. With BDP probing, gRPC grows a stream's window to
-#: its estimate of bytes in flight, which a loaded machine (late ping acks) inflates past the 17 MiB response: the
-#: server then hands it all to the transport and gives its staging buffer back before the reader has read two
-#: messages. With a fixed window the server can only run about one message ahead of what the reader has read.
-RECEIVE_OPTIONS = [
-    ("grpc.max_receive_message_length", 8 << 20),
-    ("grpc.http2.bdp_probe", 0),
-    ("grpc.http2.lookahead_bytes", 64 << 10),
-]
+#: The slow readers' channels: 8 MiB messages, windows held (``HELD_WINDOW``).
+RECEIVE_OPTIONS = [("grpc.max_receive_message_length", 8 << 20), *HELD_WINDOW]
 
 
 @pytest.fixture(scope="module")

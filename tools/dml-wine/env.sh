@@ -55,12 +55,18 @@ dml_wine_umount() {
 }
 
 # The command prefix that runs a program in the chroot with the Wine environment (quiet Wine, no Mono/Gecko
-# prompts); an array, so that a backgrounded "${prefix[@]}" cmd is one process whose pid can be signalled.
+# prompts); an array, so that a backgrounded "${prefix[@]}" cmd is one process whose pid can be signalled. The
+# caller's DMLRPC_ variables go through (the server's settings, the tests' knobs such as DMLRPC_RECYCLE_DESCS),
+# except the lane's own (DMLRPC_DML_*, DMLRPC_WINE_*), which mean something only on this side.
 dml_wine_prefix() {
+    local name
     DML_WINE_CMD=(chroot "$DML_WINE_ROOT" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8
         WINEPREFIX="$DML_WINE_PREFIX" WINEDEBUG="${WINEDEBUG:--all}" "WINEDLLOVERRIDES=mscoree,mshtml="
         ${DISPLAY:+DISPLAY="$DISPLAY"} ${VKD3D_DEBUG:+VKD3D_DEBUG="$VKD3D_DEBUG"}
         ${VKD3D_SHADER_DEBUG:+VKD3D_SHADER_DEBUG="$VKD3D_SHADER_DEBUG"})
+    for name in $(compgen -e | grep '^DMLRPC_' | grep -v -E '^DMLRPC_(DML|WINE)_'); do
+        DML_WINE_CMD+=("$name=${!name}")
+    done
 }
 
 dml_wine_chroot() {
