@@ -19,6 +19,8 @@ _log = logging.getLogger(__name__)
 WORKER_HOST = "127.0.0.1"
 #: Bytes read from one side before they are written to the other (a tensor of MiB crosses in a few reads).
 _READ_BYTES = 1 << 18
+#: How long a connection one side has ended waits for the other side to end too, before the relay closes it.
+_LINGER_SECONDS = 10.0
 
 
 class Relay:
@@ -68,8 +70,13 @@ class Relay:
                 asyncio.ensure_future(_pump(client_reader, worker_writer)),
                 asyncio.ensure_future(_pump(worker_reader, client_writer)),
             ]
-            # Either side's end ends the connection: HTTP/2 has no use for a half-closed one.
-            _, pending = await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+            done, pending = await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+            if pending and all(pump.result() for pump in done):
+                # NOTE: one side ended cleanly (a worker closing after its GOAWAY, or a client leaving): the other
+                # learnt it behind everything sent before, and ends its side in turn. Closing at once would close a
+                # socket with bytes unread (the client's window updates, pings, a stream the GOAWAY refused): TCP
+                # then resets the connection, and the peer's stack may drop the last responses it has not yet read.
+                _, pending = await asyncio.wait(pending, timeout=_LINGER_SECONDS)
             for pump in pending:
                 pump.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
@@ -84,12 +91,18 @@ class Relay:
             task.cancel()
 
 
-async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """Copy ``reader`` to ``writer`` until ``reader`` ends or either side fails."""
-    with contextlib.suppress(ConnectionError, OSError):
+async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    """Copy ``reader`` to ``writer`` until ``reader`` ends, then end ``writer``'s direction (a half-close): True;
+    False if either side failed."""
+    try:
         while data := await reader.read(_READ_BYTES):
             writer.write(data)
             await writer.drain()
+        if writer.can_write_eof():
+            writer.write_eof()
+    except (ConnectionError, OSError):
+        return False
+    return True
 
 
 def _close(writer: asyncio.StreamWriter) -> None:
