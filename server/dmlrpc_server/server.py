@@ -233,8 +233,6 @@ class BuiltServer:
         scheduler = self.service.scheduler
         age = self.settings.connection_age_seconds
         waited = 0.0
-        # NOTE: behind the relay the supervisor already sends new connections to the replacement: this process has
-        # left the port as far as clients can tell.
         ports = self.settings.worker_ports
         if age is not None and (ports == "relayed" or (ports == "shared" and _stop_listening(self.port))):
             # NOTE: the calls that wait for a session go on waiting, and the ones that need one and reach this
