@@ -3,29 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import time
-import urllib.request
 from collections.abc import Callable
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from tests.reliability.soaking import soak
+from tests.reliability.test_recycling import METRICS, scrape
 from tests.test_cli import LISTENING, ServerProcess, spawn  # noqa: F401 - spawn is a fixture
 
 SECONDS = 10.0
 WARMUP_SECONDS = 10.0
 #: The issue's goal is < 5 % over a long run (tools/soak.py, docs/reliability.md); CI bounds only gross leaks.
 RSS_GROWTH_LIMIT = 0.25
-METRICS = re.compile(r"INFO dmlrpc_server\.metrics: metrics on http://127\.0\.0\.1:(\d+)/metrics$")
-
-
-def _heap_trims(port: int) -> float:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
-        text = response.read().decode()
-    return sum(
-        s.value for f in text_string_to_metric_families(text) for s in f.samples if s.name == "dmlrpc_heap_trims_total"
-    )
 
 
 def test_short_soak_has_no_errors_and_flat_memory(spawn: Callable[..., ServerProcess]) -> None:  # noqa: F811
@@ -39,9 +27,9 @@ def test_short_soak_has_no_errors_and_flat_memory(spawn: Callable[..., ServerPro
     metrics_port = int(metrics.group(1))
 
     def trimmed() -> None:
-        seen = _heap_trims(metrics_port)
+        seen = scrape(metrics_port)["dmlrpc_heap_trims_total"]
         deadline = time.monotonic() + 30
-        while _heap_trims(metrics_port) == seen:
+        while scrape(metrics_port)["dmlrpc_heap_trims_total"] == seen:
             assert time.monotonic() < deadline, "the idle server never trimmed its heap"
             time.sleep(0.05)
 
