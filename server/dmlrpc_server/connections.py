@@ -8,14 +8,14 @@ from typing import Any
 
 import grpc
 
-from dmlrpc_server.handlers import KINDS, WrappingInterceptor
+from dmlrpc_server.handlers import KINDS, HandlerWrapper
 from dmlrpc_server.runtime.admission import Admission
 
 #: Calls of one connection that may wait for one of its open calls to end, per call it may have open.
 WAITING_PER_OPEN = 4
 
 
-class ConnectionLimitInterceptor(WrappingInterceptor):
+class ConnectionLimitInterceptor(HandlerWrapper):
     """Admits at most ``max_open`` calls of one client connection at once; up to ``WAITING_PER_OPEN`` times as many
     more wait for one of them to end (FIFO), holding no running slot (a streaming one reads none of its messages
     meanwhile); beyond that a call ends RESOURCE_EXHAUSTED naming --max-streams-per-connection.
@@ -26,7 +26,6 @@ class ConnectionLimitInterceptor(WrappingInterceptor):
     """
 
     def __init__(self, max_open: int) -> None:
-        super().__init__()
         self._max_open = max_open
         self._connections: dict[str, Admission] = {}
 

@@ -19,7 +19,7 @@ from grpc_status import rpc_status
 from dmlrpc.v1 import service_pb2
 from dmlrpc_server.calls import EXECUTED_ON, OPERATOR, operator_case
 from dmlrpc_server.errors import ServiceError
-from dmlrpc_server.handlers import KINDS, WrappingInterceptor
+from dmlrpc_server.handlers import KINDS, HandlerWrapper
 from dmlrpc_server.metrics import Metrics
 
 _log = logging.getLogger(__name__)
@@ -49,12 +49,11 @@ def to_status(error: ServiceError) -> grpc.Status:
     return rpc_status.to_status(status)
 
 
-class ErrorInterceptor(WrappingInterceptor):
+class ErrorInterceptor(HandlerWrapper):
     """Ends every unary and bidirectional call: maps ServiceError to its status, anything unexpected to INTERNAL
     (logged with a request id that also goes to the client), and records one log line and the call's metrics."""
 
     def __init__(self, metrics: Metrics | None = None) -> None:
-        super().__init__()
         self._metrics = metrics
 
     def passes(self, handler: grpc.RpcMethodHandler, method: str) -> bool:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool
-from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
+from grpc_reflection.v1alpha import reflection, reflection_pb2
+
+from dmlrpc_server.handlers import method_path
 
 #: grpcio-reflection ships only v1alpha; v1's messages are the same on the wire under another package name.
 REFLECTION_V1_NAME = "grpc.reflection.v1.ServerReflection"
@@ -13,20 +15,18 @@ REFLECTION_NAMES = (reflection.SERVICE_NAME, REFLECTION_V1_NAME)
 _REFLECTION_V1_FILE = "grpc/reflection/v1/reflection.proto"
 
 
-def enable_reflection(service_names: tuple[str, ...], server: grpc.aio.Server) -> None:
-    """Serve server reflection as ``grpc.reflection.v1alpha`` and as ``grpc.reflection.v1`` (what current grpcurl,
-    Postman and grpc-java ask first) with one servicer: the two protocols differ only in their package name."""
+def reflection_handlers(service_names: tuple[str, ...]) -> dict[str, grpc.RpcMethodHandler]:
+    """The handlers, by path, of server reflection as ``grpc.reflection.v1alpha`` and as ``grpc.reflection.v1``
+    (what current grpcurl, Postman and grpc-java ask first), with one servicer: the two protocols differ only in
+    their package name."""
     _register_v1_descriptor()
     servicer = reflection.aio.ReflectionServicer(service_names)
-    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)
     handler = grpc.stream_stream_rpc_method_handler(
         servicer.ServerReflectionInfo,
         request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
         response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
     )
-    server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler(REFLECTION_V1_NAME, {"ServerReflectionInfo": handler}),)
-    )
+    return {method_path(name, "ServerReflectionInfo"): handler for name in REFLECTION_NAMES}
 
 
 def _register_v1_descriptor() -> None:

@@ -1,14 +1,15 @@
-"""Transport security and caller authentication: TLS/mTLS credentials and the bearer-token interceptor."""
+"""Transport security and caller authentication: TLS/mTLS credentials and the bearer-token gate."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import grpc
 
+from dmlrpc_server.handlers import Gate
 from dmlrpc_server.interceptors import REQUEST_ID_KEY, _request_id
 from dmlrpc_server.settings import ServerSettings
 
@@ -49,7 +50,7 @@ def server_credentials(settings: ServerSettings) -> grpc.ServerCredentials | Non
     )
 
 
-class TokenAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # grpc ships no type stubs
+class TokenAuth(Gate):
     """Lets a call through only with one ``authorization: Bearer <token>`` header naming an accepted token.
 
     Rejected calls get UNAUTHENTICATED from a handler that never runs the method (and never reads past the
@@ -70,17 +71,10 @@ class TokenAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc] # 
             matched |= hmac.compare_digest(presented or b"", token)
         return matched and bool(presented)
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        method: str = handler_call_details.method
-        if method.startswith(self._open_prefixes) or self.accepts(handler_call_details.invocation_metadata):
-            return await continuation(handler_call_details)
-        handler = await continuation(handler_call_details)
-        if handler is None:
-            return None
+    def admits(self, method: str, metadata: Sequence[tuple[str, str | bytes]] | None) -> bool:
+        return method.startswith(self._open_prefixes) or self.accepts(metadata)
+
+    def refusing(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         return _refusing(handler)
 
 

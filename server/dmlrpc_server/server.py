@@ -1,4 +1,4 @@
-"""build_server(): the gRPC server with its services, interceptors, health, reflection and metrics."""
+"""build_server(): the gRPC server with its services, their wrappers, health, reflection and metrics."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health, health_pb2
 from prometheus_client import Gauge
 
 from dmlrpc.v1 import service_pb2
@@ -26,6 +26,7 @@ from dmlrpc_server.capabilities import capabilities
 from dmlrpc_server.catalog import Catalog
 from dmlrpc_server.connections import ConnectionLimitInterceptor
 from dmlrpc_server.feature_levels import feature_level_name
+from dmlrpc_server.handlers import HandlerWrapper, ServedMethods, method_handlers
 from dmlrpc_server.interceptors import ErrorInterceptor
 from dmlrpc_server.many import StreamLimits
 from dmlrpc_server.metrics import Metrics
@@ -36,7 +37,7 @@ from dmlrpc_server.oip.servicer import InferenceServicer
 from dmlrpc_server.oip.servicer import handlers as oip_handlers
 from dmlrpc_server.oip.shm import SharedMemory
 from dmlrpc_server.operators.base import Limits
-from dmlrpc_server.reflection import REFLECTION_NAMES, enable_reflection
+from dmlrpc_server.reflection import REFLECTION_NAMES, reflection_handlers
 from dmlrpc_server.runtime.admission import Admission, ByteBudget
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import warm_up
@@ -47,7 +48,7 @@ from dmlrpc_server.runtime.providers import Provider, choose_provider
 from dmlrpc_server.runtime.resident import ResidentStore, device_of
 from dmlrpc_server.runtime.store import Quota
 from dmlrpc_server.scheduler import Scheduler
-from dmlrpc_server.security import TokenAuthInterceptor, server_credentials
+from dmlrpc_server.security import TokenAuth, server_credentials
 from dmlrpc_server.service import Service
 from dmlrpc_server.servicer import DirectMLServicer, handlers
 from dmlrpc_server.settings import ServerSettings
@@ -60,6 +61,7 @@ if TYPE_CHECKING:  # the dmlrpc[tracing] extra: imported only where tracing is o
 _log = logging.getLogger(__name__)
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"].full_name
+_HEALTH = health_pb2.DESCRIPTOR.services_by_name["Health"]
 #: The names the health service answers for: "" is the whole server (what Kubernetes' gRPC probe asks by default).
 HEALTH_NAMES = ("", SERVICE_NAME)
 #: The names of the threads that run operators start with this.
@@ -469,7 +471,9 @@ def build_server(settings: ServerSettings, *, span_exporter: SpanExporter | None
             registry=metrics.registry,
         ).set(memory.capacity)
 
-    interceptors: list[grpc.aio.ServerInterceptor] = [ErrorInterceptor(metrics)]
+    # What every call goes through, outermost first, wrapped around each handler once (ServedMethods): its span (with
+    # tracing on), its end (status, request id, log line, metrics), then its connection's limit.
+    wrappers: list[HandlerWrapper] = [ErrorInterceptor(metrics)]
     tracing = None
     if settings.tracing != "off" or span_exporter is not None:
         # Only here: the extra may be missing where tracing is off, and off nothing of it is wrapped or imported.
@@ -477,18 +481,20 @@ def build_server(settings: ServerSettings, *, span_exporter: SpanExporter | None
 
         tracing = Tracing.otlp() if span_exporter is None else Tracing(span_exporter, batch=False)
         tracing.instrument(service)
-        interceptors.insert(0, tracing.interceptor())  # outermost: the span covers the whole call
+        wrappers.insert(0, tracing.wrapper())  # outermost: the span covers the whole call
+    # One connection cannot open calls without bound (each holds a handler task, and a stalled one its buffers); the
+    # bound is ours, answered by waiting or RESOURCE_EXHAUSTED, never by HTTP/2 refusing a stream.
+    connections = ConnectionLimitInterceptor(settings.max_streams_per_connection)
+    wrappers.append(connections)
+    gate = None
     tokens = settings.auth_tokens()
     if tokens:
         open_services = [*(("grpc.health.v1.Health",) if settings.auth_exempt_health else ())]
         if settings.auth_exempt_reflection:
             open_services.extend(REFLECTION_NAMES)
-        interceptors.append(TokenAuthInterceptor(tokens, open_services))
-    # One connection cannot open calls without bound (each holds a handler task, and a stalled one its buffers); the
-    # bound is ours, answered by waiting or RESOURCE_EXHAUSTED, never by HTTP/2 refusing a stream.
-    connections = ConnectionLimitInterceptor(settings.max_streams_per_connection)
-    interceptors.append(connections)
-    server = grpc.aio.server(interceptors=interceptors, options=server_options(settings))
+        gate = TokenAuth(tokens, open_services)
+    served = ServedMethods(wrappers, gate)
+    server = grpc.aio.server(handlers=(served,), options=server_options(settings))
 
     service_limits = service_pb2.Limits(
         max_message_bytes=settings.max_message_bytes,
@@ -522,20 +528,19 @@ def build_server(settings: ServerSettings, *, span_exporter: SpanExporter | None
     repository = _repository(settings, provider, scheduler, catalog, service.handles)
     if metrics is not None:
         metrics.registry.register(ModelCollector(repository.served))
-    server.add_generic_rpc_handlers(
-        (handlers(DirectMLServicer(service, caps, authenticated=bool(tokens), publish=repository.publish)),)
-    )
+    served.add(handlers(DirectMLServicer(service, caps, authenticated=bool(tokens), publish=repository.publish)))
     inference = InferenceServicer(
         service,
         repository,
         version=version,
         shared_memory=SharedMemory() if settings.allow_client_shm else None,
     )
-    server.add_generic_rpc_handlers((oip_handlers(inference),))
+    served.add(oip_handlers(inference))
     health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    served.add(method_handlers(_HEALTH, health_servicer, parse=lambda message: message.FromString))
     if settings.reflection:
-        enable_reflection((SERVICE_NAME, oip_protocol.SERVICE_NAME, health.SERVICE_NAME, *REFLECTION_NAMES), server)
+        names = (SERVICE_NAME, oip_protocol.SERVICE_NAME, health.SERVICE_NAME, *REFLECTION_NAMES)
+        served.add(reflection_handlers(names))
 
     address = f"{settings.host}:{settings.port}"
     credentials = server_credentials(settings)

@@ -199,9 +199,9 @@ async def _sized(messages: AsyncIterator[bytes]) -> AsyncIterator[tuple[service_
         yield parse(service_pb2.ExecuteManyRequest, raw), len(raw)
 
 
-def handlers(servicer: DirectMLServicer) -> grpc.GenericRpcHandler:
-    """The service's method handlers, from its descriptor: protobuf requests and responses, and wire bytes for the
-    messages the service reads (WIRE_REQUESTS) or writes (WIRE_RESPONSES) itself."""
+def handlers(servicer: DirectMLServicer) -> dict[str, grpc.RpcMethodHandler]:
+    """The service's method handlers by path, from its descriptor: protobuf requests and responses, and wire bytes
+    for the messages the service reads (WIRE_REQUESTS) or writes (WIRE_RESPONSES) itself."""
     return method_handlers(
         SERVICE, servicer, parse=_tolerant, wire_requests=WIRE_REQUESTS, wire_responses=WIRE_RESPONSES
     )

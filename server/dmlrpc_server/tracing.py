@@ -21,7 +21,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from dmlrpc_server.calls import OPERATOR, Call
-from dmlrpc_server.handlers import KINDS, WrappingInterceptor
+from dmlrpc_server.handlers import KINDS, HandlerWrapper
 from dmlrpc_server.interceptors import code_of
 from dmlrpc_server.runtime.process import worker_index
 
@@ -53,7 +53,7 @@ _STAGES: ContextVar[_Stages | None] = ContextVar("dmlrpc_stages", default=None)
 
 
 class Tracing:
-    """A server's tracer and what it traces: the interceptor that opens each call's span, and the stage functions
+    """A server's tracer and what it traces: the wrapper that opens each call's span, and the stage functions
     wrapped (``instrument``). Built only with tracing on: off, nothing of this module runs or is even imported."""
 
     def __init__(self, exporter: SpanExporter, *, batch: bool = True) -> None:
@@ -76,7 +76,7 @@ class Tracing:
         localhost:4317), with the exporter's other standard OTEL_EXPORTER_OTLP_* variables (headers, TLS)."""
         return cls(OTLPSpanExporter())
 
-    def interceptor(self) -> TracingInterceptor:
+    def wrapper(self) -> TracingInterceptor:
         return TracingInterceptor(self.tracer)
 
     def instrument(self, service: Service) -> None:
@@ -222,13 +222,12 @@ class _Batches(Generic[R]):
         self._policy.ran(batch, started_ns, results, error)
 
 
-class TracingInterceptor(WrappingInterceptor):
-    """The outermost interceptor with tracing on: each call's server span, a child of the caller's W3C
+class TracingInterceptor(HandlerWrapper):
+    """The outermost handler wrapper with tracing on: each call's server span, a child of the caller's W3C
     ``traceparent`` (and ``tracestate``) when it sends one, else a root; RPC attributes as OpenTelemetry's
     conventions name them; the stage spans of STAGED calls."""
 
     def __init__(self, tracer: Tracer) -> None:
-        super().__init__()
         self._tracer = tracer
 
     def wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:

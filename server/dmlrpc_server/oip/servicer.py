@@ -15,6 +15,7 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError, Message
 
 from dmlrpc_server.errors import InvalidArgument, NotFound, ServiceError, Unavailable, Unimplemented
+from dmlrpc_server.handlers import method_path
 from dmlrpc_server.oip.config import ModelConfig
 from dmlrpc_server.oip.inference import InferCodec, expected_output_bytes
 from dmlrpc_server.oip.models import merge_statistics
@@ -415,8 +416,9 @@ def _guard(fn: Callable[..., Any]) -> Callable[..., Any]:
     return method
 
 
-def handlers(servicer: InferenceServicer) -> grpc.GenericRpcHandler:
-    """The method handlers of inference.GRPCInferenceService (the messages of tritonclient's generated modules)."""
+def handlers(servicer: InferenceServicer) -> dict[str, grpc.RpcMethodHandler]:
+    """The method handlers of inference.GRPCInferenceService by path (the messages of tritonclient's generated
+    modules)."""
     service = pb.DESCRIPTOR.services_by_name["GRPCInferenceService"]
     methods: dict[str, grpc.RpcMethodHandler] = {}
     for method in service.methods:
@@ -426,7 +428,7 @@ def handlers(servicer: InferenceServicer) -> grpc.GenericRpcHandler:
         request = getattr(pb, method.input_type.name)
         response = getattr(pb, method.output_type.name)
         if method.client_streaming:
-            methods[method.name] = _method("stream", fn, request, response)
+            methods[method_path(SERVICE_NAME, method.name)] = _method("stream", fn, request, response)
         else:
-            methods[method.name] = _method("unary", _guard(fn), request, response)
-    return grpc.method_handlers_generic_handler(SERVICE_NAME, methods)
+            methods[method_path(SERVICE_NAME, method.name)] = _method("unary", _guard(fn), request, response)
+    return methods
