@@ -87,11 +87,12 @@ def fallback_cause(operator_desc: operators_pb2.OperatorDesc) -> str:
         return "FLOAT64 computed on the device"
     shapes |= {t.name: (t.data_type, list(t.dims)) for t in graph.initializer}
     for node in graph.node:
-        if node.op_type not in _VECTORISED_BINARY or len(node.input) != 2:
+        # Sum adds its inputs pairwise, with the same shader.
+        if not (node.op_type in _VECTORISED_BINARY and len(node.input) == 2 or node.op_type == "Sum"):
             continue
         operands = [shapes.get(name) for name in node.input]
         sizes = [math.prod(operand[1]) for operand in operands if operand is not None and operand[0] in _FLOATS]
-        if len(sizes) == 2 and all(size > 1 and size % 4 == 0 for size in sizes):
+        if len(sizes) == len(node.input) >= 2 and all(size > 1 and size % 4 == 0 for size in sizes):
             return "a float binary operation over 4k elements"
     return "other"
 

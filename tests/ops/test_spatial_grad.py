@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import onnxruntime as ort
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,6 +15,9 @@ import dmlrpc
 from dmlrpc.codec import DTYPE_BY_DATA_TYPE, tensor_desc
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.operators import REGISTRY
+from dmlrpc_server.operators.base import Limits
+from dmlrpc_server.operators.spatial_grad import distinct_target_groups
+from dmlrpc_server.settings import PROVIDERS
 from tests.references import pooling as pool_ref
 from tests.references import spatial_grad as ref
 from tests.strategies import arrays, broadcast_values, layouts, shapes
@@ -585,3 +589,73 @@ def test_gradients_compose_in_a_graph(client: dmlrpc.Client) -> None:
 
 def attrs_of(attrs: dict[str, Any]) -> tuple[Any, ...]:
     return attrs["strides"], attrs["window_size"], attrs["start_padding"], attrs["dilations"]
+
+
+# --- DirectML's lowering (no ScatterND 'add' there), run on this machine's CPU ------------------------------------
+
+
+def directml_lowering(desc: operators_pb2.OperatorDesc, dy: np.ndarray) -> tuple[np.ndarray, set[str]]:
+    """The output of the server's DirectML lowering of ``desc`` run by ONNX Runtime's CPU provider on ``dy``
+    (contiguous), and the reductions of its ScatterND nodes."""
+    case = desc.WhichOneof("desc")
+    assert case is not None
+    limits = Limits(max_tensor_bytes=1 << 30, max_request_bytes=1 << 30, max_message_bytes=1 << 30)
+    plan = REGISTRY[case].plan(getattr(desc, case), feature_level=FL64, limits=limits, provider=PROVIDERS["directml"])
+    reductions = {
+        next((a.s.decode() for a in node.attribute if a.name == "reduction"), "none")
+        for node in plan.model.graph.node
+        if node.op_type == "ScatterND"
+    }
+    session = ort.InferenceSession(plan.model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (out,) = session.run(None, {"gradient": dy})
+    return out, reductions
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_directml_average_pooling_grad_sums_in_groups_of_distinct_targets(data: st.DataObject) -> None:
+    shape, s, w, a, b, _ = data.draw(pool_geometry(4, False))
+    include = data.draw(st.booleans(), label="include_padding")
+    dy = data.draw(arrays(np.float32, pool_ref.output_sizes(shape, s, w, a, b, [1, 1])))
+    desc = avg_desc(dy, (np.float32, shape), pool_attrs(s, w, a, b) | {"include_padding": include})
+    out, reductions = directml_lowering(desc, dy)
+    close(out, ref.average_pooling_grad(dy, shape, s, w, a, include), np.dtype(np.float32))
+    assert "add" not in reductions  # windows overlap at most a few times along a dimension
+
+
+@pytest.mark.parametrize("case", ["resample_grad", "resample_grad1"])
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_directml_resample_grad_sums_in_groups_of_distinct_targets(case: str, data: st.DataObject) -> None:
+    dx_shape = data.draw(shapes(4, 4, max_side=4), label="dx shape")
+    dy_shape = data.draw(shapes(4, 4, max_side=4), label="dy shape")
+    scales = [data.draw(SCALES, label="scale") for _ in range(4)]
+    mode = data.draw(st.sampled_from([NEAREST, LINEAR]), label="mode")
+    dy = data.draw(arrays(np.float32, dy_shape))
+    fields, rounding = {}, "nearest"
+    if case == "resample_grad1":
+        fields["rounding_direction"] = data.draw(st.sampled_from([INC, DEC]), label="rounding")
+        rounding = "ceil" if fields["rounding_direction"] == INC else "floor"
+    desc = resample_desc(case, dy, (np.float32, dx_shape), mode, scales, **fields)
+    expected = ref.resample_grad(dy, dx_shape, scales, [0.5] * 4, [-0.5] * 4, linear=mode == LINEAR, rounding=rounding)
+    out, reductions = directml_lowering(desc, dy)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+    assert "add" not in reductions
+
+
+def test_directml_grouped_scatter_keeps_an_infinite_gradient_to_its_own_targets() -> None:
+    # Overlapping windows (stride 1, window 2): three groups' sums; an infinity reaches only its window.
+    dy = np.zeros((1, 1, 3, 3), np.float32)
+    dy[0, 0, 0, 0] = np.inf
+    desc = avg_desc(dy, (np.float32, (1, 1, 4, 4)), pool_attrs([1, 1], [2, 2], [0, 0], [0, 0]))
+    out, reductions = directml_lowering(desc, dy)
+    assert reductions == {"none"}
+    assert np.isinf(out[0, 0, :2, :2]).all()
+    assert np.isfinite(out[0, 0]).sum() == 12 and not np.isnan(out).any()
+
+
+def test_distinct_target_groups_never_repeat_a_target() -> None:
+    targets = np.array([3, 1, 3, 3, 0, 1])
+    groups = distinct_target_groups(targets)
+    assert [list(group) for group in groups] == [[0, 1, 4], [2, 5], [3]]
+    assert distinct_target_groups(np.array([], np.int64)) == []

@@ -38,6 +38,16 @@ from dmlrpc_server.operators.resample import (
 # dimension moved to the front so that each index addresses a whole slab (the indices stay O(size), never
 # O(elements)). ScatterND's 'add' sums where targets coincide (overlapping windows, clamped taps); SLICE_GRAD's
 # targets are distinct and it moves elements of any type bit-exactly with reduction 'none'.
+#
+# DirectML has no ScatterND 'add' (ONNX Runtime places such a node on the CPU, and the session's inputs and outputs
+# cross to the host for it). There a dimension whose targets coincide scatters in groups instead, each of distinct
+# targets (the first reader of each target, then the second, ...) with 'none', and the groups' results are summed:
+# the same sums, and a non-finite gradient still reaches only its own targets (a dense matrix product would spread
+# NaN through its zeros).
+
+#: The most groups one dimension's gradient is split into where no scatter may add (DirectML): the most forward
+#: outputs that read one input element. Past it (a large upsampling's gradient) the dimension scatters with 'add'.
+MAX_SCATTER_GROUPS = 16
 
 
 def _scatter_axis(
@@ -48,28 +58,55 @@ def _scatter_axis(
     size: int,
     pairs: tuple[np.ndarray, np.ndarray, np.ndarray | None],
     reduction: str,
+    *,
+    grouped: bool = False,
 ) -> Value:
     """``value`` (of ``sizes``) with dimension ``axis`` replaced by one of ``size``: for each (source, target,
     weight) of ``pairs`` element ``target`` receives ``value[source] * weight`` (added, or set with 'none'); the
-    others are 0. ``sizes`` is updated in place."""
+    others are 0. ``grouped``: add without a scatter that adds (DirectML), in groups of distinct targets where at
+    most ``MAX_SCATTER_GROUPS`` are needed. ``sizes`` is updated in place."""
     sources, targets, weights = pairs
     rank = len(sizes)
     perm = [axis, *(d for d in range(rank) if d != axis)]
     rest = [sizes[d] for d in perm[1:]]
     moved = value if axis == 0 else graph.op("Transpose", value, perm=perm)
-    if not np.array_equal(sources, np.arange(sizes[axis])):
-        moved = graph.op("Gather", moved, graph.const(sources, I64), axis=0)
-    if weights is not None:
-        moved = graph.op("Mul", moved, graph.const(weights.reshape((-1,) + (1,) * len(rest)), F32))
     zero = onnx.numpy_helper.from_array(np.zeros(1, value.dtype))
     zeros = graph.op("ConstantOfShape", graph.const([size, *rest], I64), dtype=value.dtype, value=zero)
-    indices = graph.const(np.asarray(targets, np.int64).reshape(-1, 1), I64)
-    scattered = graph.op("ScatterND", zeros, indices, moved, reduction=reduction)
+    groups = distinct_target_groups(targets) if grouped and reduction == "add" else None
+    if groups is None or len(groups) > MAX_SCATTER_GROUPS:
+        groups, group_reduction = [np.arange(len(targets))], reduction
+    else:
+        group_reduction = "none"
+    parts = []
+    for group in groups:
+        updates = moved
+        if not np.array_equal(sources[group], np.arange(sizes[axis])):
+            updates = graph.op("Gather", moved, graph.const(sources[group], I64), axis=0)
+        if weights is not None:
+            updates = graph.op("Mul", updates, graph.const(weights[group].reshape((-1,) + (1,) * len(rest)), F32))
+        indices = graph.const(np.asarray(targets[group], np.int64).reshape(-1, 1), I64)
+        parts.append(graph.op("ScatterND", zeros, indices, updates, reduction=group_reduction))
+    scattered = zeros if not parts else parts[0] if len(parts) == 1 else graph.op("Sum", *parts)
     sizes[axis] = size
     if axis == 0:
         return scattered
     inverse = [perm.index(d) for d in range(rank)]
     return graph.op("Transpose", scattered, perm=inverse)
+
+
+def distinct_target_groups(targets: np.ndarray) -> list[np.ndarray]:
+    """The positions of ``targets`` in groups none of which repeats a target: group ``g`` holds each target's
+    ``g``-th occurrence (in order), so there are as many groups as the most frequent target occurs."""
+    targets = np.asarray(targets)
+    if not len(targets):
+        return []
+    order = np.argsort(targets, kind="stable")
+    ordered = targets[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    run_starts = np.repeat(starts, np.diff(np.r_[starts, len(ordered)]))
+    occurrence = np.empty(len(targets), np.int64)
+    occurrence[order] = np.arange(len(ordered)) - run_starts
+    return [np.flatnonzero(occurrence == g) for g in range(int(occurrence.max()) + 1)]
 
 
 def _plan(graph: Graph, inputs: tuple[TensorLayout, ...], names: tuple[str, ...], output: TensorLayout) -> Plan:
@@ -104,7 +141,9 @@ class AveragePoolingGrad(Operator[operators_pb2.AveragePoolingGradOperatorDesc])
             divisor = np.full(table.counts.shape, window[i]) if desc.include_padding else table.counts
             weights = (1.0 / divisor[outputs]).astype(np.float32)
             pairs = (outputs, table.table[outputs, slots], weights)
-            value = _scatter_axis(graph, value, sizes, 2 + i, dx.sizes[2 + i], pairs, "add")
+            value = _scatter_axis(
+                graph, value, sizes, 2 + i, dx.sizes[2 + i], pairs, "add", grouped=tensors.on_directml
+            )
         graph.output(graph.cast(value, dx.dtype), "output", dx.sizes)
         return _plan(graph, (dy,), ("gradient",), dx)
 
@@ -188,7 +227,7 @@ class _ResampleGrad(Operator[Any]):
                 if in_size == out_size and np.array_equal(indices, np.arange(in_size)):
                     continue  # this dimension maps each element onto itself
                 pairs = (np.arange(out_size), indices, None)
-            value = _scatter_axis(graph, value, sizes, d, in_size, pairs, "add")
+            value = _scatter_axis(graph, value, sizes, d, in_size, pairs, "add", grouped=tensors.on_directml)
         graph.output(graph.cast(value, dx.dtype), "output", dx.sizes)
         return _plan(graph, (dy,), ("gradient",), dx)
 
