@@ -659,3 +659,12 @@ def test_distinct_target_groups_never_repeat_a_target() -> None:
     groups = distinct_target_groups(targets)
     assert [list(group) for group in groups] == [[0, 1, 4], [2, 5], [3]]
     assert distinct_target_groups(np.array([], np.int64)) == []
+
+
+def test_directml_resample_grad_past_the_group_limit_keeps_the_scatter_add() -> None:
+    # Upsampled 20 times along one dimension: 20 forward outputs read each input element, more groups than allowed.
+    dy = np.arange(40, dtype=np.float32).reshape(1, 1, 2, 20)
+    desc = resample_desc("resample_grad", dy, (np.float32, (1, 1, 2, 1)), NEAREST, [1.0, 1.0, 1.0, 20.0])
+    out, reductions = directml_lowering(desc, dy)
+    assert "add" in reductions
+    np.testing.assert_allclose(out, dy.sum(axis=3, keepdims=True))
