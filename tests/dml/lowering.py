@@ -70,10 +70,12 @@ _FLOATS = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16}
 
 
 def fallback_cause(operator_desc: operators_pb2.OperatorDesc) -> str:
-    """Why the lane's device could not build a desc's session, read from the server's DirectML lowering: 64-bit
-    integer values it computes (shader model 5.1), a float ADD/SUB/MUL/DIV of two tensors of a multiple of 4
-    elements (vkd3d's translator), else ``"other"``."""
+    """Why the lane's device could not build a desc's session, read from the server's DirectML lowering: a node
+    the provider has no kernel for, 64-bit integer values it computes (shader model 5.1), a float
+    ADD/SUB/MUL/DIV/Sum of tensors of a multiple of 4 elements (vkd3d's translator), else ``"other"``."""
     graph = _directml_graph(operator_desc)
+    if any(node.op_type == "Scan" or _adds(node) for node in graph.node):
+        return "a node DirectML has no kernel for (Scan, ScatterND 'add'): left to the CPU provider"
     shapes: dict[str, tuple[int, list[int]]] = {
         v.name: (v.type.tensor_type.elem_type, [d.dim_value for d in v.type.tensor_type.shape.dim])
         for v in (*graph.input, *graph.output, *graph.value_info)
@@ -88,13 +90,17 @@ def fallback_cause(operator_desc: operators_pb2.OperatorDesc) -> str:
     shapes |= {t.name: (t.data_type, list(t.dims)) for t in graph.initializer}
     for node in graph.node:
         # Sum adds its inputs pairwise, with the same shader.
-        if not (node.op_type in _VECTORISED_BINARY and len(node.input) == 2 or node.op_type == "Sum"):
+        if not ((node.op_type in _VECTORISED_BINARY and len(node.input) == 2) or node.op_type == "Sum"):
             continue
         operands = [shapes.get(name) for name in node.input]
         sizes = [math.prod(operand[1]) for operand in operands if operand is not None and operand[0] in _FLOATS]
         if len(sizes) == len(node.input) >= 2 and all(size > 1 and size % 4 == 0 for size in sizes):
             return "a float binary operation over 4k elements"
     return "other"
+
+
+def _adds(node: onnx.NodeProto) -> bool:
+    return node.op_type == "ScatterND" and any(a.name == "reduction" and a.s == b"add" for a in node.attribute)
 
 
 def uses_64_bit_integers(operator_desc: operators_pb2.OperatorDesc) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import onnxruntime as ort
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,6 +19,7 @@ from dmlrpc_server.errors import ResourceExhausted
 from dmlrpc_server.operators import REGISTRY
 from dmlrpc_server.operators.base import Limits
 from dmlrpc_server.runtime.cost import check_cost, model_cost
+from dmlrpc_server.settings import PROVIDERS
 from tests.references import recurrent as ref
 from tests.strategies import layouts
 
@@ -391,7 +393,7 @@ def test_a_sequence_length_over_seq_length_is_refused(client: dmlrpc.Client) -> 
 # The work estimate: a Scan's body times its steps, so a small desc over a long sequence is not tiny work.
 
 
-def _rnn_work(steps: int, hidden: int) -> int:
+def _rnn_work(steps: int, hidden: int, provider: str = PROVIDERS["cpu"]) -> int:
     desc = _desc(
         "rnn",
         input_tensor=tensor_desc((np.float32, (1, steps, 1, 1))),
@@ -399,17 +401,18 @@ def _rnn_work(steps: int, hidden: int) -> int:
         recurrence_tensor=tensor_desc((np.float32, (1, 1, hidden, hidden))),
         output_single_tensor=tensor_desc((np.float32, (1, 1, 1, hidden))),
     )
-    plan = REGISTRY["rnn"].plan(desc.rnn, feature_level=LATEST, limits=LIMITS)
+    plan = REGISTRY["rnn"].plan(desc.rnn, feature_level=LATEST, limits=LIMITS, provider=provider)
     return model_cost(plan.model).work
 
 
-def test_the_work_grows_with_the_sequence_and_the_recurrent_product() -> None:
-    short, long = _rnn_work(10, 64), _rnn_work(1000, 64)
+@pytest.mark.parametrize("provider", [PROVIDERS["cpu"], PROVIDERS["directml"]])  # a Scan; ONNX's RNN node
+def test_the_work_grows_with_the_sequence_and_the_recurrent_product(provider: str) -> None:
+    short, long = _rnn_work(10, 64, provider), _rnn_work(1000, 64, provider)
     assert long > 50 * short
     # Each step multiplies a 1 x H state by an H x H matrix: at least H * H element-operations a step.
     assert long >= 1000 * 64 * 64
     # Even a one-element step counts a run's fixed cost.
-    assert _rnn_work(10_000, 1) >= 10_000 * 1024
+    assert _rnn_work(10_000, 1, provider) >= 10_000 * 1024
 
 
 def test_a_long_sequence_over_the_work_limit_is_refused_before_it_runs() -> None:
@@ -452,3 +455,119 @@ def test_a_graph_of_recurrent_nodes(client: dmlrpc.Client) -> None:
     got = client.compile(graph)(x, one)
     np.testing.assert_array_equal(np.asarray(got[0]).reshape(-1), [1, 3, 6])
     np.testing.assert_array_equal(np.asarray(got[1]).reshape(-1), [12])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# DirectML's lowering: ONNX's own RNN/LSTM/GRU node (DirectML has no Scan kernel), run here by the CPU provider.
+
+#: The activations DirectML's lowering passes to ONNX's recurrent nodes by name.
+_NATIVE = [
+    "ACTIVATION_SIGMOID",
+    "ACTIVATION_TANH",
+    "ACTIVATION_RELU",
+    "ACTIVATION_SOFTSIGN",
+    "ACTIVATION_LEAKY_RELU",
+    "ACTIVATION_THRESHOLDED_RELU",
+    "ACTIVATION_ELU",
+    "ACTIVATION_SCALED_TANH",
+    "ACTIVATION_HARD_SIGMOID",
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), kind=st.sampled_from(["rnn", "lstm", "gru"]))
+def test_directml_lowers_to_onnx_recurrent_nodes_with_the_same_results(data: st.DataObject, kind: str) -> None:
+    direction = data.draw(st.sampled_from(sorted(DIRECTIONS)), label="direction")
+    directions = 2 if direction == "bidirectional" else 1
+    steps, batch, inputs, hidden = (data.draw(st.integers(1, 4), label=name) for name in "TBIH")
+    g = ref.GATES[kind]
+    shapes = {
+        "input_tensor": (1, steps, batch, inputs),
+        "weight_tensor": (1, directions, g * hidden, inputs),
+        "recurrence_tensor": (1, directions, g * hidden, hidden),
+        "bias_tensor": (1, 1, directions, 2 * g * hidden),
+        "hidden_init_tensor": (1, directions, batch, hidden),
+        "cell_mem_init_tensor": (1, directions, batch, hidden),
+        "sequence_lengths_tensor": (1, 1, 1, batch),
+        "peephole_tensor": (1, 1, directions, 3 * hidden),
+    }
+    out_shapes = {
+        "output_sequence_tensor": (steps, directions, batch, hidden),
+        "output_single_tensor": (1, directions, batch, hidden),
+        "output_cell_single_tensor": (1, directions, batch, hidden),
+    }
+    fields: dict[str, Any] = {"direction": DIRECTIONS[direction]}
+    arrays: dict[str, np.ndarray | None] = {}
+    for index, name in enumerate(INPUTS[kind]):
+        if index >= 3 and not data.draw(st.booleans(), label=f"{name} set"):
+            arrays[name] = None
+            continue
+        if name == "sequence_lengths_tensor":
+            arrays[name] = data.draw(hnp.arrays(np.uint32, shapes[name], elements=st.integers(0, steps)), label=name)
+        else:
+            arrays[name] = _values(data, np.dtype(np.float32), shapes[name], name)
+        fields[name] = tensor_desc(arrays[name])
+    outputs = data.draw(st.lists(st.sampled_from(OUTPUTS[kind]), min_size=1, unique=True), label="outputs set")
+    for name in outputs:
+        fields[name] = tensor_desc((np.float32, out_shapes[name]))
+    names = [
+        data.draw(st.sampled_from(_NATIVE), label="activation") for _ in range(directions * ref.ACTIVATION_COUNT[kind])
+    ]
+    activations = [
+        _activation(name, **{key: data.draw(value, label=f"{name} {key}") for key, value in _PARAMETERS[name].items()})
+        for name in names
+    ]
+    fields["activation_descs"] = [entry for entry, _ in activations]
+    clip = None
+    if kind == "lstm":
+        if data.draw(st.booleans(), label="use clip"):
+            clip = data.draw(st.sampled_from([0.5, 2.0]), label="clip")
+            fields.update(use_clip_threshold=True, clip_threshold=clip)
+        fields["couple_input_forget"] = data.draw(st.booleans(), label="couple input forget")
+    if kind == "gru":
+        fields["linear_before_reset"] = data.draw(st.booleans(), label="linear before reset")
+    desc = getattr(_desc(kind, **fields), kind)
+    plan = REGISTRY[kind].plan(desc, feature_level=LATEST, limits=LIMITS, provider=PROVIDERS["directml"])
+    assert {node.op_type for node in plan.model.graph.node} & {kind.upper(), "Scan"} == {kind.upper()}
+    session = ort.InferenceSession(plan.model.SerializeToString(), providers=["CPUExecutionProvider"])
+    ordered = [arrays[name] for name in INPUTS[kind]]
+    feeds = plan.prepare(ordered) if plan.prepare is not None else {}
+    assert plan.finish is not None
+    got = plan.finish(session.run(None, feeds))
+    expected = ref.recurrent(
+        kind,
+        *(np.asarray(arrays[name]) for name in ("input_tensor", "weight_tensor", "recurrence_tensor")),
+        activations=[(name, inner) for name, (_, inner) in zip(names, activations, strict=True)],
+        direction=direction,
+        bias=arrays.get("bias_tensor"),
+        hidden_init=arrays.get("hidden_init_tensor"),
+        cell_init=arrays.get("cell_mem_init_tensor"),
+        lengths=arrays.get("sequence_lengths_tensor"),
+        peephole=arrays.get("peephole_tensor"),
+        clip=clip,
+        couple_input_forget=bool(fields.get("couple_input_forget")),
+        linear_before_reset=bool(fields.get("linear_before_reset")),
+    )
+    by_name = {
+        "output_sequence_tensor": expected.sequence,
+        "output_single_tensor": expected.single,
+        "output_cell_single_tensor": expected.cell_single,
+    }
+    for name, result in zip(OUTPUTS[kind], got, strict=True):
+        if name in outputs:
+            _close(result, by_name[name], np.dtype(np.float32))
+        else:
+            assert result is None
+
+
+def test_an_activation_onnx_does_not_name_keeps_the_scan_on_directml() -> None:
+    desc = _desc(
+        "rnn",
+        activation_descs=[_activation("ACTIVATION_CELU", alpha=2.0)[0]],
+        input_tensor=tensor_desc((np.float32, (1, 2, 1, 1))),
+        weight_tensor=tensor_desc((np.float32, (1, 1, 2, 1))),
+        recurrence_tensor=tensor_desc((np.float32, (1, 1, 2, 2))),
+        output_single_tensor=tensor_desc((np.float32, (1, 1, 1, 2))),
+    )
+    plan = REGISTRY["rnn"].plan(desc.rnn, feature_level=LATEST, limits=LIMITS, provider=PROVIDERS["directml"])
+    assert "Scan" in {node.op_type for node in plan.model.graph.node}

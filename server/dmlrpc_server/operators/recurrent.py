@@ -13,6 +13,11 @@ every provider. What the lowering does beyond the page's equations:
   length L starts at t = L - 1, as ONNX's rule says. An empty item (length 0) writes 0 to the single outputs too.
 - The page's LSTM equation peeks at C_{t-1} for the output gate; ONNX's LSTM, which ONNX Runtime's DirectML provider
   maps onto this operator field for field, peeks at C_t, and so does this lowering (see the page's notes).
+
+On DirectML a desc whose activations are all ones that ONNX's recurrent ops name (sigmoid, tanh, relu, softsign,
+leaky and thresholded relu, elu, scaled tanh, hard sigmoid) lowers to ONNX's own RNN/LSTM/GRU node instead, which
+the provider maps onto DirectML's recurrent operator field for field: DirectML has no kernel for Scan, which ONNX
+Runtime would run on the CPU provider.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.feature_levels import parse_feature_level
 from dmlrpc_server.operators._elementwise import Context, ElementWise
-from dmlrpc_server.operators._graph import BOOL, F32, I64, Graph, Value
+from dmlrpc_server.operators._graph import BOOL, F32, I32, I64, Graph, Value
 from dmlrpc_server.operators.activation import ACTIVATIONS
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.pages import FUSABLE
@@ -38,6 +43,47 @@ Direction = operators_pb2.RecurrentNetworkDirection
 _ACTIVATIONS: dict[str, ElementWise] = {operator.case: operator for operator in ACTIVATIONS}
 #: The fields holding sequence lengths (UINT32), the only tensors not of the input's data type.
 _LENGTHS = "sequence_lengths_tensor"
+#: The activations both ONNX's recurrent ops and DirectML's provider name, as DirectML computes them: the ONNX name
+#: and the desc's fields that are its alpha and beta (ONNX takes them as stacks, one entry an activation using it).
+_NATIVE_ACTIVATIONS: dict[str, tuple[str, str | None, str | None]] = {
+    "activation_sigmoid": ("Sigmoid", None, None),
+    "activation_tanh": ("Tanh", None, None),
+    "activation_relu": ("Relu", None, None),
+    "activation_softsign": ("Softsign", None, None),
+    "activation_leaky_relu": ("LeakyRelu", "alpha", None),
+    "activation_thresholded_relu": ("ThresholdedRelu", "alpha", None),
+    "activation_elu": ("Elu", "alpha", None),
+    "activation_scaled_tanh": ("ScaledTanh", "alpha", "beta"),
+    "activation_hard_sigmoid": ("HardSigmoid", "alpha", "beta"),
+}
+#: Each input field's shape in ONNX's recurrent ops, by (steps, directions, batch, inputs, hidden, gates).
+_NATIVE_SHAPES = {
+    "input_tensor": lambda t, d, b, i, h, g: [t, b, i],
+    "weight_tensor": lambda t, d, b, i, h, g: [d, g * h, i],
+    "recurrence_tensor": lambda t, d, b, i, h, g: [d, g * h, h],
+    "bias_tensor": lambda t, d, b, i, h, g: [d, 2 * g * h],
+    _LENGTHS: lambda t, d, b, i, h, g: [b],
+    "hidden_init_tensor": lambda t, d, b, i, h, g: [d, b, h],
+    "cell_mem_init_tensor": lambda t, d, b, i, h, g: [d, b, h],
+    "peephole_tensor": lambda t, d, b, i, h, g: [d, 3 * h],
+}
+#: ONNX's inputs in order, by the desc's fields, and its outputs.
+_NATIVE_INPUTS = (
+    "input_tensor",
+    "weight_tensor",
+    "recurrence_tensor",
+    "bias_tensor",
+    _LENGTHS,
+    "hidden_init_tensor",
+    "cell_mem_init_tensor",
+    "peephole_tensor",
+)
+_NATIVE_OUTPUTS = ("output_sequence_tensor", "output_single_tensor", "output_cell_single_tensor")
+_NATIVE_DIRECTIONS = {
+    Direction.RECURRENT_NETWORK_DIRECTION_FORWARD: "forward",
+    Direction.RECURRENT_NETWORK_DIRECTION_BACKWARD: "reverse",
+    Direction.RECURRENT_NETWORK_DIRECTION_BIDIRECTIONAL: "bidirectional",
+}
 
 
 class _Body(Graph):
@@ -151,6 +197,10 @@ class _Recurrent(Operator[Any]):
 
         graph = Graph()
         values, feeds = graph.field_inputs(self.inputs, tensors)
+        native = [(operator.case, inner) for per in activations for operator, inner in per]
+        if tensors.on_directml and all(case in _NATIVE_ACTIVATIONS for case, _ in native):
+            self._native(graph, desc, values, tensors, (steps, directions, batch, inputs, hidden), native)
+            return self._plan(graph, tensors, feeds, steps)
         # FLOAT16 computes in FLOAT32, as DirectML's shaders do; lengths compare as INT64.
         values = {name: graph.cast(value, I64 if name == _LENGTHS else F32) for name, value in values.items()}
         x = graph.op("Reshape", values["input_tensor"], graph.const([steps, batch, inputs], I64))
@@ -233,10 +283,8 @@ class _Recurrent(Operator[Any]):
             if want_sequence:
                 sequence_outputs.append(Value(scan_outputs[-1], F32))
 
-        present: list[TensorLayout | None] = []
         for field in self.outputs:
             layout = tensors.layouts[field.name]
-            present.append(layout)
             if layout is None:
                 continue
             if field.name == "output_sequence_tensor":
@@ -252,7 +300,61 @@ class _Recurrent(Operator[Any]):
                     taken = graph.op("Greater", lengths, graph.const(0, I64), dtype=BOOL)
                     result = graph.where(taken, result, graph.const(0.0, F32))
             graph.output(graph.cast(result, layout.dtype), field.name, layout.sizes)
+        return self._plan(graph, tensors, feeds, steps)
 
+    def _native(
+        self,
+        graph: Graph,
+        desc: Any,
+        values: dict[str, Value],
+        tensors: Tensors,
+        sizes: tuple[int, int, int, int, int],
+        activations: Sequence[tuple[str, Any]],
+    ) -> None:
+        """The desc as ONNX's own RNN/LSTM/GRU node (DirectML's provider maps it onto this operator)."""
+        steps, directions, batch, inputs, hidden = sizes
+        operands = []
+        for name in _NATIVE_INPUTS:
+            value = values.get(name)
+            if value is None:
+                operands.append("")
+                continue
+            if name == _LENGTHS:
+                value = graph.cast(value, I32)  # ONNX's sequence_lens is INT32; a length is at most seq_length
+            shape = _NATIVE_SHAPES[name](steps, directions, batch, inputs, hidden, self.gates)
+            operands.append(graph.op("Reshape", value, graph.const(shape, I64)).name)
+        attributes: dict[str, Any] = {"hidden_size": hidden, "direction": _NATIVE_DIRECTIONS[desc.direction]}
+        names, alphas, betas = [], [], []
+        for case, inner in activations:
+            name, alpha, beta = _NATIVE_ACTIVATIONS[case]
+            names.append(name)
+            alphas.extend([] if alpha is None else [float(getattr(inner, alpha))])
+            betas.extend([] if beta is None else [float(getattr(inner, beta))])
+        attributes["activations"] = names
+        if alphas:
+            attributes["activation_alpha"] = alphas
+        if betas:
+            attributes["activation_beta"] = betas
+        if self.case == "lstm":
+            attributes["input_forget"] = int(desc.couple_input_forget)
+            if desc.use_clip_threshold:
+                attributes["clip"] = float(desc.clip_threshold)
+        if self.case == "gru":
+            attributes["linear_before_reset"] = int(desc.linear_before_reset)
+        while not operands[-1]:  # optional inputs left out at the end
+            operands.pop()
+        outputs = [f"native_{name}" for name in _NATIVE_OUTPUTS[: 3 if self.case == "lstm" else 2]]
+        dtype = values["input_tensor"].dtype
+        graph.nodes.append(onnx.helper.make_node(self.case.upper(), operands, outputs, **attributes))
+        for field, name in zip(_NATIVE_OUTPUTS, outputs, strict=False):
+            layout = tensors.layouts.get(field)
+            if layout is not None:
+                result = graph.op("Reshape", Value(name, dtype), graph.const(list(layout.sizes), I64))
+                graph.output(graph.cast(result, layout.dtype), field, layout.sizes)
+
+    def _plan(self, graph: Graph, tensors: Tensors, feeds: tuple[str | None, ...], steps: int) -> Plan:
+        """The plan of a lowered graph: sequence lengths checked against seq_length, the outputs the desc sets."""
+        present: list[TensorLayout | None] = [tensors.layouts[field.name] for field in self.outputs]
         lengths_index = [f.name for f in self.inputs].index(_LENGTHS)
         lengths_path = f"inputs[{lengths_index}].buffer.data"
 

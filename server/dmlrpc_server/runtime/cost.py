@@ -25,6 +25,9 @@ _UNBOUNDED = frozenset({"Loop", "If", "SequenceMap"})
 #: plus each run's fixed cost in ONNX Runtime (about a microsecond, measured with a one-element body) as
 #: element-operations, so that a tiny body over a long sequence is not mistaken for tiny work.
 _ITERATION_WORK = 1024
+#: ONNX's recurrent nodes: each step of each direction multiplies its input and its hidden state by the gates'
+#: weights, and pays a run's fixed cost as a Scan's body does.
+_RECURRENT = frozenset({"RNN", "LSTM", "GRU"})
 
 
 #: The work of a model whose work cannot be told from its graph (a data-dependent loop, failed inference).
@@ -101,7 +104,24 @@ def _graph_work(graph: onnx.GraphProto, shapes: dict[str, tuple[int, ...] | None
             if body is None:
                 return None
             work += body
+        if node.op_type in _RECURRENT:
+            steps = _recurrent_work(inputs)
+            if steps is None:
+                return None
+            work += steps
     return work
+
+
+def _recurrent_work(inputs: Sequence[tuple[int, ...] | None]) -> int | None:
+    """An RNN/LSTM/GRU node's steps: X [T, B, I], W [D, G*H, I] and R [D, G*H, H] tell T*D steps of
+    B x G*H x (I + H) multiply-adds, each at least ``_ITERATION_WORK``; ``None`` when a shape is unknown."""
+    if len(inputs) < 3 or any(shape is None or len(shape) != 3 for shape in inputs[:3]):
+        return None
+    x, w, r = (shape for shape in inputs[:3] if shape is not None)
+    steps, batch, _ = x
+    directions, gates_hidden, features = w
+    hidden = r[2]
+    return steps * directions * max(batch * gates_hidden * (features + hidden), _ITERATION_WORK)
 
 
 def _scan_work(node: onnx.NodeProto, shapes: dict[str, tuple[int, ...] | None], largest: int) -> int | None:
