@@ -8,9 +8,9 @@ import shlex
 import statistics
 import sys
 import tempfile
-import time
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +99,50 @@ def repository(root: Path) -> dict[str, Path]:
     return files
 
 
+#: One measured run of a case's variant under a load: h2load's result.
+RunOnce = Callable[[Case, str, Load, Run], dict[str, Any]]
+
+
+@dataclass
+class Runs:
+    """Every (case, variant) run at every load: results by ``"<case> <variant> @<in flight>"``."""
+
+    raw: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    runs: int = 0
+    #: Runs that started on a quiet CPU.
+    quiet: int = 0
+
+    def rps(self, case: Case, variant: str, inflight: int) -> float | None:
+        """The median req/s of a case's variant at ``inflight``."""
+        results = self.raw.get(f"{case.name} {variant} @{inflight}")
+        return statistics.median(r["rps"] for r in results) if results else None
+
+
+def interleave(
+    variants: list[tuple[Case, str]], loads: dict[int, Load], args: argparse.Namespace, run_once: RunOnce
+) -> Runs:
+    """A counted warm-up run of each variant, then ``args.reps`` rounds of timed runs at every load, the variants'
+    order rotating each round."""
+    runs = Runs()
+    for case, variant in variants:  # warm-up: connections, sessions, the first compile
+        run_once(case, variant, loads[max(loads)], Run(count=2000))
+    for rep in range(args.reps):
+        for inflight, load in loads.items():
+            for case, variant in variants[rep % len(variants) :] + variants[: rep % len(variants)]:
+                runs.runs += 1
+                runs.quiet += procs.wait_quiet(args.quiet_wait)
+                result = run_once(case, variant, load, Run(duration=args.duration))
+                runs.raw[f"{case.name} {variant} @{inflight}"].append(result)
+    return runs
+
+
+def stop(servers: Mapping[str, procs.Server | procs.EchoGroup], clients: Mapping[Any, H2load]) -> None:
+    for server in servers.values():
+        server.stop()
+    for client in clients.values():
+        client.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     prepared = h2load.prepare(parser, "oip.py", argv, reps=3)
@@ -110,7 +154,6 @@ def main(argv: list[str] | None = None) -> int:
     workers = procs.worker_count(flags)
     loads = {args.connections * args.streams: Load(args.connections, args.streams, 1), 1: Load(1, 1, 1)}
     rows: list[Row] = []
-    raw: dict[str, list[dict[str, Any]]] = defaultdict(list)
     with tempfile.TemporaryDirectory(prefix="bench-oip-") as root:
         files = repository(Path(root))
         servers: dict[str, procs.Server | procs.EchoGroup] = {
@@ -123,8 +166,6 @@ def main(argv: list[str] | None = None) -> int:
         } | {(case.name, "ModelInfer"): H2load(binary, h2load.grpc_frame(case.infer_request()), path=INFER)
              for case in CASES}  # fmt: skip
         variants = [(case, kind) for case in CASES for kind in ("Execute", "ModelInfer", "floor")]
-        runs = 0
-        quiet = 0
         try:
             for server in servers.values():
                 server.wait_ready()
@@ -138,25 +179,10 @@ def main(argv: list[str] | None = None) -> int:
                     servers["ours"].target, load, run, metrics_port=servers["ours"].metrics_port
                 )
 
-            for case, kind in variants:  # warm-up: connections, sessions, the first compile
-                run_once(case, kind, loads[max(loads)], Run(count=2000))
-            for rep in range(args.reps):
-                for inflight, load in loads.items():
-                    order = variants[rep % len(variants) :] + variants[: rep % len(variants)]
-                    for case, kind in order:
-                        runs += 1
-                        quiet += procs.wait_quiet(args.quiet_wait)
-                        result = run_once(case, kind, load, Run(duration=args.duration))
-                        raw[f"{case.name} {kind} @{inflight}"].append(result)
+            measured = interleave(variants, loads, args, run_once)
         finally:
-            for server in servers.values():
-                server.stop()
-            for client in clients.values():
-                client.close()
-
-    def rps(case: Case, kind: str, inflight: int) -> float | None:
-        results = raw.get(f"{case.name} {kind} @{inflight}")
-        return statistics.median(r["rps"] for r in results) if results else None
+            stop(servers, clients)
+    rps = measured.rps
 
     for case in CASES:
         for inflight, load in loads.items():
@@ -167,16 +193,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(Row(scenario, "req/s, ModelInfer vs the ModelInfer floor", infer, rps(case, "floor", inflight),
                             f"floor, {workers} process{'es' if workers > 1 else ''}", "req/s", (">=", 0.9),
                             "the floor parses ModelInferRequest and runs the session on the loop"))  # fmt: skip
-    for row in rows:
-        report.print_row(row)
-    print(f"\n{runs} measured runs, each checked; {quiet / max(runs, 1):.0%} started on a quiet CPU")
-    report.print_goals(rows)
-    report.save(rows, info, raw, args.json, args.markdown, args=vars(args) | {"json": None, "markdown": None})
-    return 0
+    return report.finish(rows, info, measured.raw, args, measured.runs, measured.quiet)
 
 
 if __name__ == "__main__":
-    started = time.perf_counter()
-    code = main()
-    print(f"({(time.perf_counter() - started) / 60:.1f} min)")
-    sys.exit(code)
+    sys.exit(report.timed(main))

@@ -7,12 +7,9 @@ import json
 import os
 import shlex
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +21,7 @@ import numpy as np
 import procs
 import report
 from h2load import H2load, Load, Run
-from oip import CASES, INFER, Case, repository
+from oip import CASES, INFER, Case, interleave, repository, stop
 from report import Row
 
 from dmlrpc_server.oip.protocol import service_pb2 as oip_pb2
@@ -86,7 +83,6 @@ def main(argv: list[str] | None = None) -> int:
     flags = shlex.split(args.server_flags)
     workers = procs.worker_count(flags)
     loads = {args.connections * args.streams: Load(args.connections, args.streams, 1), 1: Load(1, 1, 1)}
-    raw: dict[str, list[dict[str, Any]]] = defaultdict(list)
     names = ("ours", "ours-w1", "kserve", "floor")
     with tempfile.TemporaryDirectory(prefix="bench-peers-") as root:
         files = repository(Path(root))
@@ -101,7 +97,6 @@ def main(argv: list[str] | None = None) -> int:
             servers[f"floor {case.name}"] = procs.EchoGroup("aio-infer", workers, ["--model", str(files[case.name])])
         clients = {case.name: H2load(binary, h2load.grpc_frame(case.infer_request()), path=INFER) for case in CASES}
         variants = [(case, name) for case in CASES for name in names]
-        runs = quiet = 0
         try:
             for server in servers.values():
                 server.wait_ready(120)
@@ -117,25 +112,10 @@ def main(argv: list[str] | None = None) -> int:
                     return client.run(server.target, load, run, response_bytes=sizes[case.name])
                 return client.run(server.target, load, run, metrics_port=server.metrics_port)
 
-            for case, name in variants:  # warm-up: connections, sessions
-                run_once(case, name, loads[max(loads)], Run(count=2000))
-            for rep in range(args.reps):
-                for inflight, load in loads.items():
-                    for case, name in variants[rep % len(variants) :] + variants[: rep % len(variants)]:
-                        runs += 1
-                        quiet += procs.wait_quiet(args.quiet_wait)
-                        raw[f"{case.name} {name} @{inflight}"].append(
-                            run_once(case, name, load, Run(duration=args.duration))
-                        )
+            measured = interleave(variants, loads, args, run_once)
         finally:
-            for server in servers.values():
-                server.stop()
-            for client in clients.values():
-                client.close()
-
-    def rps(case: Case, name: str, inflight: int) -> float | None:
-        results = raw.get(f"{case.name} {name} @{inflight}")
-        return statistics.median(r["rps"] for r in results) if results else None
+            stop(servers, clients)
+    rps = measured.rps
 
     rows: list[Row] = []
     for case in CASES:
@@ -152,16 +132,8 @@ def main(argv: list[str] | None = None) -> int:
                             note="parses ModelInferRequest, runs the session on the loop"))  # fmt: skip
             rows.append(Row(scenario, "req/s, ours (default workers) vs the floor", ours, rps(case, "floor", inflight),
                             f"floor, {workers} processes", "req/s"))  # fmt: skip
-    for row in rows:
-        report.print_row(row)
-    print(f"\n{runs} measured runs, each checked; {quiet / max(runs, 1):.0%} started on a quiet CPU")
-    report.print_goals(rows)
-    report.save(rows, info, raw, args.json, args.markdown, args=vars(args) | {"json": None, "markdown": None})
-    return 0
+    return report.finish(rows, info, measured.raw, args, measured.runs, measured.quiet)
 
 
 if __name__ == "__main__":
-    started = time.perf_counter()
-    code = main()
-    print(f"({(time.perf_counter() - started) / 60:.1f} min)")
-    sys.exit(code)
+    sys.exit(report.timed(main))

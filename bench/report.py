@@ -7,6 +7,8 @@ import json
 import os
 import platform
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -182,3 +184,22 @@ def save(
         json_path.write_text(json.dumps(data, indent=1, default=str))
     if markdown_path:
         markdown_path.write_text(f"Conditions: {conditions_text(info)}\n\n{markdown_table(rows)}\n")
+
+
+def finish(rows: list[Row], info: dict[str, Any], raw: Any, args: Any, runs: int, quiet: int) -> int:
+    """The end of an interleaved bench: every row, the share of ``runs`` that started on a quiet CPU (``quiet``),
+    the goals again, and the results saved where ``args`` (``--json``, ``--markdown``) asks. Returns 0."""
+    for row in rows:
+        print_row(row)
+    print(f"\n{runs} measured runs, each checked; {quiet / max(runs, 1):.0%} started on a quiet CPU")
+    print_goals(rows)
+    save(rows, info, raw, args.json, args.markdown, args=vars(args) | {"json": None, "markdown": None})
+    return 0
+
+
+def timed(main: Callable[[], int]) -> int:
+    """Run a bench's ``main``, print how long it took, return its status."""
+    started = time.perf_counter()
+    code = main()
+    print(f"({(time.perf_counter() - started) / 60:.1f} min)")
+    return code

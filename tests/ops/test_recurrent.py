@@ -3,6 +3,8 @@ optional tensor, activation parameters, strides), every documented rule, and the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -163,11 +165,13 @@ _PARAMETERS: dict[str, dict[str, st.SearchStrategy[float]]] = {
 
 
 @st.composite
-def _activations(draw: st.DrawFn, count: int) -> list[tuple[str, operators_pb2.OperatorDesc, Any]]:
-    """(ACTIVATION_* name, ActivationDescs entry, its inner desc) per activation."""
+def _activations(
+    draw: st.DrawFn, count: int, names: Sequence[str] = tuple(_PARAMETERS)
+) -> list[tuple[str, operators_pb2.OperatorDesc, Any]]:
+    """(ACTIVATION_* name, ActivationDescs entry, its inner desc) per activation, each one of ``names``."""
     chosen = []
     for index in range(count):
-        name = draw(st.sampled_from(sorted(_PARAMETERS)), label=f"activation {index}")
+        name = draw(st.sampled_from(sorted(names)), label=f"activation {index}")
         params = {key: draw(value, label=f"{name} {key}") for key, value in _PARAMETERS[name].items()}
         chosen.append((name, *_activation(name, **params)))
     return chosen
@@ -178,10 +182,31 @@ def _values(data: st.DataObject, dtype: np.dtype[Any], shape: tuple[int, ...], l
     return data.draw(hnp.arrays(np.float32, shape, elements=elements), label=label).astype(dtype)
 
 
-@settings(max_examples=60, deadline=None)
-@given(data=st.data(), kind=st.sampled_from(["rnn", "lstm", "gru"]))
-def test_matches_reference(client: dmlrpc.Client, data: st.DataObject, kind: str) -> None:
-    dtype = np.dtype(data.draw(st.sampled_from([np.float32, np.float16]), label="dtype"))
+@dataclass
+class _Drawn:
+    """A drawn desc of ``kind``, its inputs in binding order, the outputs it sets and the reference's results."""
+
+    kind: str
+    desc: operators_pb2.OperatorDesc
+    inputs: list[np.ndarray | None]
+    outputs: list[str]
+    expected: dict[str, np.ndarray]
+    dtype: np.dtype[Any]
+
+    def check(self, got: Sequence[Any]) -> None:
+        """The results of every output set match the reference; the others are absent."""
+        for name, result in zip(OUTPUTS[self.kind], got, strict=True):
+            if name in self.outputs:
+                assert isinstance(result, np.ndarray)
+                _close(result, self.expected[name], self.dtype)
+            else:
+                assert result is None
+
+
+def _draw(data: st.DataObject, kind: str, dtype: np.dtype[Any], activations: Sequence[str], *, strided: bool) -> _Drawn:
+    """A desc of ``kind``: every direction, optional tensor and output set, LSTM's clip and coupling, GRU's reset
+    order, activations of ``activations`` with their parameters and, with ``strided``, tensors laid out with strides
+    and broadcasts; with the NumPy reference's results."""
     direction = data.draw(st.sampled_from(sorted(DIRECTIONS)), label="direction")
     directions = 2 if direction == "bidirectional" else 1
     steps, batch, inputs, hidden = (data.draw(st.integers(1, 4), label=name) for name in "TBIH")
@@ -209,18 +234,21 @@ def test_matches_reference(client: dmlrpc.Client, data: st.DataObject, kind: str
             array = data.draw(hnp.arrays(np.uint32, shapes[name], elements=st.integers(0, steps)), label=name)
         else:
             array = _values(data, dtype, shapes[name], name)
-        layout = data.draw(layouts(shapes[name], allow_broadcast=True), label=f"{name} layout")
-        if layout.broadcast:
-            index_ = tuple(slice(0, 1) if d in layout.broadcast else slice(None) for d in range(array.ndim))
-            array = np.ascontiguousarray(np.broadcast_to(array[index_], array.shape))
+        strides = None
+        if strided:
+            layout = data.draw(layouts(shapes[name], allow_broadcast=True), label=f"{name} layout")
+            if layout.broadcast:
+                index_ = tuple(slice(0, 1) if d in layout.broadcast else slice(None) for d in range(array.ndim))
+                array = np.ascontiguousarray(np.broadcast_to(array[index_], array.shape))
+            strides = layout.strides
         arrays[name] = array
-        fields[name] = tensor_desc(array, layout.strides)
+        fields[name] = tensor_desc(array, strides)
     outputs = data.draw(st.lists(st.sampled_from(OUTPUTS[kind]), min_size=1, unique=True), label="outputs set")
     for name in outputs:
-        layout = data.draw(layouts(shapes[name], allow_broadcast=False), label=f"{name} layout")
-        fields[name] = tensor_desc((dtype, shapes[name]), layout.strides)
-    activations = data.draw(_activations(directions * ref.ACTIVATION_COUNT[kind]))
-    fields["activation_descs"] = [entry for _, entry, _ in activations]
+        strides = data.draw(layouts(shapes[name], allow_broadcast=False)).strides if strided else None
+        fields[name] = tensor_desc((dtype, shapes[name]), strides)
+    chosen = data.draw(_activations(directions * ref.ACTIVATION_COUNT[kind], activations))
+    fields["activation_descs"] = [entry for _, entry, _ in chosen]
     clip = None
     if kind == "lstm":
         if data.draw(st.booleans(), label="use clip"):
@@ -229,12 +257,10 @@ def test_matches_reference(client: dmlrpc.Client, data: st.DataObject, kind: str
         fields["couple_input_forget"] = data.draw(st.booleans(), label="couple input forget")
     if kind == "gru":
         fields["linear_before_reset"] = data.draw(st.booleans(), label="linear before reset")
-
-    got = client.execute(_desc(kind, **fields), [arrays[name] for name in INPUTS[kind]])
     expected = ref.recurrent(
         kind,
         *(np.asarray(arrays[name]) for name in ("input_tensor", "weight_tensor", "recurrence_tensor")),
-        activations=[(name, inner) for name, _, inner in activations],
+        activations=[(name, inner) for name, _, inner in chosen],
         direction=direction,
         bias=arrays.get("bias_tensor"),
         hidden_init=arrays.get("hidden_init_tensor"),
@@ -250,12 +276,22 @@ def test_matches_reference(client: dmlrpc.Client, data: st.DataObject, kind: str
         "output_single_tensor": expected.single,
         "output_cell_single_tensor": expected.cell_single,
     }
-    for name, result in zip(OUTPUTS[kind], got, strict=True):
-        if name in outputs:
-            assert isinstance(result, np.ndarray)
-            _close(result, by_name[name], dtype)
-        else:
-            assert result is None
+    return _Drawn(
+        kind,
+        _desc(kind, **fields),
+        [arrays[name] for name in INPUTS[kind]],
+        outputs,
+        {name: by_name[name] for name in outputs},
+        dtype,
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), kind=st.sampled_from(["rnn", "lstm", "gru"]))
+def test_matches_reference(client: dmlrpc.Client, data: st.DataObject, kind: str) -> None:
+    dtype = np.dtype(data.draw(st.sampled_from([np.float32, np.float16]), label="dtype"))
+    drawn = _draw(data, kind, dtype, tuple(_PARAMETERS), strided=True)
+    drawn.check(client.execute(drawn.desc, drawn.inputs))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -477,87 +513,13 @@ _NATIVE = [
 @settings(max_examples=40, deadline=None)
 @given(data=st.data(), kind=st.sampled_from(["rnn", "lstm", "gru"]))
 def test_directml_lowers_to_onnx_recurrent_nodes_with_the_same_results(data: st.DataObject, kind: str) -> None:
-    direction = data.draw(st.sampled_from(sorted(DIRECTIONS)), label="direction")
-    directions = 2 if direction == "bidirectional" else 1
-    steps, batch, inputs, hidden = (data.draw(st.integers(1, 4), label=name) for name in "TBIH")
-    g = ref.GATES[kind]
-    shapes = {
-        "input_tensor": (1, steps, batch, inputs),
-        "weight_tensor": (1, directions, g * hidden, inputs),
-        "recurrence_tensor": (1, directions, g * hidden, hidden),
-        "bias_tensor": (1, 1, directions, 2 * g * hidden),
-        "hidden_init_tensor": (1, directions, batch, hidden),
-        "cell_mem_init_tensor": (1, directions, batch, hidden),
-        "sequence_lengths_tensor": (1, 1, 1, batch),
-        "peephole_tensor": (1, 1, directions, 3 * hidden),
-    }
-    out_shapes = {
-        "output_sequence_tensor": (steps, directions, batch, hidden),
-        "output_single_tensor": (1, directions, batch, hidden),
-        "output_cell_single_tensor": (1, directions, batch, hidden),
-    }
-    fields: dict[str, Any] = {"direction": DIRECTIONS[direction]}
-    arrays: dict[str, np.ndarray | None] = {}
-    for index, name in enumerate(INPUTS[kind]):
-        if index >= 3 and not data.draw(st.booleans(), label=f"{name} set"):
-            arrays[name] = None
-            continue
-        if name == "sequence_lengths_tensor":
-            arrays[name] = data.draw(hnp.arrays(np.uint32, shapes[name], elements=st.integers(0, steps)), label=name)
-        else:
-            arrays[name] = _values(data, np.dtype(np.float32), shapes[name], name)
-        fields[name] = tensor_desc(arrays[name])
-    outputs = data.draw(st.lists(st.sampled_from(OUTPUTS[kind]), min_size=1, unique=True), label="outputs set")
-    for name in outputs:
-        fields[name] = tensor_desc((np.float32, out_shapes[name]))
-    names = [
-        data.draw(st.sampled_from(_NATIVE), label="activation") for _ in range(directions * ref.ACTIVATION_COUNT[kind])
-    ]
-    activations = [
-        _activation(name, **{key: data.draw(value, label=f"{name} {key}") for key, value in _PARAMETERS[name].items()})
-        for name in names
-    ]
-    fields["activation_descs"] = [entry for entry, _ in activations]
-    clip = None
-    if kind == "lstm":
-        if data.draw(st.booleans(), label="use clip"):
-            clip = data.draw(st.sampled_from([0.5, 2.0]), label="clip")
-            fields.update(use_clip_threshold=True, clip_threshold=clip)
-        fields["couple_input_forget"] = data.draw(st.booleans(), label="couple input forget")
-    if kind == "gru":
-        fields["linear_before_reset"] = data.draw(st.booleans(), label="linear before reset")
-    desc = getattr(_desc(kind, **fields), kind)
+    drawn = _draw(data, kind, np.dtype(np.float32), _NATIVE, strided=False)
+    desc = getattr(drawn.desc, kind)
     plan = REGISTRY[kind].plan(desc, feature_level=LATEST, limits=LIMITS, provider=PROVIDERS["directml"])
     assert {node.op_type for node in plan.model.graph.node} & {kind.upper(), "Scan"} == {kind.upper()}
     session = ort.InferenceSession(plan.model.SerializeToString(), providers=["CPUExecutionProvider"])
-    ordered = [arrays[name] for name in INPUTS[kind]]
-    feeds = plan.prepare(ordered) if plan.prepare is not None else {}
-    assert plan.finish is not None
-    got = plan.finish(session.run(None, feeds))
-    expected = ref.recurrent(
-        kind,
-        *(np.asarray(arrays[name]) for name in ("input_tensor", "weight_tensor", "recurrence_tensor")),
-        activations=[(name, inner) for name, (_, inner) in zip(names, activations, strict=True)],
-        direction=direction,
-        bias=arrays.get("bias_tensor"),
-        hidden_init=arrays.get("hidden_init_tensor"),
-        cell_init=arrays.get("cell_mem_init_tensor"),
-        lengths=arrays.get("sequence_lengths_tensor"),
-        peephole=arrays.get("peephole_tensor"),
-        clip=clip,
-        couple_input_forget=bool(fields.get("couple_input_forget")),
-        linear_before_reset=bool(fields.get("linear_before_reset")),
-    )
-    by_name = {
-        "output_sequence_tensor": expected.sequence,
-        "output_single_tensor": expected.single,
-        "output_cell_single_tensor": expected.cell_single,
-    }
-    for name, result in zip(OUTPUTS[kind], got, strict=True):
-        if name in outputs:
-            _close(result, by_name[name], np.dtype(np.float32))
-        else:
-            assert result is None
+    assert plan.prepare is not None and plan.finish is not None
+    drawn.check(plan.finish(session.run(None, plan.prepare(drawn.inputs))))
 
 
 def test_an_activation_onnx_does_not_name_keeps_the_scan_on_directml() -> None:
