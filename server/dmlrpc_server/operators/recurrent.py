@@ -56,29 +56,6 @@ _NATIVE_ACTIVATIONS: dict[str, tuple[str, str | None, str | None]] = {
     "activation_scaled_tanh": ("ScaledTanh", "alpha", "beta"),
     "activation_hard_sigmoid": ("HardSigmoid", "alpha", "beta"),
 }
-#: Each input field's shape in ONNX's recurrent ops, by (steps, directions, batch, inputs, hidden, gates).
-_NATIVE_SHAPES = {
-    "input_tensor": lambda t, d, b, i, h, g: [t, b, i],
-    "weight_tensor": lambda t, d, b, i, h, g: [d, g * h, i],
-    "recurrence_tensor": lambda t, d, b, i, h, g: [d, g * h, h],
-    "bias_tensor": lambda t, d, b, i, h, g: [d, 2 * g * h],
-    _LENGTHS: lambda t, d, b, i, h, g: [b],
-    "hidden_init_tensor": lambda t, d, b, i, h, g: [d, b, h],
-    "cell_mem_init_tensor": lambda t, d, b, i, h, g: [d, b, h],
-    "peephole_tensor": lambda t, d, b, i, h, g: [d, 3 * h],
-}
-#: ONNX's inputs in order, by the desc's fields, and its outputs.
-_NATIVE_INPUTS = (
-    "input_tensor",
-    "weight_tensor",
-    "recurrence_tensor",
-    "bias_tensor",
-    _LENGTHS,
-    "hidden_init_tensor",
-    "cell_mem_init_tensor",
-    "peephole_tensor",
-)
-_NATIVE_OUTPUTS = ("output_sequence_tensor", "output_single_tensor", "output_cell_single_tensor")
 _NATIVE_DIRECTIONS = {
     Direction.RECURRENT_NETWORK_DIRECTION_FORWARD: "forward",
     Direction.RECURRENT_NETWORK_DIRECTION_BACKWARD: "reverse",
@@ -313,15 +290,26 @@ class _Recurrent(Operator[Any]):
     ) -> None:
         """The desc as ONNX's own RNN/LSTM/GRU node (DirectML's provider maps it onto this operator)."""
         steps, directions, batch, inputs, hidden = sizes
+        gates = self.gates * hidden
+        # ONNX's inputs in its order (not the desc's), each with its shape there.
+        shapes = {
+            "input_tensor": [steps, batch, inputs],
+            "weight_tensor": [directions, gates, inputs],
+            "recurrence_tensor": [directions, gates, hidden],
+            "bias_tensor": [directions, 2 * gates],
+            _LENGTHS: [batch],
+            "hidden_init_tensor": [directions, batch, hidden],
+            "cell_mem_init_tensor": [directions, batch, hidden],
+            "peephole_tensor": [directions, 3 * hidden],
+        }
         operands = []
-        for name in _NATIVE_INPUTS:
+        for name, shape in shapes.items():
             value = values.get(name)
             if value is None:
                 operands.append("")
                 continue
             if name == _LENGTHS:
                 value = graph.cast(value, I32)  # ONNX's sequence_lens is INT32; a length is at most seq_length
-            shape = _NATIVE_SHAPES[name](steps, directions, batch, inputs, hidden, self.gates)
             operands.append(graph.op("Reshape", value, graph.const(shape, I64)).name)
         attributes: dict[str, Any] = {"hidden_size": hidden, "direction": _NATIVE_DIRECTIONS[desc.direction]}
         names, alphas, betas = [], [], []
@@ -343,14 +331,15 @@ class _Recurrent(Operator[Any]):
             attributes["linear_before_reset"] = int(desc.linear_before_reset)
         while not operands[-1]:  # optional inputs left out at the end
             operands.pop()
-        outputs = [f"native_{name}" for name in _NATIVE_OUTPUTS[: 3 if self.case == "lstm" else 2]]
+        # The desc's outputs are ONNX's, in ONNX's order: Y, Y_h (and LSTM's Y_c).
+        outputs = [f"native_{field.name}" for field in self.outputs]
         dtype = values["input_tensor"].dtype
         graph.nodes.append(onnx.helper.make_node(self.case.upper(), operands, outputs, **attributes))
-        for field, name in zip(_NATIVE_OUTPUTS, outputs, strict=False):
-            layout = tensors.layouts.get(field)
+        for field, name in zip(self.outputs, outputs, strict=True):
+            layout = tensors.layouts.get(field.name)
             if layout is not None:
                 result = graph.op("Reshape", Value(name, dtype), graph.const(list(layout.sizes), I64))
-                graph.output(graph.cast(result, layout.dtype), field, layout.sizes)
+                graph.output(graph.cast(result, layout.dtype), field.name, layout.sizes)
 
     def _plan(self, graph: Graph, tensors: Tensors, feeds: tuple[str | None, ...], steps: int) -> Plan:
         """The plan of a lowered graph: sequence lengths checked against seq_length, the outputs the desc sets."""
