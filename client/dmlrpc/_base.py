@@ -16,6 +16,7 @@ from dmlrpc.codec import (
     over_element_bound,
     over_request_limits,
     over_tensor_limits,
+    packed_bytes,
 )
 from dmlrpc.errors import (
     ArgumentTypeError,
@@ -316,15 +317,10 @@ def _input_buffer(value: npt.ArrayLike, buffer: object, argument: str, name: str
 
 def _buffer(value: npt.ArrayLike, layout: TensorLayout) -> bytes | memoryview:
     """The buffer for an input: a view of the array's own memory when it already is the layout, else a copy."""
-    if (
-        isinstance(value, np.ndarray)
-        and layout.is_packed
-        and value.dtype == layout.dtype
-        and value.flags.c_contiguous
-        and value.nbytes == layout.total_bytes
-        and value.shape in (layout.sizes, ())
-    ):
-        return value.reshape(-1).view(np.uint8).data
+    if isinstance(value, np.ndarray) and value.shape in (layout.sizes, ()):
+        view = packed_bytes(value, layout)
+        if view is not None:
+            return view
     return encode(value, layout)
 
 

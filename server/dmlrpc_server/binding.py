@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import numpy as np
 import onnxruntime as ort
 
-from dmlrpc.codec import TensorLayout, data_type_name, decode, encode_into
+from dmlrpc.codec import TensorLayout, data_type_name, decode, encode_into, packed_bytes
 from dmlrpc.schema import tensor_descs
 from dmlrpc.v1 import service_pb2
 from dmlrpc_server.calls import Encoded
@@ -175,9 +175,9 @@ class Binding:
     def _output_view(self, result: np.ndarray, layout: TensorLayout, staged: list[np.ndarray]) -> memoryview:
         """One output's bytes: a view of ``result`` when it already is the layout, else laid out in a pooled
         buffer appended to ``staged``."""
-        data = np.ascontiguousarray(result)
-        if layout.is_packed and data.dtype == layout.dtype and data.nbytes == layout.total_bytes:
-            return data.reshape(-1).view(np.uint8).data
+        view = packed_bytes(np.ascontiguousarray(result), layout)
+        if view is not None:
+            return view
         staging = self.pool.acquire(layout.total_bytes)
         encode_into(result, layout, staging)  # writes every byte: gaps and padding are zeroed
         staged.append(staging)
@@ -245,9 +245,8 @@ def encode_outputs(
         if layout is None or result is None:
             encoded.append(None)
             continue
-        data = np.ascontiguousarray(result)
-        if layout.is_packed and data.dtype == layout.dtype and data.nbytes == layout.total_bytes:
-            view = data.reshape(-1).view(np.uint8).data
+        view = packed_bytes(np.ascontiguousarray(result), layout)
+        if view is not None:
             encoded.append(bytes(view) if plan.output_arrays else view)
             continue
         staging = pool.acquire(layout.total_bytes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from contextvars import ContextVar
@@ -91,7 +92,10 @@ def read_execute(raw: bytes, time_remaining: float | None = None) -> Call | None
     try:
         while offset < end:
             tag = view[offset]
-            size, start = read_varint(view, offset + 1)
+            # NOTE: one-byte lengths read inline (a tiny call's are all one byte); longer ones by read_varint.
+            size, start = view[offset + 1], offset + 2
+            if size > 0x7F:
+                size, start = read_varint(view, offset + 1)
             stop = start + size
             if stop > end:
                 return None
@@ -105,7 +109,9 @@ def read_execute(raw: bytes, time_remaining: float | None = None) -> Call | None
                 # A BindingDesc holding only a BufferBinding holding only its data (inline: this runs per input).
                 if view[start] != _BUFFER:
                     return None
-                size, inner = read_varint(view, start + 1)
+                size, inner = view[start + 1], start + 2
+                if size > 0x7F:
+                    size, inner = read_varint(view, start + 1)
                 if inner + size != stop:
                     return None
                 if size == 0:
@@ -113,7 +119,9 @@ def read_execute(raw: bytes, time_remaining: float | None = None) -> Call | None
                 else:
                     if view[inner] != _BUFFER:
                         return None
-                    length, data = read_varint(view, inner + 1)
+                    length, data = view[inner + 1], inner + 2
+                    if length > 0x7F:
+                        length, data = read_varint(view, inner + 1)
                     if data + length != stop:
                         return None
                     buffers.append(view[data:stop])
@@ -177,11 +185,18 @@ def write_execute(outputs: Sequence[Encoded]) -> bytes:
             ).SerializeToString()
             parts += (_FIELD1, varint(len(binding)), binding)
         else:
-            data_header = _FIELD1 + varint(len(item))
-            buffer_size = len(data_header) + len(item)
-            buffer_header = _FIELD1 + varint(buffer_size)
-            parts += (_FIELD1, varint(len(buffer_header) + buffer_size), buffer_header, data_header, item)
+            parts += (_buffer_framing(len(item)), item)
     return b"".join(parts)
+
+
+@functools.lru_cache(maxsize=1024)
+def _buffer_framing(length: int) -> bytes:
+    """What goes in front of ``length`` data bytes in an ExecuteResponse output: the output's tag and length (a
+    BindingDesc), its buffer's (a BufferBinding) and the data's; a plan's outputs have the same few lengths."""
+    data_header = _FIELD1 + varint(length)
+    buffer_size = len(data_header) + length
+    buffer_header = _FIELD1 + varint(buffer_size)
+    return _FIELD1 + varint(len(buffer_header) + buffer_size) + buffer_header + data_header
 
 
 def write_resident(items: Sequence[bytes | Resident | None]) -> bytes:

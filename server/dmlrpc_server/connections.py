@@ -13,6 +13,9 @@ from dmlrpc_server.runtime.admission import Admission
 
 #: Calls of one connection that may wait for one of its open calls to end, per call it may have open.
 WAITING_PER_OPEN = 4
+#: Connections remembered at least: a connection's slots outlive its calls, so that one call at a time on it makes
+#: none anew; past this many (or twice as many as the last sweep left) the idle ones are forgotten.
+IDLE_CONNECTIONS = 256
 
 
 class ConnectionLimitInterceptor(HandlerWrapper):
@@ -22,12 +25,14 @@ class ConnectionLimitInterceptor(HandlerWrapper):
 
     The limit is ours, not HTTP/2's: a server's SETTINGS_MAX_CONCURRENT_STREAMS is not enforced in step with the
     client's count of open streams, so a client at the limit gets streams refused (RST_STREAM REFUSED_STREAM, which
-    clients surface as UNAVAILABLE). A connection is known by its peer address.
+    clients surface as UNAVAILABLE). A connection is known by its peer address; its slots stay while it is idle
+    (``IDLE_CONNECTIONS``).
     """
 
     def __init__(self, max_open: int) -> None:
         self._max_open = max_open
         self._connections: dict[str, Admission] = {}
+        self._sweep_at = IDLE_CONNECTIONS  # NOTE: grows with the busy connections: sweeps stay O(1) a call, amortised
 
     @property
     def open_calls(self) -> int:
@@ -35,11 +40,20 @@ class ConnectionLimitInterceptor(HandlerWrapper):
         return sum(connection.running for connection in self._connections.values())
 
     @property
+    def remembered(self) -> int:
+        """Connections whose slots are kept now, busy or idle."""
+        return len(self._connections)
+
+    @property
     def waiting_calls(self) -> int:
         """Calls waiting now for one of their connection's calls to end, over all connections."""
         return sum(connection.waiting for connection in self._connections.values())
 
     async def _enter(self, peer: str) -> Admission:
+        """The connection's slots, one of them taken (waiting for it when all are taken).
+
+        NOTE: the handlers take a slot of a known connection themselves when one is free (most calls), with no
+        coroutine of this one."""
         connection = self._connections.get(peer)
         if connection is None:
             connection = self._connections[peer] = Admission(
@@ -48,7 +62,7 @@ class ConnectionLimitInterceptor(HandlerWrapper):
                 limits=f"the limit --max-streams-per-connection, {WAITING_PER_OPEN} times as many may wait",
                 scope=" on this connection",
             )
-        if connection.try_acquire():  # NOTE: the common case, without a coroutine of its own
+        if connection.try_acquire():
             return connection
         try:
             await connection.acquire(None)
@@ -59,11 +73,17 @@ class ConnectionLimitInterceptor(HandlerWrapper):
 
     def _leave(self, peer: str, connection: Admission) -> None:
         connection.release()
-        self._forget_if_idle(peer, connection)
+        if len(self._connections) > self._sweep_at:
+            self._forget_idle()
 
     def _forget_if_idle(self, peer: str, connection: Admission) -> None:
         if connection.running == 0 and connection.waiting == 0 and self._connections.get(peer) is connection:
             del self._connections[peer]
+
+    def _forget_idle(self) -> None:
+        for peer, connection in list(self._connections.items()):
+            self._forget_if_idle(peer, connection)
+        self._sweep_at = max(IDLE_CONNECTIONS, 2 * len(self._connections))
 
     def wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         """A handler of the same shape as ``handler`` that runs it holding one of its connection's slots."""
@@ -76,11 +96,14 @@ class ConnectionLimitInterceptor(HandlerWrapper):
             for behaviour in (handler.unary_unary, handler.unary_stream, handler.stream_unary, handler.stream_stream)
             if behaviour is not None
         )
+        connections = self._connections
         if inspect.isasyncgenfunction(inner):
 
             async def limited_stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
                 peer = context.peer()
-                connection = await self._enter(peer)
+                connection = connections.get(peer)
+                if connection is None or not connection.try_acquire():
+                    connection = await self._enter(peer)
                 try:
                     async for response in inner(request, context):
                         yield response
@@ -92,7 +115,9 @@ class ConnectionLimitInterceptor(HandlerWrapper):
 
             async def limited_call(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
                 peer = context.peer()
-                connection = await self._enter(peer)
+                connection = connections.get(peer)
+                if connection is None or not connection.try_acquire():
+                    connection = await self._enter(peer)
                 try:
                     return await inner(request, context)
                 finally:

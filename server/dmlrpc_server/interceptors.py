@@ -79,19 +79,23 @@ class ErrorInterceptor(HandlerWrapper):
             return _operator_label(_stream_start(request.first) if method.endswith("/ExecuteStream") else None)
 
         async def returned(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            end = _Ending(metrics, method, context)
+            started = time.perf_counter()
             try:
                 response = await inner(request, context)
-                if names_operator:
-                    _trail(context)
-                return response
             except BaseException as error:
-                await end.failed(error)
-            finally:
-                end.finished(label(request))
+                end = _Ending(metrics, method, context, started)
+                try:
+                    await end.failed(error)
+                finally:
+                    end.finished(label(request))
+            if names_operator:
+                _trail(context)
+            # NOTE: the common ending, without an _Ending of its own (unary calls are the tiny ones).
+            _finished(metrics, method, label(request), "OK", started, context, None)
+            return response
 
         async def streamed(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            end = _Ending(metrics, method, context)
+            end = _Ending(metrics, method, context, time.perf_counter())
             if streams_in and names_operator:
                 request = _FirstMessage(request)
             try:
@@ -116,9 +120,11 @@ class _Ending:
 
     __slots__ = ("code", "context", "method", "metrics", "request_id", "started")
 
-    def __init__(self, metrics: Metrics | None, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    def __init__(
+        self, metrics: Metrics | None, method: str, context: grpc.aio.ServicerContext[Any, Any], started: float
+    ) -> None:
         self.metrics, self.method, self.context = metrics, method, context
-        self.started = time.perf_counter()
+        self.started = started
         self.code = grpc.StatusCode.OK
         self.request_id: str | None = None
 
@@ -159,28 +165,41 @@ class _Ending:
 
     def finished(self, operator: str) -> None:
         """Count the call and, at DEBUG, log it."""
-        seconds = time.perf_counter() - self.started
-        name, code = self.method.rsplit("/", 1)[-1], self.code
-        if self.metrics is not None:
-            self.metrics.requests.labels(name, operator, code.name).inc()
-            self.metrics.request_duration.labels(name, operator).observe(seconds)
-        if _log.isEnabledFor(logging.DEBUG):
-            request_id = self.request_id or _request_id(self.context.invocation_metadata())
-            _log.debug(
-                "%s %s %s %.3f ms (request id %s)",
-                self.method,
-                operator or "-",
-                code.name,
-                seconds * 1e3,
-                request_id,
-                extra={
-                    "request_id": request_id,
-                    "method": self.method,
-                    "operator": operator,
-                    "code": code.name,
-                    "duration_ms": round(seconds * 1e3, 3),
-                },
-            )
+        _finished(self.metrics, self.method, operator, self.code.name, self.started, self.context, self.request_id)
+
+
+def _finished(
+    metrics: Metrics | None,
+    method: str,
+    operator: str,
+    code: str,
+    started: float,
+    context: grpc.aio.ServicerContext[Any, Any],
+    request_id: str | None,
+) -> None:
+    """Count a call that ended with the status code named ``code`` and, at DEBUG, log it."""
+    seconds = time.perf_counter() - started
+    name = method[method.rfind("/") + 1 :]
+    if metrics is not None:
+        metrics.requests.labels(name, operator, code).inc()
+        metrics.request_duration.labels(name, operator).observe(seconds)
+    if _log.isEnabledFor(logging.DEBUG):
+        request_id = request_id or _request_id(context.invocation_metadata())
+        _log.debug(
+            "%s %s %s %.3f ms (request id %s)",
+            method,
+            operator or "-",
+            code,
+            seconds * 1e3,
+            request_id,
+            extra={
+                "request_id": request_id,
+                "method": method,
+                "operator": operator,
+                "code": code,
+                "duration_ms": round(seconds * 1e3, 3),
+            },
+        )
 
 
 class _FirstMessage:

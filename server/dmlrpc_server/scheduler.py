@@ -296,12 +296,14 @@ class Scheduler:
                 if not admitted:
                     admission.release()
             if metrics is not None:
-                if batch:
-                    metrics.batch_size.observe(batch)
-                metrics.queue_duration.observe(started - call.arrived)
-                metrics.compute_duration.labels(call.label).observe(time.monotonic() - started)
-                metrics.received_bytes.inc(call.size)
-                metrics.sent_bytes.inc(compiled.plan.response_bytes if call.sent < 0 else call.sent)
+                metrics.ran(
+                    call.label,
+                    batch,
+                    started - call.arrived,
+                    time.monotonic() - started,
+                    call.size,
+                    compiled.plan.response_bytes if call.sent < 0 else call.sent,
+                )
         except BaseException:
             memory.release(size)
             raise
@@ -384,10 +386,14 @@ class Scheduler:
         """A call's metrics (``run`` records its own inline): queue and compute time, bytes in and out."""
         metrics = self.metrics
         if metrics is not None:
-            metrics.queue_duration.observe(started - call.arrived)
-            metrics.compute_duration.labels(call.label).observe(time.monotonic() - started)
-            metrics.received_bytes.inc(call.size)
-            metrics.sent_bytes.inc(compiled.plan.response_bytes)
+            metrics.ran(
+                call.label,
+                0,
+                started - call.arrived,
+                time.monotonic() - started,
+                call.size,
+                compiled.plan.response_bytes,
+            )
 
     async def compile(self, deadline: float | None, job: Callable[[], Compiled]) -> Compiled:
         """Stage 2 on a miss: ``job`` (validation, lowering, a session) on a worker, within an admission slot of its

@@ -6,7 +6,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 
 import numpy as np
 
@@ -110,8 +110,9 @@ class Service:
             # The common form read no tensor-array bindings: the plan wants them, so protobuf reads the request.
             request = call.request = parse(service_pb2.ExecuteRequest, call.raw)
             call.buffers = None
+        buffers: Sequence[Buffer | None]
         if call.buffers is not None:
-            buffers: list[Buffer | None] = list(call.buffers)
+            buffers = call.buffers
         else:
             assert request is not None
             buffers = unary_buffers(request.inputs, compiled.plan)

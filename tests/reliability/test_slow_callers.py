@@ -18,6 +18,7 @@ from dmlrpc._base import prepare_execute
 from dmlrpc.codec import tensor_desc
 from dmlrpc.v1 import service_pb2, service_pb2_grpc
 from dmlrpc.wire import encode_chunk
+from dmlrpc_server.connections import IDLE_CONNECTIONS
 from tests.conftest import ServerThread, scrape, start_server
 from tests.reliability.fuzzing import EXECUTE, EXECUTE_STREAM
 from tests.reliability.hostile import RunGate, Stalling, half_upload, health_is_prompt, slow_pooling
@@ -228,6 +229,19 @@ def default_server() -> Iterator[ServerThread]:
     running = start_server()
     yield running
     running.stop()
+
+
+def test_idle_connections_are_remembered_up_to_a_bound(default_server: ServerThread) -> None:
+    """A connection's slots stay while it is idle (one call at a time makes none anew), and the idle ones are
+    forgotten once more than IDLE_CONNECTIONS are kept: connections that come and go hold no memory."""
+    connections = default_server.built.connections
+    assert connections is not None
+    for _ in range(IDLE_CONNECTIONS + 40):
+        # NOTE: a local subchannel pool each: every channel its own connection, from its own port.
+        with grpc.insecure_channel(default_server.address, options=[("grpc.use_local_subchannel_pool", 1)]) as channel:
+            outputs = service_pb2_grpc.DirectMLServiceStub(channel).Execute(_top_k_request(), timeout=30).outputs
+            np.testing.assert_array_equal(np.frombuffer(outputs[0].buffer.data, np.float32), [9.0, 3.0])
+    assert 0 < connections.remembered <= IDLE_CONNECTIONS, connections.remembered
 
 
 def test_many_callers_on_one_connection_are_all_answered(default_server: ServerThread) -> None:

@@ -3,7 +3,6 @@ states (READY, or UNAVAILABLE with the reason) for RepositoryIndex. A bad model 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 import threading
@@ -414,16 +413,19 @@ def graph_version(
 def session_runner(session: ort.InferenceSession, provider: Provider) -> Runner:
     """Run ``session`` on a batch's feeds: its outputs by name (one run at a time where the provider needs it)."""
     names = [output.name for output in session.get_outputs()]
-    lock: contextlib.AbstractContextManager[object] = (
-        threading.Lock() if provider.serialize_runs else contextlib.nullcontext()
-    )
 
     def run(feeds: Feeds, options: ort.RunOptions) -> dict[str, np.ndarray]:
-        with lock:
-            outputs = session.run(names, feeds, options)
-        return dict(zip(names, outputs, strict=True))
+        return dict(zip(names, session.run(names, feeds, options), strict=True))
 
-    return run
+    if not provider.serialize_runs:
+        return run
+    lock = threading.Lock()
+
+    def serialized(feeds: Feeds, options: ort.RunOptions) -> dict[str, np.ndarray]:
+        with lock:
+            return run(feeds, options)
+
+    return serialized
 
 
 __all__ = [

@@ -160,7 +160,8 @@ class ByteBudget:
 
     def release(self, size: int) -> None:
         self.held -= size
-        self._wake()
+        if self._waiters:
+            self._wake()
 
     def _wake(self) -> None:
         while self._waiters:

@@ -115,7 +115,8 @@ class Compiled:
     plan: Plan
     session: ort.InferenceSession
     output_names: list[str]
-    run_lock: contextlib.AbstractContextManager[object] = field(default_factory=contextlib.nullcontext)
+    #: Held around each run where the provider runs one at a time (DirectML); None: runs overlap.
+    run_lock: threading.Lock | None = None
     provider: Provider | None = None
     batching: BatchRule | None = None
     #: Whether the session runs on the provider's device (False on the CPU provider and after a host fallback):
@@ -152,12 +153,19 @@ class Compiled:
         # does the same checks in C++.
         while True:
             session = self.session
+            lock = self.run_lock
             try:
-                with self.run_lock:
+                if lock is None:  # NOTE: the common case, without a context manager's two calls
+                    return session._sess.run(self.output_names, feeds, options)  # type: ignore[no-any-return]
+                with lock:
                     return session._sess.run(self.output_names, feeds, options)  # type: ignore[no-any-return]
             except _RUN_FAILURES as error:
                 if not self._to_host(session, error, options):
                     raise
+
+    def _serialized(self) -> contextlib.AbstractContextManager[object]:
+        """The run lock to hold around a run, where there is one."""
+        return contextlib.nullcontext() if self.run_lock is None else self.run_lock
 
     def _to_host(self, failed: ort.InferenceSession, error: Exception, options: ort.RunOptions | None) -> bool:
         """After ``failed``, one of this desc's sessions, raised ``error`` in a run: whether the caller should run
@@ -209,7 +217,7 @@ class Compiled:
             else:
                 binding.bind_output(name)
         try:
-            with self.run_lock:
+            with self._serialized():
                 self.session.run_with_iobinding(binding)
         except _RUN_FAILURES as error:
             if device_inputs or keep or not self._to_host(self.session, error, None):
@@ -234,7 +242,7 @@ class Compiled:
         try:
             batched = self._batched
             try:
-                with self.run_lock:
+                with self._serialized():
                     outputs = batched.run(self.output_names, feeds, run_options)
             except _RUN_FAILURES as error:
                 if not self._to_host(batched, error, run_options):
@@ -453,9 +461,7 @@ def compile_plan(
     serialized = plan.model.SerializeToString()
     session, fallback = _session_on(serialized, provider, plan.external)
     names = [output.name for output in session.get_outputs()]
-    lock: contextlib.AbstractContextManager[object] = (
-        threading.Lock() if provider.serialize_runs else contextlib.nullcontext()
-    )
+    lock = threading.Lock() if provider.serialize_runs else None
     held = session_bytes(len(serialized)) * (2 if batching is not None else 1)
     return Compiled(
         plan,
