@@ -31,6 +31,8 @@ REQUEST_ID_KEY = "dmlrpc-request-id"
 #: ran it, e.g. "CPUExecutionProvider" or "DmlExecutionProvider,CPUExecutionProvider".
 EXECUTED_ON_KEY = "dmlrpc-executed-on"
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+#: The paths of the DirectML service's methods begin so (the other services' calls name no operator).
+_DIRECTML_METHODS = "/dmlrpc."
 
 
 def to_status(error: ServiceError) -> grpc.Status:
@@ -58,16 +60,18 @@ class ErrorInterceptor(HandlerWrapper):
 
     def passes(self, handler: grpc.RpcMethodHandler, method: str) -> bool:
         # Other server-streaming methods (health Watch) report their own errors.
-        return handler.unary_stream is not None and not method.startswith("/dmlrpc.")
+        return handler.unary_stream is not None and not method.startswith(_DIRECTML_METHODS)
 
     def wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
-        """The handler of any call kind, ended here. Calls of one message each way (Execute) or streams both ways
-        (ExecuteMany, ExecuteStream) name an operator (their log and metrics label: the request's, or the first
-        stream message's start) and get the executed-on trailer; the tensor streams (CreateTensor, ReadTensor) do
-        not."""
+        """The handler of any call kind, ended here. The DirectML service's calls of one message each way
+        (Execute) or streams both ways (ExecuteMany, ExecuteStream) name an operator (their log and metrics label:
+        the request's, or the first stream message's start) and get the executed-on trailer; the tensor streams
+        (CreateTensor, ReadTensor) do not."""
         streams_in, streams_out = bool(handler.request_streaming), bool(handler.response_streaming)
         inner = handler.unary_unary or handler.stream_stream or handler.stream_unary or handler.unary_stream
-        names_operator = streams_in == streams_out
+        # NOTE: only the DirectML service's calls carry a desc; asking another service's message for one costs an
+        # AttributeError a call.
+        names_operator = streams_in == streams_out and method.startswith(_DIRECTML_METHODS)
         metrics = self._metrics
 
         def label(request: Any) -> str:

@@ -63,7 +63,9 @@ class Statistics:
     batches: dict[int, tuple[Duration, Duration, Duration]] = field(default_factory=dict)
 
     def batch(self, size: int, input_ns: int, infer_ns: int, output_ns: int) -> None:
-        durations = self.batches.setdefault(size, (Duration(), Duration(), Duration()))
+        durations = self.batches.get(size)
+        if durations is None:
+            durations = self.batches[size] = (Duration(), Duration(), Duration())
         for duration, ns in zip(durations, (input_ns, infer_ns, output_ns), strict=True):
             duration.add(ns)
 
