@@ -255,3 +255,12 @@ def test_tracing_bench_prints_on_off_and_baseline_ratios() -> None:
     assert len(re.findall(rf"off / baseline: {ratios}", done.stdout)) == 2, done.stdout
     spans = re.search(r"the receiver got (\d+) spans", done.stdout)
     assert spans is not None and int(spans.group(1)) > 0, done.stdout
+
+
+def test_stages_bench_prints_each_stage_and_the_call_as_served() -> None:
+    # In process: the stages alone, the servicer's call and the call as the server serves it (its wrappers too).
+    command = [sys.executable, str(ROOT / "bench" / "stages.py"), "--number", "50", "--repeats", "1"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    for name in ("read", "plan", "bind", "encode", "whole Execute (servicer)", "as served (the wrappers too)"):
+        assert re.search(rf"^{re.escape(name)} +\d+\.\d+ µs$", done.stdout, re.MULTILINE), done.stdout

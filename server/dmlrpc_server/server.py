@@ -103,6 +103,8 @@ class BuiltServer:
     connections: ConnectionLimitInterceptor | None = None
     #: Spans of calls and their stages (--tracing); None when off.
     tracing: Tracing | None = None
+    #: Every method's handler as the server serves it (wrapped), by path.
+    methods: ServedMethods | None = None
     _sweeper: asyncio.Task[None] | None = None
     _trimmer: asyncio.Task[None] | None = None
     _warmed: bool = False
@@ -572,6 +574,7 @@ def build_server(settings: ServerSettings, *, span_exporter: SpanExporter | None
         inference=inference,
         connections=connections,
         tracing=tracing,
+        methods=served,
     )
 
 
