@@ -331,6 +331,13 @@ def _activation(function: Callable[[np.ndarray, Any], np.ndarray]) -> Reference:
     return reference
 
 
+def _celu(x: np.ndarray, alpha: Any) -> np.ndarray:
+    """CELU: max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    # NOTE: where the min drops expm1's value it may overflow (large x / alpha): that is no error here.
+    with np.errstate(over="ignore"):
+        return np.maximum(0, x) + np.minimum(0, alpha * np.expm1(x / alpha))  # type: ignore[no-any-return]
+
+
 def _f(value: float) -> float:
     """A FLOAT attribute as the server reads it (FLOAT32)."""
     return float(np.float32(value))
@@ -346,14 +353,17 @@ def fused(name: str, x: np.ndarray, desc: Any) -> np.ndarray:
 
 
 ACTIVATIONS: dict[str, Callable[[np.ndarray, Any], np.ndarray]] = {
-    "ACTIVATION_ELU": lambda x, d: np.where(x >= 0, x, _f(d.alpha) * np.expm1(x)),
+    # NOTE: expm1 of the negative side only: the branch np.where drops would overflow (float16) and warn.
+    "ACTIVATION_ELU": lambda x, d: np.where(x >= 0, x, _f(d.alpha) * np.expm1(np.minimum(x, 0))),
     "ACTIVATION_HARD_SIGMOID": lambda x, d: np.maximum(0, np.minimum(_f(d.alpha) * x + _f(d.beta), 1)),
     "ACTIVATION_IDENTITY": lambda x, d: x,
     "ACTIVATION_LEAKY_RELU": lambda x, d: np.where(x >= 0, x, _f(d.alpha) * x),
     "ACTIVATION_LINEAR": lambda x, d: _f(d.alpha) * x + _f(d.beta),
     "ACTIVATION_PARAMETRIC_SOFTPLUS": lambda x, d: _f(d.alpha) * softplus(_f(d.beta) * x),
     "ACTIVATION_RELU": lambda x, d: np.maximum(x, 0),
-    "ACTIVATION_SCALED_ELU": lambda x, d: np.where(x > 0, _f(d.gamma) * x, _f(d.gamma) * _f(d.alpha) * np.expm1(x)),
+    "ACTIVATION_SCALED_ELU": lambda x, d: np.where(
+        x > 0, _f(d.gamma) * x, _f(d.gamma) * _f(d.alpha) * np.expm1(np.minimum(x, 0))
+    ),
     "ACTIVATION_SCALED_TANH": lambda x, d: _f(d.alpha) * np.tanh(_f(d.beta) * x),
     "ACTIVATION_SIGMOID": lambda x, d: 1 / (1 + np.exp(-x)),
     "ACTIVATION_SOFTPLUS": lambda x, d: softplus(_f(d.steepness) * x) / _f(d.steepness),
@@ -363,7 +373,7 @@ ACTIVATIONS: dict[str, Callable[[np.ndarray, Any], np.ndarray]] = {
     "ACTIVATION_SHRINK": lambda x, d: np.where(
         x > _f(d.threshold), x - _f(d.bias), np.where(x < -_f(d.threshold), x + _f(d.bias), 0)
     ),
-    "ACTIVATION_CELU": lambda x, d: np.maximum(0, x) + np.minimum(0, _f(d.alpha) * np.expm1(x / _f(d.alpha))),
+    "ACTIVATION_CELU": lambda x, d: _celu(x, _f(d.alpha)),
     "ACTIVATION_GELU": lambda x, d: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
     "ACTIVATION_SWISH": lambda x, d: x / (1 + np.exp(-_f(d.sigmoid_input_scale) * x)),
     "ACTIVATION_HARD_SWISH": lambda x, d: x * np.maximum(0, np.minimum(_f(d.alpha) * x + _f(d.beta), 1)),
