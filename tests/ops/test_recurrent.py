@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -276,6 +276,11 @@ def _draw(data: st.DataObject, kind: str, dtype: np.dtype[Any], activations: Seq
         "output_single_tensor": expected.single,
         "output_cell_single_tensor": expected.cell_single,
     }
+    # Unbounded activations on every gate (CELU as the forget gate) can grow doubly exponentially over the steps:
+    # the float64 reference then holds values that the server's FLOAT32 arithmetic (or FLOAT16's final rounding)
+    # can only write as inf, so such draws compare nothing about the operator.
+    largest = float(np.finfo(dtype).max) / 2
+    assume(all(np.abs(by_name[name]).max(initial=0) < largest for name in outputs))
     return _Drawn(
         kind,
         _desc(kind, **fields),
