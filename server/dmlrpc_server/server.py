@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import os
-import socket
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +24,7 @@ from dmlrpc_server.connections import ConnectionLimitInterceptor
 from dmlrpc_server.feature_levels import feature_level_name
 from dmlrpc_server.handlers import HandlerWrapper, ServedMethods, method_handlers
 from dmlrpc_server.interceptors import ErrorInterceptor
+from dmlrpc_server.listeners import steer_to_newest, stop_listening
 from dmlrpc_server.many import StreamLimits
 from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.oip import protocol as oip_protocol
@@ -129,6 +126,8 @@ class BuiltServer:
         for name in HEALTH_NAMES:
             await self.health.set(name, status)
         await self.server.start()
+        if worker_index() is not None and self.settings.worker_ports == "shared":
+            steer_to_newest(self.port, worker_count())
         if self.metrics is not None:
             host = self.settings.metrics_host or self.settings.host
             try:
@@ -228,17 +227,17 @@ class BuiltServer:
         transparently). But the stop also cancels (CANCELLED, which no client retries) the calls it has received
         and not yet handed to a handler, and those that arrive before their client has seen the GOAWAY: a few at
         each handover under a steady load. With --max-connection-age-seconds on a shared port (Linux) or behind the
-        relay nothing is cancelled: the process first leaves the port (``_stop_listening``; the relay routes new
-        connections to the replacement already), then waits for its connections to reach
-        their age, whose GOAWAY (sent without stopping) serves every call that crosses it, and stops only then,
-        with no connection left that brings new calls. Refusing calls while the connections stay open, as a drain
-        does, would bring each retry back here until the client's attempts ran out.
+        relay nothing is cancelled: the process first leaves the port (``listeners.stop_listening``; the relay
+        routes new connections to the replacement already), then waits for its connections to reach their age,
+        whose GOAWAY (sent without stopping) serves every call that crosses it, and stops only then, with no
+        connection left that brings new calls. Refusing calls while the connections stay open, as a drain does,
+        would bring each retry back here until the client's attempts ran out.
         """
         scheduler = self.service.scheduler
         age = self.settings.connection_age_seconds
         waited = 0.0
         ports = self.settings.worker_ports
-        if age is not None and (ports == "relayed" or (ports == "shared" and _stop_listening(self.port))):
+        if age is not None and (ports == "relayed" or (ports == "shared" and stop_listening(self.port))):
             # NOTE: the calls that wait for a session go on waiting, and the ones that need one and reach this
             # process on its connections before their GOAWAY join them: they make theirs once gRPC has stopped, so
             # that what this process makes beyond its sessions stays one per call in flight at the stop. The wait
@@ -294,39 +293,6 @@ class BuiltServer:
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
         return sum(thread.is_alive() for thread in threads)
-
-
-def _stop_listening(port: int) -> bool:
-    """Close this process's listener on ``port`` under gRPC, leaving its connections open; whether it was found
-    (Linux only).
-
-    NOTE: gRPC closes its listener only as part of its stop, which cancels calls (``BuiltServer._hand_over``).
-    Here an unbound socket takes the listener's descriptor (``dup2``): the listener closes, so the kernel takes it
-    out of the port's SO_REUSEPORT group (a connection still queued on it moves to another listener of the port
-    where ``net.ipv4.tcp_migrate_req`` is 1, else is reset), and gRPC's acceptor, which no longer hears from it,
-    closes the stand-in at its stop. Shutting the listener down instead would make gRPC's acceptor log an error.
-    """
-    if not sys.platform.startswith("linux"):
-        return False
-    found = False
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            copy = os.dup(int(name))
-        except OSError:  # closed meanwhile (the listing's own descriptor)
-            continue
-        try:
-            sock = socket.socket(fileno=copy)
-        except OSError:  # not a socket
-            os.close(copy)
-            continue
-        with sock, contextlib.suppress(OSError):
-            address = sock.getsockname()
-            listening = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
-            if listening and sock.type == socket.SOCK_STREAM and isinstance(address, tuple) and address[1] == port:
-                with socket.socket(sock.family, socket.SOCK_STREAM) as stand_in:
-                    os.dup2(stand_in.fileno(), int(name))
-                found = True
-    return found
 
 
 def _share(total: int) -> int:

@@ -15,7 +15,6 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from dmlrpc_server.relay import WORKER_HOST, Relay
@@ -43,9 +42,6 @@ _MAX_QUICK_EXITS = 5
 _MAX_BACKOFF_SECONDS = 10.0
 #: What a worker gets beyond the drain and grace periods to exit after a stop before it is killed.
 _EXIT_MARGIN_SECONDS = 10.0
-#: Linux's setting (per network namespace) that moves connections queued on a closing SO_REUSEPORT listener to
-#: another listener of the port instead of resetting them.
-_MIGRATE_SYSCTL = "/proc/sys/net/ipv4/tcp_migrate_req"
 
 
 # -- the worker's side ------------------------------------------------------------------------------------------
@@ -248,7 +244,6 @@ class Supervisor:
                 elif self._port_relay is not None:
                     _log.info("each connection is relayed to a worker's own port on %s", WORKER_HOST)
                 _log.info("%d workers serving", self.count)
-                self._check_migration()
                 await _first(*tasks, asyncio.ensure_future(self._stopping.wait()))
             else:
                 up.cancel()
@@ -268,23 +263,6 @@ class Supervisor:
         # A worker that had not yet set up its signal handlers when the stop came ends by SIGTERM itself: that is
         # a clean stop too.
         return 0 if all(code in (0, -signal.SIGTERM) for code in codes) else 1
-
-    def _check_migration(self) -> None:
-        """Where workers recycled on a shared port close their listeners, say so if Linux resets the connections
-        still queued on them (docs/reliability.md, "The handover")."""
-        recycled = self.settings.sessions_per_worker > 0 or self.settings.worker_memory_budget > 0
-        if self.settings.worker_ports != "shared" or not recycled:
-            return
-        try:
-            migrate = Path(_MIGRATE_SYSCTL).read_text().strip()
-        except OSError:  # no such setting (before Linux 5.14): connections are reset
-            migrate = "absent"
-        if migrate != "1":
-            _log.warning(
-                "net.ipv4.tcp_migrate_req is %s: a connection still queued on a recycled worker's listener as it "
-                "closes is reset, and its calls fail UNAVAILABLE; set it to 1 to move them to another worker",
-                migrate,
-            )
 
     def _on_signal(self) -> None:
         """The first SIGTERM/SIGINT stops the server (workers drain); a second one kills the workers at once."""
