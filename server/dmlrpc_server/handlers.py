@@ -5,12 +5,16 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 from google.protobuf import message_factory
 from google.protobuf.descriptor import ServiceDescriptor
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
+
+from dmlrpc_server.errors import InvalidArgument
+
+M = TypeVar("M", bound=Message)
 
 #: The grpc factory of each call kind: (request streaming, response streaming) -> factory.
 KINDS: Mapping[tuple[bool, bool], Callable[..., grpc.RpcMethodHandler]] = {
@@ -51,6 +55,33 @@ def method_handlers(
 def method_path(service: str, method: str) -> str:
     """The path gRPC names a method by: ``/package.Service/Method``."""
     return f"/{service}/{method}"
+
+
+@dataclass(frozen=True)
+class Corrupt:
+    """A request whose bytes are not a valid message (handed to the method so that the answer is INVALID_ARGUMENT:
+    a deserializer that raises makes gRPC answer UNKNOWN, which clients cannot tell from a server fault)."""
+
+    error: str
+
+
+def tolerant(message: type[M]) -> Callable[[bytes], M | Corrupt]:
+    """A request deserializer (``method_handlers``' ``parse``) that hands bad bytes on as ``Corrupt``."""
+
+    def parse(data: bytes) -> M | Corrupt:
+        try:
+            return message.FromString(data)
+        except DecodeError as error:
+            return Corrupt(str(error))
+
+    return parse
+
+
+def decoded(request: M | Corrupt) -> M:
+    """The request a method was given, or INVALID_ARGUMENT where its bytes were not the message."""
+    if isinstance(request, Corrupt):
+        raise InvalidArgument("request", f"the message is not valid protobuf for this method: {request.error}")
+    return request
 
 
 class HandlerWrapper(abc.ABC):

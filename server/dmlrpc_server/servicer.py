@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
-from google.protobuf.message import DecodeError, Message
 
 from dmlrpc.v1 import service_pb2, tensor_pb2
 from dmlrpc_server.calls import EXECUTED_ON, OPERATOR, Call, deadline_of, parse, read_execute, read_request
-from dmlrpc_server.errors import InvalidArgument, Unimplemented
-from dmlrpc_server.handlers import method_handlers
+from dmlrpc_server.errors import Unimplemented
+from dmlrpc_server.handlers import Corrupt, decoded, method_handlers, tolerant
 from dmlrpc_server.runtime.handles import Handle
 from dmlrpc_server.runtime.resident import Resident
 from dmlrpc_server.security import caller_identity
 from dmlrpc_server.service import Service
-
-M = TypeVar("M", bound=Message)
 
 SERVICE = service_pb2.DESCRIPTOR.services_by_name["DirectMLService"]
 SERVICE_NAME = SERVICE.full_name
@@ -106,30 +102,30 @@ class DirectMLServicer:
     async def ReadTensor(  # noqa: N802
         self, request: service_pb2.ReadTensorRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[bytes]:
-        async for part in self._service.read_tensor(_decoded(request).handle, self._owner(context)):
+        async for part in self._service.read_tensor(decoded(request).handle, self._owner(context)):
             yield part
 
     async def ReleaseTensor(  # noqa: N802
         self, request: service_pb2.ReleaseTensorRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
     ) -> service_pb2.ReleaseTensorResponse:
-        self._service.release_tensor(_decoded(request).handle, self._owner(context))
+        self._service.release_tensor(decoded(request).handle, self._owner(context))
         return service_pb2.ReleaseTensorResponse()
 
     async def CompileOperator(  # noqa: N802
         self, request: service_pb2.CompileOperatorRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
     ) -> service_pb2.CompiledOperator:
-        return _compiled(await self._service.compile_operator(_decoded(request), self._owner(context)))
+        return _compiled(await self._service.compile_operator(decoded(request), self._owner(context)))
 
     async def CompileGraph(  # noqa: N802
         self, request: service_pb2.CompileGraphRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
     ) -> service_pb2.CompiledOperator:
-        return _compiled(await self._service.compile_graph(_decoded(request), self._owner(context)))
+        return _compiled(await self._service.compile_graph(decoded(request), self._owner(context)))
 
     async def Dispatch(  # noqa: N802
         self, request: service_pb2.DispatchRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
     ) -> bytes:
-        decoded = _decoded(request)
-        call = read_request(decoded, decoded.ByteSize(), deadline_of(context.time_remaining()), self._owner(context))
+        dispatch = decoded(request)
+        call = read_request(dispatch, dispatch.ByteSize(), deadline_of(context.time_remaining()), self._owner(context))
         try:
             return await self._service.execute(call)
         finally:
@@ -140,48 +136,24 @@ class DirectMLServicer:
         request: service_pb2.ReleaseCompiledOperatorRequest | Corrupt,
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> service_pb2.ReleaseCompiledOperatorResponse:
-        self._service.release_compiled(_decoded(request).handle, self._owner(context))
+        self._service.release_compiled(decoded(request).handle, self._owner(context))
         return service_pb2.ReleaseCompiledOperatorResponse()
 
     async def PublishModel(  # noqa: N802
         self, request: service_pb2.PublishModelRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
     ) -> service_pb2.PublishModelResponse:
-        decoded = _decoded(request)
+        publish = decoded(request)
         self._service.scheduler.gate()
         if self._publish is None:
             raise Unimplemented("this server does not serve the Open Inference Protocol, so it cannot publish models")
-        version = self._publish(self._owner(context), decoded.handle, decoded.model_name, decoded.max_batch_size)
-        return service_pb2.PublishModelResponse(model_name=decoded.model_name, model_version=str(version))
+        version = self._publish(self._owner(context), publish.handle, publish.model_name, publish.max_batch_size)
+        return service_pb2.PublishModelResponse(model_name=publish.model_name, model_version=str(version))
 
     async def GetCapabilities(  # noqa: N802
         self, request: service_pb2.GetCapabilitiesRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
     ) -> service_pb2.GetCapabilitiesResponse:
-        _decoded(request)
+        decoded(request)
         return self._capabilities
-
-
-@dataclass(frozen=True)
-class Corrupt:
-    """A request whose bytes are not a valid message (handed to the method so that the answer is INVALID_ARGUMENT:
-    a deserializer that raises makes gRPC answer UNKNOWN, which clients cannot tell from a server fault)."""
-
-    error: str
-
-
-def _tolerant(message: type[M]) -> Callable[[bytes], M | Corrupt]:
-    def parse(data: bytes) -> M | Corrupt:
-        try:
-            return message.FromString(data)
-        except DecodeError as error:
-            return Corrupt(str(error))
-
-    return parse
-
-
-def _decoded(request: M | Corrupt) -> M:
-    if isinstance(request, Corrupt):
-        raise InvalidArgument("request", f"the message is not valid protobuf for this method: {request.error}")
-    return request
 
 
 def _resident(tensor: Resident) -> service_pb2.ResidentTensor:
@@ -203,5 +175,5 @@ def handlers(servicer: DirectMLServicer) -> dict[str, grpc.RpcMethodHandler]:
     """The service's method handlers by path, from its descriptor: protobuf requests and responses, and wire bytes
     for the messages the service reads (WIRE_REQUESTS) or writes (WIRE_RESPONSES) itself."""
     return method_handlers(
-        SERVICE, servicer, parse=_tolerant, wire_requests=WIRE_REQUESTS, wire_responses=WIRE_RESPONSES
+        SERVICE, servicer, parse=tolerant, wire_requests=WIRE_REQUESTS, wire_responses=WIRE_RESPONSES
     )

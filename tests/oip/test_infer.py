@@ -194,6 +194,25 @@ def test_bad_requests_get_the_listed_status(oip_server: Any, triton: Client) -> 
     assert triton.is_server_ready() and triton.is_model_ready("m")
 
 
+@pytest.mark.parametrize("method", ["ModelInfer", "ServerLive", "RepositoryIndex", "SystemSharedMemoryStatus"])
+def test_undecodable_messages_are_invalid_argument(oip_server: Any, method: str) -> None:
+    # Bytes that are not the method's message: INVALID_ARGUMENT naming the request, as DirectMLService answers
+    # (a deserializer that raised would make gRPC answer UNKNOWN); a stream answers it in the item's response.
+    import grpc
+    from tritonclient.grpc import service_pb2
+
+    with grpc.insecure_channel(oip_server.address) as channel:
+        call = channel.unary_unary(f"/inference.GRPCInferenceService/{method}")
+        with pytest.raises(grpc.RpcError) as info:
+            call(b"\xff\xff\xff", timeout=30)
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, info.value
+        assert "not valid protobuf" in info.value.details()  # type: ignore[attr-defined]
+        stream = channel.stream_stream("/inference.GRPCInferenceService/ModelStreamInfer")
+        answers = stream(iter([b"\x0a\x05ab"]), timeout=30)
+        (answer,) = (service_pb2.ModelStreamInferResponse.FromString(data) for data in answers)
+        assert "not valid protobuf" in answer.error_message
+
+
 def test_fixed_shape_model(triton: Client, repository: Path) -> None:
     data = np.arange(6, dtype=np.float32).reshape(2, 3)
     request = grpcclient.InferInput("X", [2, 3], "FP32")

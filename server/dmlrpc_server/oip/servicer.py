@@ -7,19 +7,19 @@ from __future__ import annotations
 import asyncio
 import base64
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 import grpc
 from google.protobuf import json_format
-from google.protobuf.message import DecodeError, Message
+from google.protobuf.message import Message
 
 from dmlrpc_server.errors import InvalidArgument, NotFound, ServiceError, Unavailable, Unimplemented
-from dmlrpc_server.handlers import method_path
+from dmlrpc_server.handlers import Corrupt, decoded, method_handlers, tolerant
 from dmlrpc_server.oip.config import ModelConfig
 from dmlrpc_server.oip.inference import InferCodec, expected_output_bytes
 from dmlrpc_server.oip.models import merge_statistics
-from dmlrpc_server.oip.protocol import SERVICE_NAME, service_pb2
+from dmlrpc_server.oip.protocol import service_pb2
 from dmlrpc_server.oip.repository import Repository
 from dmlrpc_server.oip.shm import SharedMemory
 from dmlrpc_server.service import Service
@@ -76,24 +76,27 @@ class InferenceServicer:
     # -- health and metadata ------------------------------------------------------------------------------------
 
     async def ServerLive(self, request: Message, context: Any) -> Any:  # noqa: N802
+        decoded(request)
         return pb.ServerLiveResponse(live=True)
 
     async def ServerReady(self, request: Message, context: Any) -> Any:  # noqa: N802
+        decoded(request)
         return pb.ServerReadyResponse(ready=self.serving and not self._service.scheduler.closing)
 
     async def ModelReady(self, request: Any, context: Any) -> Any:  # noqa: N802
+        request = decoded(request)
         if not self.serving:
             raise Unavailable("the server is not ready")
         ready = self._repository is not None and self._repository.is_ready(request.name, request.version)
         return pb.ModelReadyResponse(ready=ready)
 
     async def ServerMetadata(self, request: Message, context: Any) -> Any:  # noqa: N802
+        decoded(request)
         extensions = [*EXTENSIONS, *((SHM_EXTENSION,) if self._shm is not None else ())]
         return pb.ServerMetadataResponse(name="dmlrpc", version=self._version, extensions=extensions)
 
-    async def ModelMetadata(  # noqa: N802
-        self, request: Any, context: Any
-    ) -> Any:
+    async def ModelMetadata(self, request: Any, context: Any) -> Any:  # noqa: N802
+        request = decoded(request)
         model = self.repository.get(request.name, request.version)
         config = model.config
         served = self.repository.model(request.name)
@@ -114,13 +117,13 @@ class InferenceServicer:
         )
 
     async def ModelConfig(self, request: Any, context: Any) -> Any:  # noqa: N802
+        request = decoded(request)
         if request.version:
             self.repository.get(request.name, request.version)
         return pb.ModelConfigResponse(config=self.repository.config(request.name))
 
-    async def ModelStatistics(  # noqa: N802
-        self, request: Any, context: Any
-    ) -> Any:
+    async def ModelStatistics(self, request: Any, context: Any) -> Any:  # noqa: N802
+        request = decoded(request)
         stats = self._statistics(request.name, request.version)
         if self.peers is not None:
             answers = await self.peers.ask("statistics", {"name": request.name, "version": request.version})
@@ -181,15 +184,13 @@ class InferenceServicer:
 
     # -- repository ---------------------------------------------------------------------------------------------
 
-    async def RepositoryIndex(  # noqa: N802
-        self, request: Any, context: Any
-    ) -> Any:
+    async def RepositoryIndex(self, request: Any, context: Any) -> Any:  # noqa: N802
+        request = decoded(request)
         self._check_repository_name(request.repository_name)
         return pb.RepositoryIndexResponse(models=self.repository.index(request.ready))
 
-    async def RepositoryModelLoad(  # noqa: N802
-        self, request: Any, context: Any
-    ) -> Any:
+    async def RepositoryModelLoad(self, request: Any, context: Any) -> Any:  # noqa: N802
+        request = decoded(request)
         repository = self._explicit(request.repository_name)
         override = None
         for key, value in request.parameters.items():
@@ -213,9 +214,8 @@ class InferenceServicer:
             raise InvalidArgument("model_name", failed or elsewhere)
         return pb.RepositoryModelLoadResponse()
 
-    async def RepositoryModelUnload(  # noqa: N802
-        self, request: Any, context: Any
-    ) -> Any:
+    async def RepositoryModelUnload(self, request: Any, context: Any) -> Any:  # noqa: N802
+        request = decoded(request)
         repository = self._explicit(request.repository_name)
         if request.model_name not in repository.models and request.model_name not in repository.names():
             raise InvalidArgument("model_name", f"Request for unknown model: '{request.model_name}' is not found")
@@ -244,7 +244,7 @@ class InferenceServicer:
     # -- inference ----------------------------------------------------------------------------------------------
 
     async def ModelInfer(self, request: Any, context: Any) -> Any:  # noqa: N802
-        return await self.infer(request, context.time_remaining())
+        return await self.infer(decoded(request), context.time_remaining())
 
     async def ModelStreamInfer(  # noqa: N802
         self, request_iterator: AsyncIterator[Any], context: Any
@@ -272,7 +272,7 @@ class InferenceServicer:
         try:
             while (item := await order.get()) is not None:
                 request, task = item
-                if isinstance(request, _Corrupt):
+                if isinstance(request, Corrupt):
                     request = pb.ModelInferRequest()
                 try:
                     response = await task
@@ -298,9 +298,7 @@ class InferenceServicer:
                     left[1].cancel()
 
     async def _stream_item(self, request: Any, time_remaining: float | None) -> Any:
-        if isinstance(request, _Corrupt):
-            raise InvalidArgument("request", f"the message is not valid protobuf for this method: {request.error}")
-        return await self.infer(request, time_remaining)
+        return await self.infer(decoded(request), time_remaining)
 
     async def infer(self, request: Any, time_remaining: float | None) -> Any:
         """One inference request through the serving core: the gate, the checks, memory, an admission turn, the
@@ -332,40 +330,34 @@ class InferenceServicer:
             raise Unimplemented("client shared memory is off (start the server with --allow-client-shm)")
         return self._shm
 
-    async def SystemSharedMemoryStatus(  # noqa: N802
-        self, request: Any, context: Any
-    ) -> Any:
+    async def SystemSharedMemoryStatus(self, request: Any, context: Any) -> Any:  # noqa: N802
+        request = decoded(request)
         regions = self._regions().status(request.name)
         return pb.SystemSharedMemoryStatusResponse(regions={r.name: r.status() for r in regions})
 
-    async def SystemSharedMemoryRegister(  # noqa: N802
-        self, request: Any, context: Any
-    ) -> Any:
+    async def SystemSharedMemoryRegister(self, request: Any, context: Any) -> Any:  # noqa: N802
+        request = decoded(request)
         self._regions().register(request.name, request.key, request.offset, request.byte_size)
         return pb.SystemSharedMemoryRegisterResponse()
 
-    async def SystemSharedMemoryUnregister(  # noqa: N802
-        self, request: Any, context: Any
-    ) -> Any:
+    async def SystemSharedMemoryUnregister(self, request: Any, context: Any) -> Any:  # noqa: N802
+        request = decoded(request)
         self._regions().unregister(request.name)
         return pb.SystemSharedMemoryUnregisterResponse()
 
-    async def CudaSharedMemoryStatus(  # noqa: N802
-        self, request: Any, context: Any
-    ) -> Any:
+    async def CudaSharedMemoryStatus(self, request: Any, context: Any) -> Any:  # noqa: N802
+        request = decoded(request)
         # No CUDA regions are ever registered here: all of them is none, a named one is not found.
         if request.name:
             raise_not_found(request.name)
         return pb.CudaSharedMemoryStatusResponse()
 
-    async def CudaSharedMemoryRegister(  # noqa: N802
-        self, request: Any, context: Any
-    ) -> Any:
+    async def CudaSharedMemoryRegister(self, request: Any, context: Any) -> Any:  # noqa: N802
+        decoded(request)
         raise Unimplemented("CUDA shared memory is not served; use system shared memory")
 
-    async def CudaSharedMemoryUnregister(  # noqa: N802
-        self, request: Any, context: Any
-    ) -> Any:
+    async def CudaSharedMemoryUnregister(self, request: Any, context: Any) -> Any:  # noqa: N802
+        decoded(request)
         # Clients unregister all CUDA regions before they start (Triton's examples do): nothing to forget is OK.
         return pb.CudaSharedMemoryUnregisterResponse()
 
@@ -378,57 +370,7 @@ def _failures(failed: dict[int, str]) -> str:
     return "; ".join(f"version {v}: {reason}" for v, reason in sorted(failed.items()))
 
 
-def _method(kind: str, fn: Callable[..., Any], request: Any, response: Any) -> grpc.RpcMethodHandler:
-    deserialize = _tolerant(request)
-    if kind == "unary":
-        return grpc.unary_unary_rpc_method_handler(
-            fn, request_deserializer=deserialize, response_serializer=response.SerializeToString
-        )
-    return grpc.stream_stream_rpc_method_handler(
-        fn, request_deserializer=deserialize, response_serializer=response.SerializeToString
-    )
-
-
-def _tolerant(message: Any) -> Callable[[bytes], Any]:
-    """Parse a request; bytes that are not the message reach the method as an InvalidArgument to raise (a
-    deserializer that raises would make gRPC answer UNKNOWN)."""
-
-    def parse(data: bytes) -> Any:
-        try:
-            return message.FromString(data)
-        except DecodeError as error:
-            return _Corrupt(str(error))
-
-    return parse
-
-
-class _Corrupt:
-    def __init__(self, error: str) -> None:
-        self.error = error
-
-
-def _guard(fn: Callable[..., Any]) -> Callable[..., Any]:
-    async def method(request: Any, context: Any) -> Any:
-        if isinstance(request, _Corrupt):
-            raise InvalidArgument("request", f"the message is not valid protobuf for this method: {request.error}")
-        return await fn(request, context)
-
-    return method
-
-
 def handlers(servicer: InferenceServicer) -> dict[str, grpc.RpcMethodHandler]:
     """The method handlers of inference.GRPCInferenceService by path (the messages of tritonclient's generated
-    modules)."""
-    service = pb.DESCRIPTOR.services_by_name["GRPCInferenceService"]
-    methods: dict[str, grpc.RpcMethodHandler] = {}
-    for method in service.methods:
-        fn = getattr(servicer, method.name, None)
-        if fn is None:
-            continue  # TraceSetting, LogSettings: UNIMPLEMENTED (not advertised)
-        request = getattr(pb, method.input_type.name)
-        response = getattr(pb, method.output_type.name)
-        if method.client_streaming:
-            methods[method_path(SERVICE_NAME, method.name)] = _method("stream", fn, request, response)
-        else:
-            methods[method_path(SERVICE_NAME, method.name)] = _method("unary", _guard(fn), request, response)
-    return methods
+    modules); TraceSetting and LogSettings, which the servicer lacks, are answered UNIMPLEMENTED (not advertised)."""
+    return method_handlers(pb.DESCRIPTOR.services_by_name["GRPCInferenceService"], servicer, parse=tolerant)
