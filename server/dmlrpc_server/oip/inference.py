@@ -3,6 +3,7 @@ server's limits, and its outputs written back (raw, or into the client's shared 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,10 @@ class InferCodec:
 
     def decode(self, model: ModelVersion, request: Any) -> tuple[Feeds, int, int]:
         """The request's inputs as the model's feeds, checked against its config; its batch size and bytes."""
+        # NOTE: plain loops, no generator expressions: this runs on every ModelInfer, and each generator is a frame.
         shapes: dict[str, list[int]] = {}
+        inline: list[int] = []  # the inputs read from raw_input_contents, in order
+        with_contents = False
         for index, tensor in enumerate(request.inputs):
             spec = model.input_by_name.get(tensor.name)
             if spec is None:
@@ -42,30 +46,31 @@ class InferCodec:
                     f"inputs[{index}].datatype",
                     f"'{tensor.name}' is {spec.datatype.name} in model '{model.name}', not '{tensor.datatype}'",
                 )
-            if any(dim < 0 for dim in tensor.shape):
-                raise InvalidArgument(f"inputs[{index}].shape", f"{list(tensor.shape)} has a negative dimension")
-            shapes[tensor.name] = list(tensor.shape)
-        missing = [s.name for s in model.inputs if s.name not in shapes and not s.optional]
-        if missing:
-            raise InvalidArgument("inputs", f"model '{model.name}' expects inputs {missing} that the request lacks")
+            shape = list(tensor.shape)
+            if shape and min(shape) < 0:
+                raise InvalidArgument(f"inputs[{index}].shape", f"{shape} has a negative dimension")
+            shapes[tensor.name] = shape
+            if tensor.HasField("contents"):
+                with_contents = True
+            elif "shared_memory_region" not in tensor.parameters:
+                inline.append(index)
+        if len(shapes) < len(model.inputs):
+            missing = [s.name for s in model.inputs if s.name not in shapes and not s.optional]
+            if missing:
+                raise InvalidArgument("inputs", f"model '{model.name}' expects inputs {missing} that the request lacks")
         batch = model.batch_of(shapes)
         limits = self.limits
         raw = request.raw_input_contents
-        inline = [
-            i
-            for i, tensor in enumerate(request.inputs)
-            if not tensor.HasField("contents") and "shared_memory_region" not in tensor.parameters
-        ]
-        if raw and any(tensor.HasField("contents") for tensor in request.inputs):
+        if raw and with_contents:
             raise InvalidArgument("raw_input_contents", "an input sets contents while raw_input_contents is used")
         if len(raw) != len(inline):
             raise InvalidArgument(
                 "raw_input_contents",
                 f"holds {len(raw)} entries; the inputs without contents or shared memory need {len(inline)}",
             )
-        raw_of = dict(zip(inline, raw, strict=True))
         feeds: Feeds = {}
         total = 0
+        position = 0  # the next raw_input_contents entry
         for index, tensor in enumerate(request.inputs):
             spec = model.input_by_name[tensor.name]
             shape = shapes[tensor.name]
@@ -75,30 +80,30 @@ class InferCodec:
                 raise ResourceExhausted(
                     f"inputs[{index}]: {count:,} elements ({expected:,} bytes) exceed the server's tensor limits"
                 )
-            params = tensor.parameters
-            if "shared_memory_region" in params:
-                if tensor.HasField("contents"):
+            if position < len(inline) and inline[position] == index:
+                array = from_raw(raw[position], spec.datatype, shape, f"raw_input_contents[{position}]")
+                position += 1
+            elif tensor.HasField("contents"):
+                if "shared_memory_region" in tensor.parameters:
                     raise InvalidArgument(f"inputs[{index}].contents", "an input in shared memory cannot set contents")
+                array = from_contents(tensor.contents, spec.datatype, shape, f"inputs[{index}].contents")
+            else:
+                params = tensor.parameters
                 data = self.shm_slice(params, f"inputs[{index}].parameters")
                 array = from_raw(data, spec.datatype, shape, f'inputs[{index}].parameters["shared_memory_byte_size"]')
                 array = array.copy()  # the client may overwrite the region once it has the response
-            elif tensor.HasField("contents"):
-                array = from_contents(tensor.contents, spec.datatype, shape, f"inputs[{index}].contents")
-            else:
-                position = inline.index(index)
-                array = from_raw(raw_of[index], spec.datatype, shape, f"raw_input_contents[{position}]")
             total += array.nbytes if array.dtype != object else expected
             if spec.datatype.size == 0:
                 array = _text(array, f"inputs[{index}]")
-            feeds[tensor.name] = array.reshape(model.model_shape(spec, shape, batch))
+            feeds[tensor.name] = array if spec.reshape is None else array.reshape(model.model_shape(spec, shape, batch))
         if total > limits.max_request_bytes:
             raise ResourceExhausted(f"the inputs hold {total:,} bytes, over the server's request limit")
         return feeds, batch, total
 
-    def requested(self, model: ModelVersion, request: Any) -> list[tuple[str, Any]]:
+    def requested(self, model: ModelVersion, request: Any) -> Sequence[tuple[str, Any]]:
         """The outputs to answer, in order (all of the model's when the request names none), with their params."""
         if not request.outputs:
-            return [(spec.name, None) for spec in model.outputs]
+            return model.every_output
         seen: list[tuple[str, Any]] = []
         for index, output in enumerate(request.outputs):
             if output.name not in model.output_by_name:
@@ -131,7 +136,7 @@ class InferCodec:
         request: Any,
         batch: int,
         outputs: dict[str, np.ndarray],
-        requested: list[tuple[str, Any]],
+        requested: Sequence[tuple[str, Any]],
     ) -> Any:
         response = pb.ModelInferResponse(model_name=model.name, model_version=str(model.version), id=request.id)
         raw: list[bytes] = []

@@ -6,7 +6,7 @@ import copy
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,8 +66,10 @@ class Statistics:
         durations = self.batches.get(size)
         if durations is None:
             durations = self.batches[size] = (Duration(), Duration(), Duration())
-        for duration, ns in zip(durations, (input_ns, infer_ns, output_ns), strict=True):
-            duration.add(ns)
+        compute_input, compute_infer, compute_output = durations
+        compute_input.add(input_ns)
+        compute_infer.add(infer_ns)
+        compute_output.add(output_ns)
 
     def message(self, name: str, version: str) -> Any:
         return service_pb2.ModelStatistics(
@@ -208,6 +210,8 @@ class ModelVersion:
         self.outputs = specs(list(config.output))
         self.input_by_name = {spec.name: spec for spec in self.inputs}
         self.output_by_name = {spec.name: spec for spec in self.outputs}
+        #: What a request that names no output is answered: every output, raw (``InferCodec.requested``).
+        self.every_output: Sequence[tuple[str, Any]] = tuple((spec.name, None) for spec in self.outputs)
         self.max_batch = config.max_batch_size
         self.stats = Statistics()
         self._run = run
@@ -271,7 +275,10 @@ class ModelVersion:
             raise Unavailable(f"Exceeds maximum queue size ({self.max_queue}) of model '{self.name}'")
         if self._prepare is not None:
             feeds = self._prepare(feeds)
-        key = tuple(tuple(array.shape[1:] if self.max_batch > 0 else array.shape) for array in feeds.values())
+        if self.max_batch > 0:
+            key = tuple([array.shape[1:] for array in feeds.values()])
+        else:
+            key = tuple([array.shape for array in feeds.values()])
         outputs, _ = await self._queue.result(feeds, batch, key, deadline)
         return outputs
 
@@ -315,7 +322,8 @@ class _Triton:
         model = self.model
         if model.work is None:
             return False
-        return self.scheduler.inline_batch(model.work, model.on_device, sum(member.size for member in batch))
+        items = batch[0].size if len(batch) == 1 else sum([member.size for member in batch])
+        return self.scheduler.inline_batch(model.work, model.on_device, items)
 
     def run(self, batch: list[Member[Outputs]], options: ort.RunOptions) -> list[Outputs]:
         """Concatenate the batch's feeds on the batch axis, run once, split the outputs."""
@@ -328,11 +336,10 @@ class _Triton:
         outputs = self.model._run(feeds, options)
         t2 = time.perf_counter_ns()
         if len(batch) == 1:
-            results = [outputs]
-        else:
-            bounds = np.cumsum([p.size for p in batch])[:-1]
-            split = {name: np.split(array, bounds) for name, array in outputs.items()}
-            results = [{name: parts[i] for name, parts in split.items()} for i in range(len(batch))]
+            return [(outputs, (t1 - t0, t2 - t1, time.perf_counter_ns() - t2))]
+        bounds = np.cumsum([p.size for p in batch])[:-1]
+        split = {name: np.split(array, bounds) for name, array in outputs.items()}
+        results = [{name: parts[i] for name, parts in split.items()} for i in range(len(batch))]
         timings = (t1 - t0, t2 - t1, time.perf_counter_ns() - t2)
         return [(result, timings) for result in results]
 
@@ -340,23 +347,29 @@ class _Triton:
         self, batch: list[Member[Outputs]], started_ns: int, results: list[Outputs] | None, error: BaseException | None
     ) -> None:
         """Count the batch as Triton counts it (ModelStatistics; the serving core's batch-size metric too)."""
+        # NOTE: counts added in place, not through Duration.add: this runs for every batch, a lone request's too.
         stats = self.model.stats
         ended = time.perf_counter_ns()
+        requests = len(batch)
+        waited = lived = size = 0
         for member in batch:
-            stats.queue.add(started_ns - member.arrived)
+            waited += started_ns - member.arrived
+            lived += ended - member.arrived
+            size += member.size
+        queue = stats.queue
+        queue.count += requests
+        queue.ns += waited
         if results is None:
-            for member in batch:
-                stats.fail.add(ended - member.arrived)
+            stats.fail.add(lived, requests)
             return
-        size = sum(member.size for member in batch)
         stats.execution_count += 1
         stats.inference_count += size
         stats.last_inference_ms = time.time_ns() // 1_000_000
         input_ns, infer_ns, output_ns = results[0][1]
         stats.batch(size, input_ns, infer_ns, output_ns)
-        for member in batch:
-            stats.success.add(ended - member.arrived)
-            stats.compute_input.add(input_ns)
-            stats.compute_infer.add(infer_ns)
-            stats.compute_output.add(output_ns)
+        stats.success.add(lived, requests)
+        # Triton counts each request's share of its batch's compute as the whole batch's time.
+        stats.compute_input.add(input_ns * requests, requests)
+        stats.compute_infer.add(infer_ns * requests, requests)
+        stats.compute_output.add(output_ns * requests, requests)
         self.scheduler.observe_batch(len(batch))

@@ -168,4 +168,10 @@ def raw_size(array: np.ndarray, datatype: Datatype) -> int:
 
 def shape_matches(shape: Sequence[int], dims: Sequence[int]) -> bool:
     """Whether a concrete shape matches config dims (-1 matches any size)."""
-    return len(shape) == len(dims) and all(d == -1 or d == s for s, d in zip(shape, dims, strict=True))
+    if len(shape) != len(dims):
+        return False
+    # NOTE: a loop, not all() over a generator: this runs for each input of every ModelInfer.
+    for size, dim in zip(shape, dims):  # noqa: B905, SIM110 - the lengths are equal
+        if dim != -1 and dim != size:
+            return False
+    return True
