@@ -14,7 +14,8 @@ In one run (``--provider cuda`` on an NVIDIA host; ``--provider cpu`` runs it an
 Beside (a) with one worker, the floor of batching on grpc.aio: ``bench/echo_server.py --mode aio-top-k``, a bare aio
 server that reads the row from the request and runs the same top-k alone per call or in dynamic batches of up to 64
 (``--no-floor``: skip it). With ``--h2load`` the unary calls of (a) come from h2load (8 connections x 8 streams),
-which costs a call far less CPU than the Python load generator: the figures are the servers', not the client's.
+and (b)'s from h2load too (32 connections x 8 streams, 4 threads), which costs a call far less CPU than the Python
+load generator: the figures are the servers', not the client's.
 
 Prints every row as it is measured, then a Markdown table; ``--json FILE`` keeps rows and raw results.
 """
@@ -63,6 +64,9 @@ BATCH_OFF = ["--max-batch-size", "1"]
 MAX_BATCH = 64
 #: h2load's 64 calls in flight for the unary calls of (a).
 H2LOAD_LOAD = h2load.Load(connections=8, streams=8)
+#: h2load's load of (b): 256 calls in flight (the Python load's 4 processes x 64) over 32 connections, which the
+#: kernel spreads over the workers sharing the port, from 4 client threads.
+SCALING_H2LOAD = h2load.Load(connections=32, streams=8, threads=4)
 #: Calls of h2load's warm-up run of each server.
 WARMUP_CALLS = 1000
 
@@ -72,9 +76,15 @@ class Loaders:
     calls are proven successes by the server's own count (``metrics_port``), the echo's response bytes (``echo``)
     or the floor's (``response_bytes``)."""
 
-    def __init__(self, python: procs.Loadgen | procs.LoadgenPool, client: h2load.H2load | None) -> None:
+    def __init__(
+        self,
+        python: procs.Loadgen | procs.LoadgenPool,
+        client: h2load.H2load | None,
+        load: h2load.Load = H2LOAD_LOAD,
+    ) -> None:
         self.python = python
         self.client = client
+        self.load = load
         self._warmed: set[str] = set()
 
     def run(self, job: dict[str, Any]) -> dict[str, Any]:
@@ -90,9 +100,9 @@ class Loaders:
         if target not in self._warmed:
             # NOTE: a server's first calls compile the desc and make its sessions, which on a GPU can outlast a
             # timed run's warm-up: a counted run first, once per server.
-            self.client.run(target, H2LOAD_LOAD, h2load.Run(count=WARMUP_CALLS), **proof)
+            self.client.run(target, self.load, h2load.Run(count=WARMUP_CALLS), **proof)
             self._warmed.add(target)
-        return self.client.run(target, H2LOAD_LOAD, h2load.Run(duration=job["duration"]), **proof)
+        return self.client.run(target, self.load, h2load.Run(duration=job["duration"]), **proof)
 
     def stop(self) -> None:
         self.python.stop()
@@ -322,10 +332,18 @@ class Run:
 
     def scaling(self) -> None:
         o = self.options
-        load = f"@64 x {o.processes} processes, {o.channels} channels each"
-        print(f"\n== (b) tiny top-k {load}: --workers N, one server at a time")
         body = payload(tiny_calls()["top-k"])
-        job = {"kind": "grpc", "payload_b64": body, "inflight": 64, "duration": o.duration, "channels": o.channels}
+        client = None
+        if o.h2load:
+            # NOTE: the same 256 calls in flight as the Python load, from a compiled client whose threads cost a call
+            # far less: 8 workers' req/s are then the servers' own, not the load processes' ceiling.
+            load = f"@{SCALING_H2LOAD.inflight} from h2load, {SCALING_H2LOAD.label()}, {SCALING_H2LOAD.threads} threads"
+            client = h2load.H2load(o.h2load, h2load.grpc_frame(base64.b64decode(body)))
+            job: dict[str, Any] = {"kind": "h2load", "duration": o.duration}
+        else:
+            load = f"@64 x {o.processes} processes, {o.channels} channels each"
+            job = {"kind": "grpc", "payload_b64": body, "inflight": 64, "duration": o.duration, "channels": o.channels}
+        print(f"\n== (b) tiny top-k {load}: --workers N, one server at a time")
         available = workers_available()
         counts = o.workers if available else [1]
         rps: dict[int, float] = {}
@@ -333,18 +351,21 @@ class Run:
         for n in counts:
             flags = ["--workers", str(n)] if available else []
             server = self.server(f"workers-{n}", flags)
-            loadgen = procs.LoadgenPool(o.processes)
+            loadgen = Loaders(procs.LoadgenPool(o.processes), client, SCALING_H2LOAD)
             try:
                 server.wait_ready(180)
                 time.sleep(1.0 if n > 1 else 0.0)  # let every worker come up and warm up
-                raw[n] = self.measure({"ours": server}, loadgen, {"ours": ("ours", job)})["ours"]
+                variant = {**job, "metrics_port": server.metrics_port} if client is not None else job
+                raw[n] = self.measure({"ours": server}, loadgen, {"ours": ("ours", variant)})["ours"]
             finally:
-                loadgen.stop()
+                loadgen.python.stop()
                 server.stop()
             rps[n] = median([r["rps"] for r in raw[n]])
+        if client is not None:
+            client.close()
         self.raw["workers"] = raw
         scenario = f"tiny top-k {load}"
-        echo = self.raw.get("echo_pool_rps")
+        echo = None if client is not None else self.raw.get("echo_pool_rps")  # (c)'s echo ran under the Python load
         for n in o.workers:
             if n not in rps:
                 self.add(Row(scenario, f"scaling, --workers {n}", None, goal=(">=", 0.7 * n), note=report.NA))

@@ -203,8 +203,8 @@ def test_top_k_floor_answers_each_call_its_own_rows_top_k(batch_size: int) -> No
 
 @pytest.mark.timeout(120)
 def test_gpu_bench_prints_the_batching_floor_under_h2load(tmp_path: Path) -> None:
-    # (a) of the GPU bench on the CPU provider with h2load: our batching on / off beside the floor's, every call
-    # proven (ours by its /metrics, the echo and the floor by their response bytes).
+    # (a) and (b) of the GPU bench on the CPU provider with h2load: our batching on / off beside the floor's, and
+    # one worker's req/s, every call proven (ours by its /metrics, the echo and the floor by their response bytes).
     binary = _h2load()
     command = [sys.executable, str(ROOT / "bench" / "gpu_serving.py"), "--provider", "cpu", "--quick"]
     command += ["--workers", "1", "--batch-workers", "1", "--columns", "4000", "--duration", "0.3"]
@@ -218,6 +218,10 @@ def test_gpu_bench_prints_the_batching_floor_under_h2load(tmp_path: Path) -> Non
     raw = json.loads((tmp_path / "gpu.json").read_text())["raw"]["batching-1"]
     for name in ("unary-on", "unary-off", "floor-on", "floor-off", "echo"):
         assert raw[name] and all(run["count"] > 0 and run["served"] >= run["count"] for run in raw[name]), name
+    # (b) under h2load too: the workers' req/s, every call counted by the server.
+    assert re.search(r"tiny top-k @256 from h2load, 32 conn x 8 streams, 4 threads\s+req/s, --workers 1", done.stdout)
+    scaled = json.loads((tmp_path / "gpu.json").read_text())["raw"]["workers"]["1"]
+    assert scaled and all(run["count"] > 0 and run["served"] >= run["count"] for run in scaled)
 
 
 def test_plots_read_the_recorded_series_and_the_docs_show_them() -> None:
