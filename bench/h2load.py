@@ -249,7 +249,7 @@ class H2load:
         if not (count == result["status_2xx"] == result["done"] == result["total"] > 0) or (
             run.count is not None and count != run.count
         ):
-            raise CallsFailed(f"h2load: {run}, {result}")
+            raise CallsFailed(f"h2load: {run}, {result}; it printed:\n{(done.stdout + done.stderr)[-1500:]}")
         # The echo answers each call with the request's own frame; an error is trailers-only (no DATA). A timed run's
         # DATA bytes also hold its warm-up's and those of calls cut off at its end.
         received = result["data_bytes"] // (frame or self.body_size)
