@@ -253,7 +253,9 @@ class Run:
             values = [run[key] for run in results.get(name, []) if key in run]  # h2load's timed runs have no p50
             return median(values) if values else None
 
-        scenario = f"top-k {shape} K={o.k}, unary @64{spread}"
+        # With --h2load the unary calls came from h2load (8 x 8), whatever the workers; ExecuteMany's from Python.
+        unary_load = f", --workers {workers} (h2load {H2LOAD_LOAD.label()})" if o.h2load and workers > 1 else spread
+        scenario = f"top-k {shape} K={o.k}, unary @64{unary_load}"
         self.add(
             Row(scenario, "req/s, batching on vs off", figure("unary-on"), figure("unary-off"), "batching off",
                 "req/s", (">=", 2.0))
