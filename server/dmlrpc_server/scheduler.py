@@ -420,6 +420,8 @@ class Scheduler:
             return await asyncio.wait_for(asyncio.shield(work), timeout)
         except (TimeoutError, asyncio.TimeoutError):
             options.terminate = True
+            # NOTE: this wait can be cancelled too (the loop closing at exit); the outcome is read either way.
+            work.add_done_callback(_read_outcome)
             await asyncio.wait({work})
             if work.exception() is None:
                 return work.result()  # it finished just as the deadline passed

@@ -3,13 +3,16 @@ running work, and ExecuteMany items answered one by one."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import gc
 import math
 import threading
 import time
 import weakref
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import grpc
 import numpy as np
@@ -225,3 +228,52 @@ def test_a_placement_does_not_keep_its_desc_alive() -> None:
     session = weakref.ref(compiled.session)
     del compiled
     assert session() is None
+
+
+def test_a_stopped_run_whose_caller_is_cancelled_leaves_no_unread_error() -> None:
+    # A run stopped at its deadline whose caller is then cancelled too (what the loop's closing does at exit): the
+    # run's error is read when it ends, not reported as "Future exception was never retrieved".
+    stopping, ended, release = threading.Event(), threading.Event(), threading.Event()
+
+    def job(options: Any) -> None:
+        try:
+            while not options.terminate:
+                time.sleep(0.001)
+            stopping.set()
+            release.wait(30)  # runs on past its stop until its caller has been cancelled
+            raise RuntimeError("Exiting due to terminate flag being set to true.")
+        finally:
+            ended.set()
+
+    async def main() -> list[str]:
+        loop = asyncio.get_running_loop()
+        reported: list[str] = []
+        loop.set_exception_handler(lambda _, context: reported.append(str(context.get("message"))))
+        executor = ThreadPoolExecutor(1)
+        scheduler = Scheduler(
+            Admission(1, 1),
+            executor,
+            BufferPool(0),
+            ByteBudget(1 << 20, max_wait=0.0, setting="--call-memory-bytes"),
+            inline_work=1 << 16,
+            batch_work=1 << 18,
+            device_inline_work=1 << 16,
+            max_batch_size=8,
+            max_delay=0.0,
+        )
+        call = asyncio.ensure_future(scheduler.offload(job, time.monotonic() + 0.05))
+        assert await asyncio.to_thread(stopping.wait, 30)  # the deadline passed: the run was told to stop
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        release.set()
+        assert await asyncio.to_thread(ended.wait, 30)
+        executor.shutdown(wait=True)
+        for _ in range(3):  # the run's outcome reaches the loop's future, which is then dropped
+            await asyncio.sleep(0.01)
+        del call
+        gc.collect()
+        return reported
+
+    reported = asyncio.run(main())
+    assert not any("never retrieved" in message for message in reported), reported
