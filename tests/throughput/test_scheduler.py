@@ -206,14 +206,11 @@ def test_batches_too_large_to_run_inline_run_on_a_worker_and_equal_single_runs(s
     assert batched == len(rows) and runs < len(rows), (runs, batched)
 
 
-def test_a_placement_does_not_keep_its_desc_alive() -> None:
-    # The scheduler decides once per compiled desc where its calls run, and keeps that decision (with a batching
-    # desc's lane) beside the desc: a desc the compile cache drops must be freed at once, its sessions with it.
-    limits = Limits(max_tensor_bytes=1 << 28, max_request_bytes=1 << 30, max_message_bytes=1 << 29)
-    catalog = Catalog(choose_provider("cpu"), feature_level=LATEST, limits=limits, cache_capacity=1, cache_bytes=1)
-    scheduler = Scheduler(
+def _scheduler(executor: ThreadPoolExecutor) -> Scheduler:
+    """A scheduler of its own (no server): 4 running slots, a 1 MiB call memory, the default placement limits."""
+    return Scheduler(
         Admission(4, 4),
-        ThreadPoolExecutor(1),
+        executor,
         BufferPool(0),
         ByteBudget(1 << 20, max_wait=0.0, setting="--call-memory-bytes"),
         inline_work=1 << 16,
@@ -222,6 +219,14 @@ def test_a_placement_does_not_keep_its_desc_alive() -> None:
         max_batch_size=8,
         max_delay=0.0,
     )
+
+
+def test_a_placement_does_not_keep_its_desc_alive() -> None:
+    # The scheduler decides once per compiled desc where its calls run, and keeps that decision (with a batching
+    # desc's lane) beside the desc: a desc the compile cache drops must be freed at once, its sessions with it.
+    limits = Limits(max_tensor_bytes=1 << 28, max_request_bytes=1 << 30, max_message_bytes=1 << 29)
+    catalog = Catalog(choose_provider("cpu"), feature_level=LATEST, limits=limits, cache_capacity=1, cache_bytes=1)
+    scheduler = _scheduler(ThreadPoolExecutor(1))
     x = np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4)
     compiled = catalog.compiled(ops.top_k(x, 2, 3).operator_desc)  # over the cache's one byte: not cached
     assert scheduler.place(compiled).place is Place.BATCH
@@ -250,17 +255,7 @@ def test_a_stopped_run_whose_caller_is_cancelled_leaves_no_unread_error() -> Non
         reported: list[str] = []
         loop.set_exception_handler(lambda _, context: reported.append(str(context.get("message"))))
         executor = ThreadPoolExecutor(1)
-        scheduler = Scheduler(
-            Admission(1, 1),
-            executor,
-            BufferPool(0),
-            ByteBudget(1 << 20, max_wait=0.0, setting="--call-memory-bytes"),
-            inline_work=1 << 16,
-            batch_work=1 << 18,
-            device_inline_work=1 << 16,
-            max_batch_size=8,
-            max_delay=0.0,
-        )
+        scheduler = _scheduler(executor)
         call = asyncio.ensure_future(scheduler.offload(job, time.monotonic() + 0.05))
         assert await asyncio.to_thread(stopping.wait, 30)  # the deadline passed: the run was told to stop
         call.cancel()

@@ -95,7 +95,7 @@ class InferCodec:
             total += array.nbytes if array.dtype != object else expected
             if spec.datatype.size == 0:
                 array = _text(array, f"inputs[{index}]")
-            feeds[tensor.name] = array if spec.reshape is None else array.reshape(model.model_shape(spec, shape, batch))
+            feeds[tensor.name] = array.reshape(model.model_shape(spec, shape, batch))
         if total > limits.max_request_bytes:
             raise ResourceExhausted(f"the inputs hold {total:,} bytes, over the server's request limit")
         return feeds, batch, total

@@ -322,8 +322,7 @@ class _Triton:
         model = self.model
         if model.work is None:
             return False
-        items = batch[0].size if len(batch) == 1 else sum([member.size for member in batch])
-        return self.scheduler.inline_batch(model.work, model.on_device, items)
+        return self.scheduler.inline_batch(model.work, model.on_device, sum([member.size for member in batch]))
 
     def run(self, batch: list[Member[Outputs]], options: ort.RunOptions) -> list[Outputs]:
         """Concatenate the batch's feeds on the batch axis, run once, split the outputs."""
@@ -336,10 +335,11 @@ class _Triton:
         outputs = self.model._run(feeds, options)
         t2 = time.perf_counter_ns()
         if len(batch) == 1:
-            return [(outputs, (t1 - t0, t2 - t1, time.perf_counter_ns() - t2))]
-        bounds = np.cumsum([p.size for p in batch])[:-1]
-        split = {name: np.split(array, bounds) for name, array in outputs.items()}
-        results = [{name: parts[i] for name, parts in split.items()} for i in range(len(batch))]
+            results = [outputs]
+        else:
+            bounds = np.cumsum([p.size for p in batch])[:-1]
+            split = {name: np.split(array, bounds) for name, array in outputs.items()}
+            results = [{name: parts[i] for name, parts in split.items()} for i in range(len(batch))]
         timings = (t1 - t0, t2 - t1, time.perf_counter_ns() - t2)
         return [(result, timings) for result in results]
 
@@ -347,7 +347,7 @@ class _Triton:
         self, batch: list[Member[Outputs]], started_ns: int, results: list[Outputs] | None, error: BaseException | None
     ) -> None:
         """Count the batch as Triton counts it (ModelStatistics; the serving core's batch-size metric too)."""
-        # NOTE: counts added in place, not through Duration.add: this runs for every batch, a lone request's too.
+        # NOTE: each duration summed over the batch and added once, not once per request: this runs for every batch.
         stats = self.model.stats
         ended = time.perf_counter_ns()
         requests = len(batch)
@@ -356,9 +356,7 @@ class _Triton:
             waited += started_ns - member.arrived
             lived += ended - member.arrived
             size += member.size
-        queue = stats.queue
-        queue.count += requests
-        queue.ns += waited
+        stats.queue.add(waited, requests)
         if results is None:
             stats.fail.add(lived, requests)
             return
