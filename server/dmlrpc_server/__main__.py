@@ -71,18 +71,21 @@ async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> N
                 if recycling.is_set():  # the other limit was reached first
                     return
                 recycling.set()
-                built.service.scheduler.sessions_spent = True
                 _log.info("worker %d %s: asking for its replacement; it serves until then", worker.index, why)
                 worker.send("recycle", sessions=SESSIONS.created)
 
-            # NOTE: both called on whichever thread made the session; the event loop sends the request.
-            def reached(created: int) -> None:
-                why = f"created {created} ONNX Runtime sessions (--max-sessions-per-worker {limit})"
+            def spent(why: str) -> None:
+                # NOTE: called on whichever thread made the session, and marked there, before the call that made it
+                # answers: a compile whose session was the worker's last sees it (Scheduler.room_for_handle). The
+                # event loop sends the request.
+                built.service.scheduler.sessions_spent = True
                 loop.call_soon_threadsafe(recycle, why)
 
+            def reached(created: int) -> None:
+                spent(f"created {created} ONNX Runtime sessions (--max-sessions-per-worker {limit})")
+
             def over(resident: int) -> None:
-                why = f"holds {resident} bytes after a new session (--worker-memory-bytes {budget})"
-                loop.call_soon_threadsafe(recycle, why)
+                spent(f"holds {resident} bytes after a new session (--worker-memory-bytes {budget})")
 
             if limit:
                 SESSIONS.watch(limit, reached)

@@ -150,6 +150,33 @@ class Scheduler:
         if not self.handed_over:
             raise Unavailable("the server is shutting down; retry on another replica")
 
+    async def room_for_handle(self, sessions_before: int) -> None:
+        """Before a compile answers with its handle: a worker being recycled (its sessions spent, perhaps by this
+        very compile) loses what it holds when it exits, so a handle it made would answer NOT_FOUND at its first use.
+        Such a call waits for the handover, which sends GOAWAY on the worker's connections, and is refused as not run:
+        its client's retry (or a plain client's next try) reaches the replacement on a new connection.
+
+        ``sessions_before``: the sessions this process had made when the call began. A compile that spends a fresh
+        process by itself keeps its handle (a logged warning): the replacement could do no better, and refusing it
+        would send it round for ever.
+
+        Raises:
+            Unavailable: this worker is being recycled (or the server shuts down).
+        """
+        if not self.sessions_spent:
+            return
+        if not sessions_before:
+            _log.warning(
+                "a compile alone spent this worker process (--max-sessions-per-worker or --worker-memory-bytes): its "
+                "handle goes with the process when it is recycled"
+            )
+            return
+        await self.room_for_session(None)
+        raise Unavailable(
+            "this worker process is being recycled and a handle it made would go with it: retry, and the call "
+            "reaches its replacement"
+        )
+
     def hand_over(self) -> None:
         """A recycled worker has handed over (gRPC's stop has sent GOAWAY, so no new call reaches it): the calls
         waiting for a session make theirs, and it serves every call in flight to the end."""

@@ -20,7 +20,7 @@ from dmlrpc_server.errors import InvalidArgument
 from dmlrpc_server.graphs import strip_owned
 from dmlrpc_server.many import ManyStream, StreamLimits
 from dmlrpc_server.runtime.buffers import Buffer
-from dmlrpc_server.runtime.compiler import EXTERNAL_COPIES, Compiled, StagedCompiled, data_bytes
+from dmlrpc_server.runtime.compiler import EXTERNAL_COPIES, SESSIONS, Compiled, StagedCompiled, data_bytes
 from dmlrpc_server.runtime.handles import Handle, HandleStore, owned_buffers
 from dmlrpc_server.runtime.resident import Resident
 from dmlrpc_server.scheduler import Scheduler
@@ -318,11 +318,13 @@ class Service:
     async def compile_operator(self, request: service_pb2.CompileOperatorRequest, owner: str) -> Handle:
         """CompileOperator: validate the desc once (sharing Execute's compile cache), bind its owned inputs."""
         self.scheduler.gate()
+        sessions_before = SESSIONS.created
         handles = self.handles
         stripped, owned = strip_owned(request.operator_desc, "operator_desc")
         owned_bytes = sum(len(binding.buffer.data) for binding in request.owned_inputs)
         handles.check_room(owner, owned_bytes)
         compiled = await self.compiled(stripped, request.execution_flags, None)
+        await self.scheduler.room_for_handle(sessions_before)
         bound = owned_buffers(request.owned_inputs, compiled.plan.inputs, owned)
         inputs = tensor_descs(request.operator_desc, output=False)
         outputs = tensor_descs(request.operator_desc, output=True)
@@ -334,6 +336,7 @@ class Service:
     async def compile_graph(self, request: service_pb2.CompileGraphRequest, owner: str) -> Handle:
         """CompileGraph: validate the graph, lower it (one session where possible), bind constants and owned inputs."""
         self.scheduler.gate()
+        sessions_before = SESSIONS.created
         handles = self.handles
         graph = request.graph_desc
         constant_bytes = sum(len(node.constant_data.data) for node in graph.nodes)
@@ -354,6 +357,7 @@ class Service:
                     graph, max_nodes=self.max_graph_nodes, admit_constants=admit, flags=flags
                 )
             )
+        await self.scheduler.room_for_handle(sessions_before)
         bound = owned_buffers(request.owned_inputs, compiled.plan.inputs, lowering.owned)
         # What the handle holds is what it is charged: its models' data, constants as materialised (a few bytes of
         # broadcast constant can become a whole tensor); a graph run node by node keeps its constant arrays too;

@@ -346,20 +346,9 @@ class _Recycling:
         attribute = getattr(self._client, name)
         if not callable(attribute):
             return attribute
-        return lambda *args, **kwargs: self._made_where_it_lasts(attribute, *args, **kwargs)
-
-    def _made_where_it_lasts(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """``WineServer.call``; a handle (a compiled operator or graph) whose making was the worker's last session
-        is made again on the replacement, since the worker that holds it is being recycled (the handle is unknown
-        there): the lane's recycles are the harness's, not the test's."""
-        asked = self._server.recycles
-        result = self._server.call(method, *args, **kwargs)
-        if not hasattr(result, "handle"):
-            return result
-        time.sleep(0.2)  # the recycle's log line, written before the answer, may still be in the pipe
-        if self._server.recycles == asked:
-            return result
-        return self._server.call(method, *args, **kwargs)
+        # NOTE: a compile whose session is the worker's last is answered UNAVAILABLE once the worker has handed
+        # over (Scheduler.room_for_handle), and made again on the replacement: no handle of a recycled worker.
+        return lambda *args, **kwargs: self._server.call(attribute, *args, **kwargs)
 
 
 #: Parametrized cases of each moved tests/ops test the lane runs (tests/dml/test_operators.py): the first ones, which

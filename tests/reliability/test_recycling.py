@@ -247,6 +247,53 @@ def test_a_handle_of_a_recycled_worker_answers_not_found(spawn: Callable[..., Se
         assert sdk.upload(x).handle.startswith("w0r")
 
 
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("compile_kind", ["operator", "graph"])
+def test_a_compile_that_spends_its_worker_answers_with_a_handle_of_the_replacement(
+    spawn: Callable[..., ServerProcess],  # noqa: F811
+    compile_kind: str,
+) -> None:
+    # The worker's last session is the compile's own: a handle made there would go with the worker at once. The
+    # compile is refused as not run once the worker has handed over, and the SDK's retry policy sends it again,
+    # on a new connection, to the replacement.
+    server, port, _ = start(spawn, 1)
+    with dmlrpc.Client(f"127.0.0.1:{port}", timeout=60) as sdk:
+        for index in range(1, SESSIONS_PER_WORKER):
+            desc, inputs, expected = add_desc(index)
+            (output,) = sdk.execute(desc, inputs)
+            assert output is not None and np.array_equal(output, expected)
+        assert not any("asking for its replacement" in line for line in server.lines), server.log()
+        x = np.arange(5, dtype=np.float32)
+        add = ops.element_wise("add", x, x).operator_desc
+        if compile_kind == "operator":
+            compiled, args = sdk.compile(add), (x, x)
+        else:
+            graph = dmlrpc.Graph()
+            source = graph.input(np.float32, x.shape)
+            graph.output(*graph.node(add, [source, source]))
+            compiled, args = sdk.compile(graph), (x,)
+        assert compiled.handle.startswith("w0r1."), (compiled.handle, server.log())
+        assert server.wait_for(re.compile(r"worker 0's recycled process \(pid \d+\) exited"), timeout=60)
+        (output,) = compiled(*args)
+        assert output is not None and np.array_equal(output, x + x)
+
+
+@pytest.mark.timeout(120)
+def test_a_compile_that_spends_a_fresh_worker_by_itself_keeps_its_handle(
+    spawn: Callable[..., ServerProcess],  # noqa: F811
+) -> None:
+    # No replacement could make it with a session to spare: refused, it would go round for ever.
+    server = spawn("--port", "0", "--provider", "cpu", "--no-metrics", "--workers", "1",
+                   "--max-sessions-per-worker", "1")  # fmt: skip
+    listening = server.wait_for(LISTENING)
+    assert listening is not None, server.log()
+    with dmlrpc.Client(f"127.0.0.1:{listening.group(1)}", timeout=60) as sdk:
+        x = np.arange(5, dtype=np.float32)
+        compiled = sdk.compile(ops.element_wise("add", x, x).operator_desc)
+        assert compiled.handle.startswith("w0."), (compiled.handle, server.log())
+    assert server.wait_for(re.compile(r"a compile alone spent this worker process")), server.log()
+
+
 def test_the_default_recycles_only_directml_workers() -> None:
     assert load_settings(["--provider", "cpu"], environ={}).sessions_per_worker == 0
     assert load_settings(["--provider", "cuda"], environ={}).sessions_per_worker == 0
