@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import struct
 from collections.abc import Awaitable, Callable
 
 _log = logging.getLogger(__name__)
@@ -18,6 +19,17 @@ _log = logging.getLogger(__name__)
 WORKER_HOST = "127.0.0.1"
 #: How long a connection whose other side has gone waits for its own peer to end it, before the relay closes it.
 _LINGER_SECONDS = 10.0
+#: HTTP/2's connection preface, which a cleartext gRPC client sends first (RFC 9113, 3.4).
+_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+#: HTTP/2 frame types (RFC 9113, 6) and the error code the relay reads or writes.
+_HEADERS, _RST_STREAM, _GOAWAY = 0x1, 0x3, 0x7
+_NO_ERROR = 0x0
+#: The GOAWAY's debug data (what a client logs).
+_UNANSWERED = b"relay: calls the worker left unanswered; not processed"
+#: A frame's header less its flags: the payload's length and the type as one word, then the stream id.
+_FRAME_HEADER = struct.Struct(">I1xI")
+#: A GOAWAY's last stream id that says nothing yet (gRPC's first, graceful one): every stream.
+_EVERY_STREAM = (1 << 31) - 1
 
 
 class Relay:
@@ -51,6 +63,109 @@ class Relay:
             join.abort()
 
 
+class _FrameReader:
+    """The frame boundaries of one direction of an HTTP/2 connection, read across the chunks that carry it."""
+
+    def __init__(self) -> None:
+        #: Bytes of the current frame's payload still to come (in later chunks).
+        self.skip = 0
+        #: The start of a frame cut by a chunk's end: its header, or a GOAWAY up to its last stream id.
+        self.head = b""
+
+    @property
+    def at_frame_end(self) -> bool:
+        return not (self.skip or self.head)
+
+    def frames(self, data: bytes) -> list[tuple[int, int, int]]:
+        """The HEADERS, RST_STREAM and GOAWAY frames whose headers ``data`` completes: (type, stream id, a GOAWAY's
+        last stream id or else 0)."""
+        if self.head:
+            data = self.head + data
+            self.head = b""
+        found = []
+        unpack = _FRAME_HEADER.unpack_from
+        at, size = self.skip, len(data)
+        while at + 9 <= size:
+            word, stream = unpack(data, at)  # word: the payload's length (24 bits), then the type
+            kind = word & 0xFF
+            if kind == _GOAWAY:
+                if at + 13 > size:
+                    break
+                found.append((kind, 0, int.from_bytes(data[at + 9 : at + 13], "big") & _EVERY_STREAM))
+            elif kind in (_HEADERS, _RST_STREAM):
+                found.append((kind, stream & _EVERY_STREAM, 0))
+            at += 9 + (word >> 8)
+        if at > size:
+            self.skip = at - size
+        else:
+            self.skip = 0
+            self.head = data[at:]
+        return found
+
+
+class _Calls:
+    """The calls of one relayed connection, read from its HTTP/2 frames as they pass (the bytes are not changed):
+    those its client has opened that the worker has not begun to answer, and the last stream id of the worker's
+    latest GOAWAY.
+
+    NOTE: why. gRPC's Windows transport was seen to end a connection after the GOAWAY of its age with calls that this
+    GOAWAY had accepted never answered (under the DirectML lane, behind this relay: 5 such calls at once, about one
+    connection in a thousand); the client then fails them (UNAVAILABLE, "Stream removed"), having no way to know
+    that they never ran. ``refusals`` then tells the client so with a GOAWAY of its own whose last stream id falls
+    below them: gRPC clients send the calls of streams past a GOAWAY's last one again, on another connection, by
+    themselves (transparent retries, gRFC A6), and a later GOAWAY may lower that id (RFC 9113, 6.8). A
+    REFUSED_STREAM would say the same per stream, but gRPC's clients do not retry on it.
+    """
+
+    def __init__(self) -> None:
+        #: False once the client's first bytes are not cleartext HTTP/2 (TLS, say): nothing is read then.
+        self.watching = True
+        self._preface = b""
+        self._client = _FrameReader()
+        self._worker = _FrameReader()
+        self.unanswered: set[int] = set()
+        self.last_stream = _EVERY_STREAM
+
+    def from_client(self, data: bytes) -> None:
+        if not self.watching:
+            return
+        if len(self._preface) < len(_PREFACE):
+            missing = len(_PREFACE) - len(self._preface)
+            self._preface += data[:missing]
+            if not _PREFACE.startswith(self._preface):
+                self.watching = False
+                self.unanswered.clear()
+                return
+            data = data[missing:]
+        for kind, stream, _ in self._client.frames(data):
+            if kind == _HEADERS:
+                self.unanswered.add(stream)  # a new call: gRPC clients send no trailers
+            elif kind == _RST_STREAM:
+                self.unanswered.discard(stream)  # cancelled by its client
+
+    def from_worker(self, data: bytes) -> None:
+        if not self.watching:
+            return
+        for kind, stream, value in self._worker.frames(data):
+            if kind == _GOAWAY:
+                self.last_stream = value
+            else:
+                self.unanswered.discard(stream)  # its answer has begun (its headers), or it was refused
+
+    def refusals(self) -> tuple[bytes, int]:
+        """Once the worker has ended the connection: a GOAWAY whose last stream id falls below every call that its
+        own last GOAWAY accepted and it never began to answer, and how many those are; nothing if there are none, if
+        it ended mid-frame, or without such a GOAWAY."""
+        if not self.watching or not self._worker.at_frame_end or self.last_stream == _EVERY_STREAM:
+            return b"", 0
+        refused = [stream for stream in self.unanswered if stream <= self.last_stream]
+        self.unanswered.clear()
+        if not refused:
+            return b"", 0
+        payload = (min(refused) - 1).to_bytes(4, "big") + _NO_ERROR.to_bytes(4, "big") + _UNANSWERED
+        return len(payload).to_bytes(3, "big") + bytes((_GOAWAY, 0)) + bytes(4) + payload, len(refused)
+
+
 # NOTE: protocols, not streams: a socket's bytes reach the other socket in the callback that received them, before
 # the callback that says the connection was lost (a stream reader raises its error ahead of the bytes it still
 # buffers, which dropped the last responses of a worker that reset its side after its GOAWAY). No task per
@@ -75,6 +190,10 @@ class _Side(asyncio.Protocol):
             self.join.accepted()
 
     def data_received(self, data: bytes) -> None:
+        if self is self.join.client:
+            self.join.calls.from_client(data)
+        else:
+            self.join.calls.from_worker(data)
         peer = self.peer
         if peer is None:
             self.held.append(data)
@@ -109,6 +228,7 @@ class _Join:
         self.relay = relay
         self.client = _Side(self)
         self.worker: _Side | None = None
+        self.calls = _Calls()
         self._connecting: asyncio.Task[None] | None = None
         self._linger: asyncio.TimerHandle | None = None
 
@@ -149,6 +269,7 @@ class _Join:
     def ended(self, side: _Side) -> None:
         """``side``'s remote end has ended its direction: end it towards the peer too, behind everything sent
         before; once both have, the connection is over."""
+        self._refuse_unanswered(side)
         peer = side.peer
         if peer is None:
             return  # the worker's socket is being connected: _connect passes the end on
@@ -164,6 +285,7 @@ class _Join:
 
     def lost(self, side: _Side) -> None:
         """``side``'s socket has closed (ended or reset): its peer gets what was sent before, then an end."""
+        self._refuse_unanswered(side)
         peer = side.peer
         if peer is None or peer.lost:
             if self._linger is not None:
@@ -182,6 +304,21 @@ class _Join:
         if peer.transport.can_write_eof():
             peer.transport.write_eof()
         self._linger = asyncio.get_running_loop().call_later(_LINGER_SECONDS, self._close, peer)
+
+    def _refuse_unanswered(self, side: _Side) -> None:
+        """Once the worker has ended its side: the calls it accepted and never answered are handed back to the
+        client, which sends them again elsewhere (``_Calls``)."""
+        client = self.client.transport
+        if side is self.client or client is None or client.is_closing():
+            return
+        goaway, refused = self.calls.refusals()
+        if refused:
+            client.write(goaway)
+            _log.warning(
+                "relay: a worker ended a connection leaving %d calls it had accepted unanswered; its client sends "
+                "them again (a GOAWAY below them)",
+                refused,
+            )
 
     def _close(self, side: _Side) -> None:
         """Close ``side``'s socket once what is buffered for it is written."""
