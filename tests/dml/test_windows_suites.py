@@ -37,11 +37,7 @@ LINUX_ONLY: dict[str, str] = {
 }  # fmt: skip
 #: Open findings on Windows Python (docs/providers.md): each still fails there, so it is left out and named here,
 #: never silently.
-OPEN_ON_WINDOWS: dict[str, str] = {
-    "tests/reliability/test_recycling.py::test_a_plain_grpc_client_loses_no_call_over_many_recycles_on_one_port[relayed]":
-        "about one recycle in fifty loses a steady call (UNAVAILABLE, 'End of TCP stream' after the age's GOAWAY): 0 "
-        "to 2 of about 200,000 over 200 descs; the suspect is a reset on the worker's leg of the relay",
-}  # fmt: skip
+OPEN_ON_WINDOWS: dict[str, str] = {}
 
 
 def _left_out(paths: list[str]) -> list[str]:
