@@ -168,8 +168,8 @@ class _Calls:
 
 # NOTE: protocols, not streams: a socket's bytes reach the other socket in the callback that received them, before
 # the callback that says the connection was lost (a stream reader raises its error ahead of the bytes it still
-# buffers, which dropped the last responses of a worker that reset its side after its GOAWAY). No task per
-# direction either: a relayed message costs two callbacks.
+# buffers, so a worker's last responses before a reset could be dropped). No task per direction either: a relayed
+# message costs two callbacks.
 class _Side(asyncio.Protocol):
     """One socket of a relayed connection: what it receives is written to its peer's socket."""
 

@@ -305,11 +305,11 @@ class WineServer:
                     found.append(int(entry.name))
         return found
 
-    def resident_bytes(self) -> int:
-        """VmRSS of the server's Windows processes (supervisor and workers) together, read on the Linux side (Wine's
-        own /proc view is the wineserver's): their shared memory, where lavapipe keeps the emulated GPU's heaps,
-        included."""
-        total = 0
+    def resident_by_process(self) -> dict[int, int]:
+        """VmRSS of each of the server's Windows processes (supervisor and workers), by Linux pid, read on the Linux
+        side (Wine's own /proc view is the wineserver's): their shared memory, where lavapipe keeps the emulated
+        GPU's heaps, included."""
+        held = {}
         for pid in self.processes():
             try:
                 if b"python" not in Path(f"/proc/{pid}/cmdline").read_bytes().lower():
@@ -317,8 +317,12 @@ class WineServer:
                 status = Path(f"/proc/{pid}/status").read_text()
             except OSError:
                 continue
-            total += sum(int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmRSS:"))
-        return total
+            held[pid] = sum(int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmRSS:"))
+        return held
+
+    def resident_bytes(self) -> int:
+        """VmRSS of the server's Windows processes together (``resident_by_process``)."""
+        return sum(self.resident_by_process().values())
 
     def connected(self) -> dmlrpc.Client:
         """The server's client, each of whose calls goes through ``call`` (objects it returns, such as resident
