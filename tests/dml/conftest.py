@@ -99,19 +99,26 @@ def dml_environment() -> Path:
 
 
 def run_windows(args: Sequence[str], *, timeout: float) -> str:
-    """Run the Windows CPython under Wine with ``args``; its combined output."""
-    result = subprocess.run(
+    """Run the Windows CPython under Wine with ``args``; its combined output. Past ``timeout`` every process the run
+    started is ended, and the failure shows the end of what it printed (pytest-timeout's stacks, when one fired)."""
+    process = subprocess.Popen(
         [str(LANE / "run.sh"), *args],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
         errors="replace",
-        check=False,
-        timeout=timeout,
         stdin=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: Wine's processes, Xvfb and what the Windows side started
     )
-    if result.returncode != 0:
-        _lane_failure(f"run.sh {' '.join(args)} exited {result.returncode}:\n{result.stdout[-6000:]}")
-    return result.stdout + result.stderr
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate(timeout=60)
+        _lane_failure(f"run.sh {' '.join(args)} ran past {timeout:.0f} s; the end of its output:\n{output[-12000:]}")
+    if process.returncode != 0:
+        _lane_failure(f"run.sh {' '.join(args)} exited {process.returncode}:\n{output[-6000:]}")
+    return output
 
 
 @pytest.fixture(scope="session")
