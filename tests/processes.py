@@ -8,6 +8,7 @@ import sys
 
 _SYNCHRONIZE = 0x00100000
 _WAIT_TIMEOUT = 0x102
+_SUSPEND_RESUME = 0x0800
 
 
 def alive(pid: int) -> bool:
@@ -33,3 +34,22 @@ def alive(pid: int) -> bool:
 def kill(pid: int) -> None:
     """End process ``pid`` at once, as a crash would (SIGKILL; on Windows os.kill is TerminateProcess)."""
     os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+
+
+def suspend(pid: int) -> None:
+    """Freeze process ``pid``: it runs no code of its own (it cannot see its stdin end) until it is ended
+    (SIGSTOP; on Windows NtSuspendProcess, which suspends every thread)."""
+    if sys.platform == "win32":
+        import ctypes
+
+        kernel32 = ctypes.WinDLL("kernel32")  # type: ignore[attr-defined, unused-ignore]
+        kernel32.OpenProcess.restype = ctypes.c_void_p
+        handle = kernel32.OpenProcess(_SUSPEND_RESUME, False, pid)
+        assert handle, f"cannot open process {pid}"
+        try:
+            status = ctypes.WinDLL("ntdll").NtSuspendProcess(ctypes.c_void_p(handle))  # type: ignore[attr-defined, unused-ignore]
+            assert status == 0, f"NtSuspendProcess({pid}) returned {status:#x}"
+        finally:
+            kernel32.CloseHandle(ctypes.c_void_p(handle))
+        return
+    os.kill(pid, signal.SIGSTOP)

@@ -28,12 +28,15 @@ START_TIMEOUT = 60.0
 #: Ctrl-Break reaches only processes sharing the sender's console, which piped ones under Wine lack): there the
 #: server runs behind this relay, which raises each signal named on its stdin inside the server's process, as the
 #: console's control handler does. Its module has no ``main``, so a supervisor's workers run plain dmlrpc_server.
+#: Its stdin ends when the test process does (even one that pytest-timeout ended with os._exit): the server then
+#: exits too, as a killed one would, rather than outlive the run (Wine waits for every process of its own).
 WINDOWS = sys.platform == "win32"
-_RELAY = """import signal, sys, threading
+_RELAY = """import os, signal, sys, threading
 import dmlrpc_server.__main__ as entry
 def relay():
     for line in sys.stdin:
         signal.raise_signal(getattr(signal, line.strip()))
+    os._exit(70)
 threading.Thread(target=relay, daemon=True).start()
 sys.exit(entry.main())
 """
@@ -107,14 +110,20 @@ class ServerProcess:
         return "\n".join(self.lines)
 
     def close(self) -> None:
-        """Kill the process if it still runs, and release its pipe."""
+        """Kill the process if it still runs, and release its pipes; fails if a process it started outlives it."""
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait(timeout=30)
         self._reader.join(timeout=30)
-        for stream in (self.process.stdin, self.process.stderr):
-            if stream is not None:
-                stream.close()
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        # NOTE: its workers inherit the log pipe. A reader still blocked on it holds its buffer's lock, and closing
+        # it would wait on that for as long as a worker lives on.
+        assert not self._reader.is_alive(), (
+            f"the server's log pipe is still open: a process it started outlived it\n{self.log()}"
+        )
+        assert self.process.stderr is not None
+        self.process.stderr.close()
 
 
 @pytest.fixture

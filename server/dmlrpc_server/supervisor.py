@@ -19,6 +19,7 @@ from typing import Any
 
 from dmlrpc_server.relay import WORKER_HOST, Relay
 from dmlrpc_server.settings import ServerSettings
+from dmlrpc_server.windows_job import end_workers_with_this_process
 
 _log = logging.getLogger("dmlrpc_server")
 
@@ -686,6 +687,8 @@ def _free(family: socket.AddressFamily, address: tuple[Any, ...]) -> bool:
 def supervise(settings: ServerSettings, argv: Sequence[str] | None) -> int:
     """Run ``settings.worker_processes`` workers until SIGTERM/SIGINT; the exit code of the server."""
     args = list(sys.argv[1:] if argv is None else argv)
+    # Linux workers end on their stdin's end; on Windows a job object also ends those that could not see it.
+    end_workers_with_this_process()
     try:
         return asyncio.run(Supervisor(settings, args).run())
     except OSError as error:

@@ -6,6 +6,7 @@ import contextlib
 import re
 import signal
 import socket
+import sys
 import time
 from collections.abc import Iterator
 from urllib.request import urlopen
@@ -20,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 import dmlrpc
 from dmlrpc.v1 import service_pb2
 from dmlrpc_server.settings import DEFAULT_WORKER_PORTS, SettingsError, default_workers, load_settings
-from tests.processes import alive, kill
+from tests.processes import alive, kill, suspend
 from tests.test_cli import LISTENING, ServerProcess
 
 METRICS = re.compile(r"INFO dmlrpc_server\.metrics: metrics on http://127\.0\.0\.1:(\d+)/metrics$")
@@ -219,6 +220,20 @@ def test_workers_exit_when_the_supervisor_dies(fresh: Workers) -> None:
         running = {pid for pid in running if alive(pid)}
         time.sleep(0.1)
     assert not running, f"workers {running} outlived their supervisor"
+
+
+@pytest.mark.skipif(sys.platform != "win32", reason="a job object is Windows': a Linux worker ends on its stdin's end")
+def test_a_worker_that_cannot_see_its_supervisor_die_ends_with_it(fresh: Workers) -> None:
+    # A worker runs no code while suspended, as one that a killed supervisor left mid-start under Wine: only the
+    # supervisor's job object ends it.
+    server = fresh
+    suspend(server.pids[1])
+    server.process.process.kill()
+    server.process.finish()
+    deadline = time.monotonic() + GRACE_SECONDS + 10
+    while alive(server.pids[1]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(server.pids[1]), "a suspended worker outlived its supervisor"
 
 
 def test_consecutive_ports_put_worker_i_on_port_plus_i() -> None:
