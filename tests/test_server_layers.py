@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "front doors",
         frozenset({"interceptors", "connections", "security", "servicer", "oip", "reflection", "handlers", "tracing"}),
     ),
-    ("process", frozenset({"", "server", "listeners", "relay", "supervisor", "__main__"})),
+    ("process", frozenset({"", "server", "listeners", "relay", "windows_job", "supervisor", "__main__"})),
 )
 #: The request path's stage modules in the order a call passes them (docs/architecture.md, "One request, end to
 #: end"): read, plan, admit and place, bind and encode. Each imports only those before it, so none calls back into
