@@ -103,10 +103,11 @@ def _adds(node: onnx.NodeProto) -> bool:
     return node.op_type == "ScatterND" and any(a.name == "reduction" and a.s == b"add" for a in node.attribute)
 
 
-def uses_64_bit_integers(operator_desc: operators_pb2.OperatorDesc) -> bool:
-    """Whether the server's DirectML lowering of a desc holds any INT64/UINT64 value: the lane's device (shader
-    model 5.1) cannot compile 64-bit integer operations, so such sessions fall back to the host there."""
+def uses_64_bit_values(operator_desc: operators_pb2.OperatorDesc) -> bool:
+    """Whether the server's DirectML lowering of a desc holds any INT64, UINT64 or FLOAT64 value: the lane's device
+    (shader model 5.1, no 64-bit integer or double-precision operations) cannot compile them, so such sessions fall
+    back to the host there (integer SCALE_BIAS, SHRINK and POW compute in FLOAT64: docs/directml-notes.md)."""
     graph = _directml_graph(operator_desc)
     types = {v.type.tensor_type.elem_type for v in (*graph.input, *graph.output, *graph.value_info)}
     types |= {t.data_type for t in graph.initializer}
-    return bool(types & _64_BIT)
+    return bool(types & (_64_BIT | {onnx.TensorProto.DOUBLE}))

@@ -18,7 +18,8 @@ import dmlrpc
 from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
 from dmlrpc_server.interceptors import EXECUTED_ON_KEY
 from tests.dml.conftest import WineServer, lane_enabled
-from tests.dml.lowering import run_failing_sequence, uses_64_bit_integers
+from tests.dml.fallbacks import FALLBACK_LINE, RUN_FALLBACK_LINE
+from tests.dml.lowering import run_failing_sequence, uses_64_bit_values
 from tests.ops.test_element_wise import ASIN_EDGES, OPERATORS, check_against_reference
 
 pytestmark = [pytest.mark.dml, pytest.mark.timeout(1200)]
@@ -26,13 +27,11 @@ pytestmark = [pytest.mark.dml, pytest.mark.timeout(1200)]
 #: Each new desc is a new DirectML session (about a second under lavapipe, plus a server restart every few).
 EXAMPLES = int(os.environ.get("DMLRPC_DML_ELEMENT_WISE_EXAMPLES", "1"))
 #: The lane's device (lavapipe through vkd3d, shader model 5.1) fails to compile some DirectML graphs, and the server
-#: then runs them on the host: any graph with 64-bit integers, and float ELEMENT_WISE_ADD over a multiple of 4
-#: elements (a vectorised shader variant; 6 or 35 elements compile). The random descs here use odd dimension sizes so
-#: that a fallback means something new; ``test_what_this_device_cannot_build_runs_on_the_host`` pins the known one.
+#: then runs them on the host: any graph with 64-bit integers or FLOAT64 values (an integer desc's SCALE_BIAS
+#: computes in FLOAT64), and float ELEMENT_WISE_ADD over a multiple of 4 elements (a vectorised shader variant; 6 or
+#: 35 elements compile). The random descs here use odd dimension sizes so that a fallback means something new;
+#: ``test_what_this_device_cannot_build_runs_on_the_host`` pins the known one.
 DEVICE_FALLBACKS: set[str] = set()
-FALLBACK_LINE = "could not build this operator's session"
-#: The server's WARNING when a device session that built fails at run time (``Compiled._to_host``).
-RUN_FALLBACK_LINE = "failed to run this operator's session"
 
 
 @pytest.mark.parametrize("name", OPERATORS)
@@ -50,7 +49,7 @@ def test_matches_reference_on_directml(dml_server: WineServer, name: str, data: 
         time.sleep(0.1)  # the server's log lines arrive through a pipe, read by another thread
         new = dml_server.log[seen if dml_server.starts == starts else 0 :]
         fell_back = [line for line in new if FALLBACK_LINE in line or RUN_FALLBACK_LINE in line]
-        if name not in DEVICE_FALLBACKS and not uses_64_bit_integers(desc):
+        if name not in DEVICE_FALLBACKS and not uses_64_bit_values(desc):
             assert not fell_back, f"{name} did not run on DirectML: {fell_back[-1]}"
         return outputs
 
@@ -85,6 +84,47 @@ def test_asin_is_exact_near_zero(dml_server: WineServer, elements: int, on_devic
     with np.errstate(invalid="ignore"):
         expected = np.arcsin(x.astype(np.float64)).astype(np.float32)
     np.testing.assert_allclose(result, expected, rtol=1e-6, atol=1e-12)
+
+
+_I8_EDGES = np.array([-128, -5, 7, 127, 0, -1, -127], np.int8)
+_I32_WIDE = np.array([70000, -70000, 200, -200, 40000, 65535, -32769], np.int32)
+#: Integer results out of their type's range, which ONNX (and NumPy, and the server's rules) wrap and DirectML's own
+#: Cast, Abs and Neg of 8- and 16-bit types saturate on this device (docs/directml-notes.md, "Integer results that
+#: leave their type's range"): the lowerings keep the low bits explicitly.
+_WRAPPING = {
+    "cast int32 to int16": (dmlrpc.ops.cast(_I32_WIDE, np.int16), _I32_WIDE.astype(np.int16)),
+    "cast int32 to uint8": (dmlrpc.ops.cast(_I32_WIDE, np.uint8), _I32_WIDE.astype(np.uint8)),
+    "cast uint16 to int16": (
+        dmlrpc.ops.cast(np.array([65535, 32768, 5, 40000, 1], np.uint16), np.int16),
+        np.array([65535, 32768, 5, 40000, 1], np.uint16).astype(np.int16),
+    ),
+    "cast int8 to uint8": (dmlrpc.ops.cast(_I8_EDGES, np.uint8), _I8_EDGES.astype(np.uint8)),
+    "cast int8 to uint16": (dmlrpc.ops.cast(_I8_EDGES, np.uint16), _I8_EDGES.astype(np.uint16)),
+    "bit shift left of uint16": (
+        dmlrpc.ops.element_wise(
+            "bit_shift_left", np.array([35950, 40000, 1, 65535, 3], np.uint16), np.array([1, 2, 3, 1, 15], np.uint16)
+        ),
+        np.array([6364, 28928, 8, 65534, 32768], np.uint16),
+    ),
+    "abs of int8": (dmlrpc.ops.element_wise("abs", _I8_EDGES), np.abs(_I8_EDGES)),
+    "negate of int8": (dmlrpc.ops.element_wise("negate", _I8_EDGES), -_I8_EDGES),
+    "abs of int16": (
+        dmlrpc.ops.element_wise("abs", np.array([-32768, -3, 32767], np.int16)),
+        np.array([-32768, 3, 32767], np.int16),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_WRAPPING))
+def test_integer_results_out_of_range_wrap_on_directml(dml_server: WineServer, case: str) -> None:
+    call, expected = _WRAPPING[case]
+    starts, seen = dml_server.starts, len(dml_server.log)
+    (result,) = dml_server.execute(call.operator_desc, list(call.inputs))
+    time.sleep(0.1)  # the server's log lines arrive through a pipe, read by another thread
+    new = dml_server.log[seen if dml_server.starts == starts else 0 :]
+    assert not any(FALLBACK_LINE in line for line in new), new
+    assert result is not None and result.dtype == expected.dtype
+    np.testing.assert_array_equal(result, expected)
 
 
 def _executed_on(address: str, elements: int) -> str | None:

@@ -10,7 +10,7 @@ import pytest
 
 from dmlrpc import ops
 from tests.dml.conftest import WineServer
-from tests.dml.test_element_wise import FALLBACK_LINE, RUN_FALLBACK_LINE
+from tests.dml.fallbacks import FALLBACK_LINE, RUN_FALLBACK_LINE
 from tests.references import generators as ref
 
 pytestmark = [pytest.mark.dml, pytest.mark.timeout(600)]

@@ -11,8 +11,8 @@ import pytest
 from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
 from dmlrpc_server.interceptors import EXECUTED_ON_KEY
 from tests.dml.conftest import WineServer
+from tests.dml.fallbacks import RUN_FALLBACK_LINE
 from tests.dml.lowering import run_failing_sequence
-from tests.dml.test_element_wise import RUN_FALLBACK_LINE
 from tests.ops.test_generators import fill_constant_desc, fill_sequence_desc, nonzero_desc
 
 pytestmark = [pytest.mark.dml, pytest.mark.timeout(600)]

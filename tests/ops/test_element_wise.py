@@ -356,8 +356,13 @@ def test_bit_count_example(client: dmlrpc.Client) -> None:
 
 
 def test_round_modes_on_halves(client: dmlrpc.Client) -> None:
-    x = np.array([2.5, -2.5, 0.5, 1.5, -0.4999999701976776, 2.7], np.float32)
-    expected = {0: [2, -2, 0, 2, -0.0, 3], 1: [2, -2, 0, 1, -0.0, 2], 2: [3, -3, 1, 2, -0.0, 3]}
+    # 0.49999997 + 0.5 rounds to 1 in FLOAT32, and 2**23 - 0.5 is the largest FLOAT32 half.
+    x = np.array([2.5, -2.5, 0.5, 1.5, -0.4999999701976776, 2.7, 0.4999999701976776, 8388607.5, -np.inf], np.float32)
+    expected = {
+        0: [2, -2, 0, 2, -0.0, 3, 0, 8388608, -np.inf],
+        1: [2, -2, 0, 1, -0.0, 2, 0, 8388607, -np.inf],
+        2: [3, -3, 1, 2, -0.0, 3, 0, 8388608, -np.inf],
+    }
     for mode, values in expected.items():
         np.testing.assert_array_equal(_unary(client, "ELEMENT_WISE_ROUND", x, rounding_mode=mode), values)
 

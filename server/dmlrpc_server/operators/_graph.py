@@ -57,6 +57,15 @@ def widened(dtype: np.dtype[Any], supported: Collection[np.dtype[Any]]) -> np.dt
     raise TypeError(f"no kernel type among {sorted(map(str, supported))} holds {dtype}")
 
 
+def _narrows(source: DType, target: DType) -> bool:
+    """Whether an integer cast from ``source`` to ``target`` can meet a value out of the target's range that
+    DirectML's Cast would saturate: any cast into fewer bits, or into an 8- or 16-bit type that does not hold every
+    source value (same-width 32-bit casts and widenings keep the bits there)."""
+    if source.kind not in "iu" or target.kind not in "iu" or np.can_cast(source, target, "safe"):
+        return False
+    return target.itemsize < 4 or target.itemsize < source.itemsize
+
+
 @dataclass(frozen=True)
 class Value:
     """A value of the graph: its name and element type."""
@@ -128,10 +137,39 @@ class Graph:
         return Value(out, np.dtype(dtype) if dtype is not None else inputs[0].dtype)
 
     def cast(self, value: Value, dtype: np.dtype[Any]) -> Value:
-        """``value`` converted to ``dtype`` (ONNX Cast: integers wrap, floats to integers truncate toward zero)."""
-        if value.dtype == np.dtype(dtype):
+        """``value`` converted to ``dtype`` (integers wrap, floats to integers truncate toward zero)."""
+        dtype = np.dtype(dtype)
+        if value.dtype == dtype:
             return value
-        return self.op("Cast", value, dtype=np.dtype(dtype), to=onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
+        if _narrows(value.dtype, dtype):
+            return self._plain_cast(self._low_bits(value, dtype), dtype)
+        return self._plain_cast(value, dtype)
+
+    def _plain_cast(self, value: Value, dtype: DType) -> Value:
+        return self.op("Cast", value, dtype=dtype, to=onnx.helper.np_dtype_to_tensor_dtype(dtype))
+
+    def _low_bits(self, value: Value, dtype: DType) -> Value:
+        """``value``'s low ``dtype``-sized bits as a value of ``dtype``'s range, in a 32- or 64-bit integer type.
+
+        DirectML's Cast saturates where ONNX's wraps: to an 8- or 16-bit type it clamps the 32-bit value, read with
+        the target's signedness, to the target's range (``uint16 35950 << 1`` cast back gave 65535, ``int8 -1`` to
+        ``uint8`` gave 255 and ``-128`` gave 255: docs/directml-notes.md). Shifts and a subtraction keep the bits on
+        every provider, so the final Cast never meets a value out of range.
+        """
+        width = 64 if value.dtype.itemsize == 8 else 32
+        unsigned, signed = (U64, I64) if width == 64 else (U32, I32)
+        bits = 8 * dtype.itemsize
+        # Through the unsigned type of the source's width: a widening or same-width cast, which keeps the bits.
+        high = self.op(
+            "BitShift", self._plain_cast(value, unsigned), self.const(width - bits, unsigned), direction="LEFT"
+        )
+        low = self.op("BitShift", high, self.const(width - bits, unsigned), direction="RIGHT")
+        if dtype.kind == "u":
+            return low
+        # Two's complement: subtract 2**bits where the sign bit of the low bits is set.
+        sign = self.op("BitShift", low, self.const(bits - 1, unsigned), direction="RIGHT")
+        offset = self.op("BitShift", sign, self.const(bits, unsigned), direction="LEFT")
+        return self.op("Sub", self._plain_cast(low, signed), self._plain_cast(offset, signed))
 
     def kernel(
         self,

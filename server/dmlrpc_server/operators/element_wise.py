@@ -22,6 +22,8 @@ from dmlrpc_server.operators._graph import (
     BOOL,
     F32,
     F64,
+    I8,
+    I16,
     I32,
     I64,
     NUMERIC,
@@ -219,9 +221,13 @@ def _check_pow(desc: Any, c: Context) -> None:
         )
 
 
+#: ABS and NEGATE compute 8- and 16-bit integers in INT32 and wrap back: DirectML's own Abs and Neg of those types
+#: saturate the type's minimum (int8 -128 gave 127 on the lane's device) where ONNX and C wrap it to itself.
+_WRAPPED_SIGN = frozenset({I8, I16})
+
 ELEMENT_WISE: tuple[ElementWise, ...] = (
     define("ELEMENT_WISE_IDENTITY", lambda g, xs, c: xs[0]),
-    define("ELEMENT_WISE_ABS", unary("Abs", NUMERIC)),
+    define("ELEMENT_WISE_ABS", unary("Abs", NUMERIC - _WRAPPED_SIGN)),
     define("ELEMENT_WISE_ADD", binary("Add")),
     define("ELEMENT_WISE_DIVIDE", _divide, data_check=_nonzero_divisor),
     define("ELEMENT_WISE_MEAN", _mean),
@@ -241,5 +247,5 @@ ELEMENT_WISE: tuple[ElementWise, ...] = (
     define("ELEMENT_WISE_MODULUS_TRUNCATE", _modulus_truncate, data_check=_nonzero_divisor),
     define("ELEMENT_WISE_MODULUS_FLOOR", _modulus_floor, data_check=_nonzero_divisor),
     define("ELEMENT_WISE_DIFFERENCE_SQUARE", _difference_square),
-    define("ELEMENT_WISE_NEGATE", unary("Neg", SIGNED)),
+    define("ELEMENT_WISE_NEGATE", unary("Neg", SIGNED - _WRAPPED_SIGN)),
 )

@@ -19,7 +19,6 @@ from dmlrpc_server.operators._elementwise import (
 )
 from dmlrpc_server.operators._graph import (
     BOOL,
-    F64,
     NUMERIC,
     Graph,
     Value,
@@ -161,9 +160,13 @@ def _round(g: Graph, xs: Sequence[Value], c: Context) -> Value:
         return g.op("Round", x)
     magnitude = g.op("Abs", x)
     if mode == 2:
-        # Halves away from zero: floor(|x| + 0.5) in FLOAT64, where |x| + 0.5 is exact for FLOAT32 inputs.
-        wide = g.cast(magnitude, F64)
-        magnitude = g.cast(g.op("Floor", g.op("Add", wide, g.const(0.5, F64))), x.dtype)
+        # Halves away from zero, in the input's own type (FLOAT64 would need double-precision shader operations,
+        # which not every DirectML device has): floor(|x|), plus 1 where the fraction |x| - floor(|x|) (exact) is at
+        # least a half. |x| + 0.5 is not exact near 2**23 in FLOAT32 (0.49999997 + 0.5 rounds to 1).
+        whole = g.op("Floor", magnitude)
+        fraction = g.op("Sub", magnitude, whole)
+        up = g.cast(g.op("GreaterOrEqual", fraction, g.const(0.5, x.dtype), dtype=BOOL), x.dtype)
+        magnitude = g.op("Add", whole, up)
     else:
         magnitude = g.op("Floor", magnitude)
     # Sign * magnitude would turn an infinite |x| times a zero sign into NaN; the sign is only 0 for 0.
