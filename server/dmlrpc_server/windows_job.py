@@ -39,16 +39,16 @@ class _ExtendedLimits(ctypes.Structure):
     ]
 
 
-def end_workers_with_this_process() -> bool:
+def end_workers_with_this_process() -> None:
     """Put this process, and so every process it starts from now on, in a job that ends them all once this process
-    has ended (its handle to the job is the only one, closed with it). Whether that took; False off Windows.
+    has ended (its handle to the job is the only one, closed with it). Nothing off Windows; a WARNING if it fails.
 
     NOTE: a worker ends by itself when its stdin closes, but only once its Python runs: one that a killed supervisor
     left mid-start (Wine leaves such a process waiting for ever), or one hung in a long ONNX Runtime node, would
     outlive it, holding its memory, and the log pipe of whoever started the server.
     """
     if sys.platform != "win32":  # for mypy: WinDLL exists only there
-        return False
+        return
     kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
     kernel32.CreateJobObjectW.argtypes = (ctypes.c_void_p, ctypes.c_wchar_p)
     kernel32.CreateJobObjectW.restype = ctypes.c_void_p
@@ -63,7 +63,7 @@ def end_workers_with_this_process() -> bool:
             "no job object for the workers (error %d): one may outlive a killed server",
             ctypes.get_last_error(),
         )
-        return False
+        return
     limits = _ExtendedLimits()
     limits.BasicLimitInformation.LimitFlags = _KILL_ON_JOB_CLOSE
     if not (
@@ -75,6 +75,5 @@ def end_workers_with_this_process() -> bool:
             ctypes.get_last_error(),
         )
         kernel32.CloseHandle(job)
-        return False
+        return
     # NOTE: the handle is left open on purpose for the life of this process: its closing ends the workers.
-    return True
