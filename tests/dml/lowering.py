@@ -71,11 +71,14 @@ _FLOATS = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16}
 
 def fallback_cause(operator_desc: operators_pb2.OperatorDesc) -> str:
     """Why the lane's device could not build a desc's session, read from the server's DirectML lowering: a node
-    the provider has no kernel for, 64-bit integer values it computes (shader model 5.1), a float
-    ADD/SUB/MUL/DIV/Sum of tensors of a multiple of 4 elements (vkd3d's translator), else ``"other"``."""
+    the provider has no kernel for, a unidirectional LSTM with a bias, 64-bit integer values it computes (shader
+    model 5.1), a float ADD/SUB/MUL/DIV/Sum of tensors of a multiple of 4 elements (vkd3d's translator), else
+    ``"other"``."""
     graph = _directml_graph(operator_desc)
     if any(node.op_type == "Scan" or _adds(node) for node in graph.node):
         return "a node DirectML has no kernel for (Scan, ScatterND 'add'): left to the CPU provider"
+    if any(_unidirectional_lstm_with_bias(node) for node in graph.node):
+        return "a unidirectional LSTM with a bias: DirectML creates it, this device fails to compile it"
     shapes: dict[str, tuple[int, list[int]]] = {
         v.name: (v.type.tensor_type.elem_type, [d.dim_value for d in v.type.tensor_type.shape.dim])
         for v in (*graph.input, *graph.output, *graph.value_info)
@@ -97,6 +100,11 @@ def fallback_cause(operator_desc: operators_pb2.OperatorDesc) -> str:
         if len(sizes) == len(node.input) >= 2 and all(size > 1 and size % 4 == 0 for size in sizes):
             return "a float binary operation over 4k elements"
     return "other"
+
+
+def _unidirectional_lstm_with_bias(node: onnx.NodeProto) -> bool:
+    direction = next((a.s for a in node.attribute if a.name == "direction"), b"forward")
+    return node.op_type == "LSTM" and direction != b"bidirectional" and len(node.input) > 3 and bool(node.input[3])
 
 
 def _adds(node: onnx.NodeProto) -> bool:

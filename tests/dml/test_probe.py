@@ -43,6 +43,18 @@ def test_the_proto_mirrors_directml_numbers(probe: dict[str, Any]) -> None:
         assert REGISTRY[case].operator_type == probe["directml"]["operator_type_values"][name]
 
 
+def test_a_unidirectional_lstm_with_a_bias_is_accepted_but_does_not_compile_on_this_device(
+    probe: dict[str, Any],
+) -> None:
+    """DirectML creates every LSTM and GRU desc; this device fails to compile (E_FAIL) only a forward or backward
+    LSTM with a bias tensor: ONNX Runtime's "Call failed" for such LSTM nodes (docs/directml-notes.md)."""
+    accepts = probe["directml"]["accepts"]
+    refused = {"FORWARD/bias", "BACKWARD/bias"}
+    for key, answer in accepts["LSTM"].items():
+        assert answer == {"create": "S_OK", "compile": "0x80004005" if key in refused else "S_OK"}, key
+    assert all(answer == {"create": "S_OK", "compile": "S_OK"} for answer in accepts["GRU"].values())
+
+
 @pytest.mark.parametrize("operator", list(CASES))
 def test_directml_accepts_exactly_the_support_tables_types(probe: dict[str, Any], operator: str) -> None:
     """IDMLDevice::CreateOperator + CompileOperator over every data type x index type, against the server's

@@ -34,6 +34,10 @@ _ELEMENT_BYTES = {"FLOAT64": 8, "UINT64": 8, "INT64": 8, "FLOAT32": 4, "UINT32":
 _ELEMENT_BYTES |= {"FLOAT16": 2, "UINT16": 2, "INT16": 2, "UINT8": 1, "INT8": 1}
 #: DML_OPERATOR_TYPE values (DirectML.h).
 OPERATOR_TYPES = {"CAST": 61, "TOP_K": 71, "SCATTER_ELEMENTS": 94, "SCATTER_ND": 109, "TOP_K1": 112}
+#: The recurrent operators and the activations they take (a recurrent desc's activations have no tensors).
+RECURRENT_TYPES = {"LSTM": 77, "GRU": 78, "ACTIVATION_SIGMOID": 47, "ACTIVATION_TANH": 51}
+#: DML_RECURRENT_NETWORK_DIRECTION values.
+DIRECTIONS = {"FORWARD": 0, "BACKWARD": 1, "BIDIRECTIONAL": 2}
 _FEATURE_LEVELS = [0x1000, 0x2000, 0x2100, 0x3000, 0x3100, 0x4000, 0x4100, 0x5000, 0x5100, 0x5200, 0x6000]
 _FEATURE_LEVELS += [0x6100, 0x6200, 0x6300, 0x6400]
 _DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT = 0
@@ -112,6 +116,37 @@ class ScatterNdDesc(ctypes.Structure):
     ]
 
 
+class ActivationDesc(ctypes.Structure):
+    _fields_ = [("InputTensor", _c_p), ("OutputTensor", _c_p)]
+
+
+class LstmDesc(ctypes.Structure):
+    _fields_ = [
+        *((name, _c_p) for name in ("InputTensor", "WeightTensor", "RecurrenceTensor", "BiasTensor")),
+        *((name, _c_p) for name in ("HiddenInitTensor", "CellMemInitTensor", "SequenceLengthsTensor")),
+        *((name, _c_p) for name in ("PeepholeTensor", "OutputSequenceTensor", "OutputSingleTensor")),
+        ("OutputCellSingleTensor", _c_p),
+        ("ActivationDescCount", ctypes.c_uint),
+        ("ActivationDescs", _c_p),
+        ("Direction", ctypes.c_uint),
+        ("ClipThreshold", ctypes.c_float),
+        ("UseClipThreshold", ctypes.c_int),
+        ("CoupleInputForget", ctypes.c_int),
+    ]
+
+
+class GruDesc(ctypes.Structure):
+    _fields_ = [
+        *((name, _c_p) for name in ("InputTensor", "WeightTensor", "RecurrenceTensor", "BiasTensor")),
+        *((name, _c_p) for name in ("HiddenInitTensor", "SequenceLengthsTensor", "OutputSequenceTensor")),
+        ("OutputSingleTensor", _c_p),
+        ("ActivationDescCount", ctypes.c_uint),
+        ("ActivationDescs", _c_p),
+        ("Direction", ctypes.c_uint),
+        ("LinearBeforeReset", ctypes.c_int),
+    ]
+
+
 def _guid(value: uuid.UUID) -> Any:
     return (ctypes.c_ubyte * 16).from_buffer_copy(value.bytes_le)
 
@@ -154,9 +189,19 @@ class _Keep:
 
     def operator(self, type_name: str, desc: ctypes.Structure) -> OperatorDesc:
         self.objects.append(desc)
-        operator = OperatorDesc(OPERATOR_TYPES[type_name], ctypes.addressof(desc))
+        operator = OperatorDesc({**OPERATOR_TYPES, **RECURRENT_TYPES}[type_name], ctypes.addressof(desc))
         self.objects.append(operator)
         return operator
+
+    def activations(self, names: Sequence[str]) -> tuple[int, int]:
+        """An array of tensorless activation descs (as a recurrent desc takes them): its count and address."""
+        array = (OperatorDesc * len(names))()
+        for index, name in enumerate(names):
+            activation = ActivationDesc(None, None)
+            self.objects.append(activation)
+            array[index] = OperatorDesc(RECURRENT_TYPES[name], ctypes.addressof(activation))
+        self.objects.append(array)
+        return len(names), ctypes.addressof(array)
 
 
 class DirectML:
@@ -257,6 +302,47 @@ def cast(dml: DirectML, source: str, target: str) -> dict[str, str]:
     return dml.accepts("CAST", CastDesc(keep.tensor(source, [1, 1, 2, 8]), keep.tensor(target, [1, 1, 2, 8])), keep)
 
 
+def recurrent(dml: DirectML, type_name: str, direction: str, bias: bool) -> dict[str, str]:
+    """An LSTM or GRU of FLOAT32 [T, B, I, H] = [3, 2, 4, 5] with DirectML's default activations, with or without a
+    bias tensor, both outputs."""
+    keep = _Keep()
+    steps, batch, inputs, hidden = 3, 2, 4, 5
+    directions = 2 if direction == "BIDIRECTIONAL" else 1
+    gates = 4 if type_name == "LSTM" else 3
+    x = keep.tensor("FLOAT32", [1, steps, batch, inputs])
+    w = keep.tensor("FLOAT32", [1, directions, gates * hidden, inputs])
+    r = keep.tensor("FLOAT32", [1, directions, gates * hidden, hidden])
+    b = keep.tensor("FLOAT32", [1, 1, directions, 2 * gates * hidden]) if bias else None
+    sequence = keep.tensor("FLOAT32", [steps, directions, batch, hidden])
+    single = keep.tensor("FLOAT32", [1, directions, batch, hidden])
+    if type_name == "LSTM":
+        count, activations = keep.activations(["ACTIVATION_SIGMOID", "ACTIVATION_TANH", "ACTIVATION_TANH"] * directions)
+        cell = keep.tensor("FLOAT32", [1, directions, batch, hidden])
+        desc: ctypes.Structure = LstmDesc(
+            x,
+            w,
+            r,
+            b,
+            None,
+            None,
+            None,
+            None,
+            sequence,
+            single,
+            cell,
+            count,
+            activations,
+            DIRECTIONS[direction],
+            0.0,
+            0,
+            0,
+        )
+    else:
+        count, activations = keep.activations(["ACTIVATION_SIGMOID", "ACTIVATION_TANH"] * directions)
+        desc = GruDesc(x, w, r, b, None, None, sequence, single, count, activations, DIRECTIONS[direction], 0)
+    return dml.accepts(type_name, desc, keep)
+
+
 def d3d12_caps(device: _c_p) -> dict[str, Any]:
     """The D3D12 device's shader model and 64-bit integer shader support (what DirectML's shaders may use)."""
     check = _method(device, _SLOT_D3D12_CHECK_FEATURE_SUPPORT, ctypes.c_uint, _c_p, ctypes.c_uint)
@@ -320,4 +406,10 @@ def probe() -> dict[str, Any]:
     accepts["SCATTER_ND"] = {
         f"{data}/{index}": scatter_nd(dml, data, index) for data in data_types for index in index_types
     }
+    for type_name in ("LSTM", "GRU"):
+        accepts[type_name] = {
+            f"{direction}/{'bias' if bias else 'no bias'}": recurrent(dml, type_name, direction, bias)
+            for direction in DIRECTIONS
+            for bias in (True, False)
+        }
     return report

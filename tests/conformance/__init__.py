@@ -1,0 +1,1 @@
+"""Conformance runs of other projects' test cases against the real server."""
