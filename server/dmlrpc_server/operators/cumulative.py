@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 
 from dmlrpc.v1 import operators_pb2, tensor_pb2
-from dmlrpc_server.operators._graph import F16, F32, I64, DType, Graph, Value
+from dmlrpc_server.operators._graph import F16, F32, I32, I64, DType, Graph, Value
 from dmlrpc_server.operators._support import axis_direction, same_sizes, same_type
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 
@@ -18,12 +18,16 @@ ScanDesc = TypeVar(
 )
 
 
-def _compute_type(dtype: DType) -> DType:
+def _compute_type(dtype: DType, on_directml: bool) -> DType:
     """FLOAT16 computes in FLOAT32; integers in INT64 (UINT64 by its bits), so that the results wrap around in two's
-    complement as DirectML's integer arithmetic does (narrower types wrap when cast back)."""
+    complement as DirectML's integer arithmetic does (narrower types wrap when cast back). On DirectML, integers of
+    up to 32 bits compute in INT32, which wraps there too and needs no 64-bit shader operations (ONNX Runtime's CPU
+    CumSum has no UINT32 kernel, and its INT32 one would rely on signed overflow)."""
     if dtype == F16:
         return F32
-    return I64 if dtype.kind in "iu" else dtype
+    if dtype.kind not in "iu":
+        return dtype
+    return I32 if on_directml and dtype.itemsize <= 4 else I64
 
 
 def _shifted(g: Graph, y: Value, sizes: Sequence[int], axis: int, shift: int, reverse: bool) -> Value:
@@ -66,7 +70,7 @@ class _Scan(Operator[ScanDesc]):
         axis = int(desc.axis)
         g = Graph()
         x = g.input("input", source.dtype, source.sizes)
-        wide = g.cast(x, _compute_type(source.dtype))
+        wide = g.cast(x, _compute_type(source.dtype, tensors.on_directml))
         if isinstance(desc, operators_pb2.CumulativeProductOperatorDesc):
             result = product_scan(g, wide, source.sizes, axis, reverse, desc.has_exclusive_product)
         else:

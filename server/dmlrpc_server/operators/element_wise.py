@@ -67,10 +67,19 @@ def _divide(g: Graph, xs: Sequence[Value], c: Context) -> Value:
     return g.cast(_integer_division(g, a, b, "Div"), a.dtype)
 
 
+def _float_fmod(g: Graph, a: Value, b: Value) -> Value:
+    """C's fmod: a finite ``a`` over an infinite ``b`` is ``a`` itself. DirectML's own float Mod gave NaN there on
+    the lane's device (computed as a - b * trunc(a / b), where inf * 0 is NaN: ONNX's mod edge cases)."""
+    finite_over_infinite = g.op(
+        "And", g.op("IsInf", b, dtype=BOOL), g.op("Not", g.op("IsInf", a, dtype=BOOL), dtype=BOOL), dtype=BOOL
+    )
+    return g.where(finite_over_infinite, a, g.op("Mod", a, b, fmod=1))
+
+
 def _modulus_truncate(g: Graph, xs: Sequence[Value], c: Context) -> Value:
     a, b = xs
     if a.dtype.kind == "f":
-        return g.op("Mod", a, b, fmod=1)
+        return _float_fmod(g, a, b)
     # Integers take the exact floor modulus (ONNX Runtime's integer fmod=1 goes through FLOAT64 and loses 64-bit
     # values) and move it to the dividend's sign.
     remainder = _integer_division(g, a, b, "Mod", fmod=0)
@@ -94,7 +103,7 @@ def _modulus_floor(g: Graph, xs: Sequence[Value], c: Context) -> Value:
     if a.dtype.kind != "f":
         return g.cast(_integer_division(g, a, b, "Mod", fmod=0), a.dtype)
     # fmod, then moved into the divisor's sign (exact, unlike a - b * floor(a / b)).
-    remainder = g.op("Mod", a, b, fmod=1)
+    remainder = _float_fmod(g, a, b)
     zero = g.const(0, a.dtype)
     nonzero = g.op("Not", g.op("Equal", remainder, zero, dtype=BOOL), dtype=BOOL)
     signs_differ = g.op("Xor", g.op("Less", remainder, zero, dtype=BOOL), g.op("Less", b, zero, dtype=BOOL), dtype=BOOL)

@@ -206,9 +206,12 @@ class FillValueSequence(Operator[operators_pb2.FillValueSequenceOperatorDesc]):
 
 
 def _diagonals(g: Graph, height: int, width: int, feeds: Feeds) -> Value:
-    """topX = x - y of every element of a height x width matrix (INT64, so Offset +- sizes cannot overflow)."""
-    rows = _shape(g, _iota(g, height, feeds), [height, 1])
-    return g.op("Sub", _iota(g, width, feeds), rows)
+    """topX = x - y of every element of a height x width matrix, compared with INT32 desc values (Offset, Begin,
+    End): in INT32, which holds every difference of two sizes below 2**31 and which every DirectML device computes
+    (INT64 needs 64-bit shader operations), else in INT64."""
+    dtype = I32 if max(height, width) < 1 << 31 else I64
+    rows = _shape(g, _iota(g, height, feeds, dtype), [height, 1])
+    return g.op("Sub", _iota(g, width, feeds, dtype), rows)
 
 
 def _fill_plan(
@@ -248,7 +251,8 @@ class DiagonalMatrix(Operator[operators_pb2.DiagonalMatrixOperatorDesc]):
         g = Graph()
         feeds: Feeds = {}
         height, width = output.sizes[-2:]
-        on = g.op("Equal", _diagonals(g, height, width, feeds), g.const(int(desc.offset), np.int64), dtype=BOOL)
+        top_x = _diagonals(g, height, width, feeds)
+        on = g.op("Equal", top_x, g.const(int(desc.offset), top_x.dtype), dtype=BOOL)
         result, _ = _fill_plan(g, on, value, None, output)
         return _generated(g, result, output, feeds)
 
@@ -283,8 +287,8 @@ class DiagonalMatrix1(Operator[operators_pb2.DiagonalMatrix1OperatorDesc]):
         # useValue = (End >= Begin) XOR (topX >= Begin) XOR (topX < End); the first term is known here.
         inside = g.op(
             "Xor",
-            g.op("GreaterOrEqual", top_x, g.const(begin, np.int64), dtype=BOOL),
-            g.op("Less", top_x, g.const(end, np.int64), dtype=BOOL),
+            g.op("GreaterOrEqual", top_x, g.const(begin, top_x.dtype), dtype=BOOL),
+            g.op("Less", top_x, g.const(end, top_x.dtype), dtype=BOOL),
         )
         use_value = g.op("Not", inside) if end >= begin else inside
         result, has_input = _fill_plan(g, use_value, value, source, output)
