@@ -112,13 +112,16 @@ async def serve(settings: ServerSettings, worker: WorkerLink | None = None) -> N
     # the handover moves every connection to it at once (BuiltServer.stop).
     handoff = recycling.is_set()
     drain = 0.0 if handoff else settings.shutdown_drain_seconds
+    # NOTE: with consecutive ports a recycled worker's port is unanswered until it exits: the shutdown's grace.
+    recycled_beside = handoff and settings.worker_ports != "consecutive"
+    grace = settings.recycle_grace_seconds if recycled_beside else settings.shutdown_grace_seconds
     _log.info(
         "%s (drain %.1f s, grace %.1f s)",
         "recycling: handing over to the replacement" if handoff else "shutting down",
         drain,
-        settings.shutdown_grace_seconds,
+        grace,
     )
-    await built.stop(settings.shutdown_grace_seconds, drain=drain, handoff=handoff)
+    await built.stop(grace, drain=drain, handoff=handoff)
     if worker is not None and built.metrics is not None:
         # Its calls are over: the supervisor carries these counters on in the summed /metrics after it exits.
         worker.send("final_metrics", text=generate_latest(built.metrics.registry).decode())

@@ -130,6 +130,13 @@ class ServerSettings(BaseSettings):
         "device). Default: where workers are recycled (--max-sessions-per-worker, DirectML's default), half the "
         "host's physical memory shared among the workers, so that a worker and its replacement fit; else 0.",
     )
+    recycle_grace_seconds: float = Field(
+        600.0,
+        ge=0,
+        description="How long a recycled worker's calls in flight (those that waited for a session included) get to "
+        "finish beside its replacement before they are cancelled: a recycle is the server's own choice, so it "
+        "waits for slow compiles and long runs; --shutdown-grace-seconds bounds a shutdown.",
+    )
     provider: Literal["auto", "directml", "cuda", "cpu"] = Field(
         "auto", description="Execution provider; auto = DirectML if present, else CUDA, else CPU."
     )

@@ -206,6 +206,8 @@ class Supervisor:
         self._running: list[_Process] = []
         #: Recycled processes still finishing their calls beside their replacements.
         self._retiring: set[asyncio.Task[int]] = set()
+        #: The recycled processes still finishing their calls (``_retire``).
+        self._retired: set[asyncio.subprocess.Process] = set()
         #: The last model load or unload per model name that a worker made for the server (JSON-ready): a process
         #: started later repeats them (MODELS_ENV), so that every worker serves the same models.
         self._models: dict[str, dict[str, Any]] = {}
@@ -256,7 +258,7 @@ class Supervisor:
         finally:
             self._stopping.set()
             codes = await asyncio.gather(*tasks, return_exceptions=True)
-            await asyncio.gather(*self._retiring, return_exceptions=True)
+            await self._end_retiring()
             self._close()
         if any(isinstance(code, BaseException) for code in codes):
             return 2
@@ -368,6 +370,7 @@ class Supervisor:
                 old.process.pid,
                 worker.port,
             )
+            # Its port is unanswered until it exits: the shutdown's periods bound that, not --recycle-grace-seconds.
             await self._ask_to_stop(old.process)
             await old.exited
             worker.listening.clear()
@@ -411,8 +414,12 @@ class Supervisor:
     async def _retire(self, worker: _Worker, old: _Process) -> int:
         """Stop a recycled process (it finishes its calls in flight) and wait for it to exit."""
         assert old.exited is not None
-        await self._ask_to_stop(old.process)
-        code = await old.exited
+        self._retired.add(old.process)
+        try:
+            await self._ask_to_stop(old.process, recycled=True)
+            code = await old.exited
+        finally:
+            self._retired.discard(old.process)
         _log.info("worker %d's recycled process (pid %d) exited with status %d", worker.index, old.process.pid, code)
         return code
 
@@ -526,8 +533,23 @@ class Supervisor:
         await self._stopping.wait()
         await self._ask_to_stop(process)
 
-    async def _ask_to_stop(self, process: asyncio.subprocess.Process) -> None:
-        """SIGTERM the process (and close its stdin: on Windows the only way to ask); kill it if it outstays."""
+    async def _end_retiring(self) -> None:
+        """At the server's stop: recycled processes still finishing their calls get the shutdown's own periods
+        (not --recycle-grace-seconds, which would hold the stop up), then are killed."""
+        if not self._retiring:
+            return
+        limit = self.settings.shutdown_drain_seconds + self.settings.shutdown_grace_seconds + _EXIT_MARGIN_SECONDS
+        _, outstaying = await asyncio.wait(self._retiring, timeout=limit)
+        if outstaying:
+            for process in list(self._retired):
+                _log.warning("recycled worker pid %d still runs %.0f s after the stop; killing it", process.pid, limit)
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+        await asyncio.gather(*self._retiring, return_exceptions=True)
+
+    async def _ask_to_stop(self, process: asyncio.subprocess.Process, *, recycled: bool = False) -> None:
+        """SIGTERM the process (and close its stdin: on Windows the only way to ask); kill it if it outstays its
+        drain and grace periods (a ``recycled`` one: --recycle-grace-seconds, with no drain)."""
         if process.returncode is not None:
             return
         if sys.platform != "win32":
@@ -536,7 +558,13 @@ class Supervisor:
         if process.stdin is not None:  # on Windows the only way to ask; elsewhere it changes nothing
             with contextlib.suppress(OSError):
                 process.stdin.close()
-        limit = self.settings.shutdown_drain_seconds + self.settings.shutdown_grace_seconds + _EXIT_MARGIN_SECONDS
+        settings = self.settings
+        periods = (
+            settings.recycle_grace_seconds
+            if recycled
+            else settings.shutdown_drain_seconds + settings.shutdown_grace_seconds
+        )
+        limit = periods + _EXIT_MARGIN_SECONDS
         try:
             await asyncio.wait_for(process.wait(), limit)
         except asyncio.TimeoutError:

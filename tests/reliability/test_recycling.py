@@ -279,6 +279,29 @@ def test_a_compile_that_spends_its_worker_answers_with_a_handle_of_the_replaceme
 
 
 @pytest.mark.timeout(120)
+def test_a_call_waiting_at_a_recycle_is_served_whatever_the_shutdown_grace(
+    spawn: Callable[..., ServerProcess],  # noqa: F811
+) -> None:
+    # A recycle is the server's own choice: its calls in flight get --recycle-grace-seconds, not the shutdown's
+    # grace (0 here). The second desc needs a session on a worker the first one spent, so it waits for the handover
+    # and makes its session during the old worker's stop, as a slow compile would run past a short grace.
+    server = spawn("--port", "0", "--provider", "cpu", "--no-metrics", "--workers", "1",
+                   "--max-sessions-per-worker", "1", "--shutdown-grace-seconds", "0")  # fmt: skip
+    listening = server.wait_for(LISTENING)
+    assert listening is not None, server.log()
+    with grpc.insecure_channel(f"127.0.0.1:{listening.group(1)}", options=[("grpc.enable_retries", 0)]) as channel:
+        stub = service_pb2_grpc.DirectMLServiceStub(channel)
+        for index in (1, 2):
+            desc, inputs, expected = add_desc(index)
+            bindings = [service_pb2.BindingDesc(buffer=service_pb2.BufferBinding(data=x.tobytes())) for x in inputs]
+            response = stub.Execute(service_pb2.ExecuteRequest(operator_desc=desc, inputs=bindings), timeout=60)
+            output = np.frombuffer(response.outputs[0].buffer.data, np.float32)
+            assert np.array_equal(output, expected), server.log()
+    assert server.wait_for(re.compile(r"worker 0's recycled process \(pid \d+\) exited"), timeout=60), server.log()
+    assert not [line for line in server.lines if "grace period" in line], server.log()
+
+
+@pytest.mark.timeout(120)
 def test_a_compile_that_spends_a_fresh_worker_by_itself_keeps_its_handle(
     spawn: Callable[..., ServerProcess],  # noqa: F811
 ) -> None:
