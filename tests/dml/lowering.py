@@ -17,10 +17,11 @@ from tests.ops.test_generators import fill_sequence_desc
 _64_BIT = {onnx.TensorProto.INT64, onnx.TensorProto.UINT64}
 
 
-def run_failing_sequence() -> operators_pb2.OperatorDesc:
-    """An INT32 FILL_VALUE_SEQUENCE, whose lowering casts an INT64 index: on the lane's device its session builds
-    and its first run fails (tests/dml/test_run_fallback.py). A FLOAT32 one counts in INT32 and runs there."""
-    return fill_sequence_desc(np.int32, (1, 1, 1, 3), 3, 2)
+def run_failing_desc() -> operators_pb2.OperatorDesc:
+    """An INT64 FILL_VALUE_SEQUENCE: its Range counts up to a fed limit, so the DirectML provider compiles the nodes
+    after it when they first run, and on the lane's device (no 64-bit integer operations) that first run fails
+    while the session built (tests/dml/test_run_fallback.py)."""
+    return fill_sequence_desc(np.int64, (1, 1, 1, 3), 3, 2)
 
 
 def top_k_casts_64_bit(dtype: type = np.float32) -> bool:

@@ -19,7 +19,7 @@ from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
 from dmlrpc_server.interceptors import EXECUTED_ON_KEY
 from tests.dml.conftest import WineServer, lane_enabled
 from tests.dml.fallbacks import FALLBACK_LINE, RUN_FALLBACK_LINE
-from tests.dml.lowering import run_failing_sequence, uses_64_bit_values
+from tests.dml.lowering import run_failing_desc, uses_64_bit_values
 from tests.ops.test_element_wise import ASIN_EDGES, OPERATORS, check_against_reference
 
 pytestmark = [pytest.mark.dml, pytest.mark.timeout(1200)]
@@ -159,6 +159,6 @@ def test_a_host_fallback_can_be_refused() -> None:
         np.testing.assert_array_equal(result, 2 * y)
         # A session that builds but fails its first run (tests/dml/test_run_fallback.py) is refused the same way.
         with pytest.raises(dmlrpc.UnimplementedError, match=re.escape(RUN_FALLBACK_LINE)):
-            client.execute(run_failing_sequence(), [])
+            client.execute(run_failing_desc(), [])
     finally:
         strict.stop()

@@ -13,6 +13,7 @@ import dmlrpc
 from dmlrpc.codec import DTYPE_BY_DATA_TYPE, tensor_desc
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.operators import REGISTRY
+from tests.directml_lowering import run_directml_lowering
 from tests.references import cumulative as ref
 from tests.strategies import arrays, broadcast_values, layouts, shapes
 
@@ -144,24 +145,12 @@ def test_rejects(client: dmlrpc.Client, case: str) -> None:
 def test_the_directml_lowering_wraps_in_32_bits(dtype: type, build: Any) -> None:
     # On DirectML, 32-bit integers scan in INT32 (no 64-bit shader operations); run here on the CPU provider, its
     # sums and products must wrap as the INT64 lowering's do.
-    import onnxruntime as ort
-
-    from dmlrpc_server.feature_levels import LATEST
-    from dmlrpc_server.operators.base import Limits
-
     info = np.iinfo(dtype)
     x = np.array([[info.max, 3, info.max, 7, 2**16 + 1], [info.min, -1 % (int(info.max) + 1), 5, 2**16, 2**16]])
     x = x.astype(dtype)
-    call = build(x, 1)
-    case = call.operator_desc.WhichOneof("desc")
-    limits = Limits(max_tensor_bytes=1 << 30, max_request_bytes=1 << 30, max_message_bytes=1 << 30)
-    plan = REGISTRY[case].plan(
-        getattr(call.operator_desc, case), feature_level=LATEST, limits=limits, provider="DmlExecutionProvider"
-    )
-    casts = {a.i for n in plan.model.graph.node if n.op_type == "Cast" for a in n.attribute if a.name == "to"}
+    (result,), model = run_directml_lowering(build(x, 1))
+    casts = {a.i for n in model.graph.node if n.op_type == "Cast" for a in n.attribute if a.name == "to"}
     assert not casts & {7, 13}  # onnx.TensorProto.INT64, UINT64
-    session = ort.InferenceSession(plan.model.SerializeToString(), providers=["CPUExecutionProvider"])
-    (result,) = plan.finish(session.run(None, plan.prepare([x])))
     wide = x.astype(np.uint64)
     expected = np.cumsum(wide, axis=1) if build is dmlrpc.ops.cumsum else np.cumprod(wide, axis=1)
     np.testing.assert_array_equal(result, expected.astype(dtype))

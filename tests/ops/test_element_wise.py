@@ -20,6 +20,7 @@ from dmlrpc.codec import DTYPE_BY_DATA_TYPE, tensor_desc
 from dmlrpc.schema import tensor_fields
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators import REGISTRY
+from tests.directml_lowering import run_directml_lowering
 from tests.references.element_wise import REFERENCES
 from tests.strategies import Layout, broadcast_values, layouts
 
@@ -623,20 +624,9 @@ ASIN_EDGES = [0.0, 1e-30, 1e-7, 1e-4, -1e-3, 0.25, 0.5, -0.5, 0.5000001, 0.7, 0.
 def test_asin_as_lowered_for_directml_is_within_three_ulp(dtype: type) -> None:
     # The DirectML lowering computes asin from products, sums and a square root (the device's own asin may be a
     # coarse polynomial); run here on the CPU provider, it must be as exact as asin itself, near 0 too.
-    import onnxruntime as ort
-
-    from dmlrpc_server.feature_levels import LATEST
-    from dmlrpc_server.operators.base import Limits
-
     x = np.concatenate([ASIN_EDGES, np.random.default_rng(3).uniform(-1, 1, 20_000)]).astype(dtype)
-    call = dmlrpc.ops.element_wise("asin", x)
-    limits = Limits(max_tensor_bytes=1 << 30, max_request_bytes=1 << 30, max_message_bytes=1 << 30)
-    plan = REGISTRY["element_wise_asin"].plan(
-        call.operator_desc.element_wise_asin, feature_level=LATEST, limits=limits, provider="DmlExecutionProvider"
-    )
-    assert "Asin" not in {node.op_type for node in plan.model.graph.node}
-    session = ort.InferenceSession(plan.model.SerializeToString(), providers=["CPUExecutionProvider"])
-    (result,) = plan.finish(session.run(None, plan.prepare([x])))
+    (result,), model = run_directml_lowering(dmlrpc.ops.element_wise("asin", x))
+    assert "Asin" not in {node.op_type for node in model.graph.node}
     assert result is not None and result.dtype == dtype
     with np.errstate(invalid="ignore"):
         expected = np.arcsin(x.astype(np.float64))

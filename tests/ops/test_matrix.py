@@ -13,6 +13,7 @@ import dmlrpc
 from dmlrpc.codec import DTYPE_BY_DATA_TYPE, tensor_desc
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators import REGISTRY
+from tests.directml_lowering import run_directml_lowering
 from tests.references import matrix as reference
 from tests.strategies import arrays, broadcast_values, layouts
 
@@ -354,3 +355,29 @@ def test_softmax_fusion_stays_gemm_only(client: dmlrpc.Client) -> None:
         )
     )
     _invalid(client, desc, [F2, F2], "operator_desc.element_wise_add1.fused_activation.activation_softmax")
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.uint8), (np.int8, np.uint8), (np.uint8, np.int8), (np.int8, np.int8)])
+@pytest.mark.parametrize("zero_points", [False, True])
+@pytest.mark.parametrize("quantized", [False, True])
+def test_the_directml_integer_product_is_one_matmul_integer(types: Any, zero_points: bool, quantized: bool) -> None:
+    # On DirectML, zero points per tensor (or none): one ONNX MatMulInteger (DML_MATRIX_MULTIPLY_INTEGER), no 64-bit
+    # operation. Run here on the CPU provider, its extremes must come out as the exact INT64 lowering's.
+    rng = np.random.default_rng(5)
+    a_type, b_type = types
+    a = rng.integers(np.iinfo(a_type).min, np.iinfo(a_type).max, (2, 3, 64), endpoint=True).astype(a_type)
+    b = rng.integers(np.iinfo(b_type).min, np.iinfo(b_type).max, (2, 64, 5), endpoint=True).astype(b_type)
+    a[0, 0], b[0, :, 0] = np.iinfo(a_type).max, np.iinfo(b_type).min  # a row and a column of extremes
+    zeros: dict[str, Any] = {"a_zero_point": a_type(7), "b_zero_point": b_type(3)} if zero_points else {}
+    if quantized:
+        one = np.float32(1.0)
+        call = dmlrpc.ops.quantized_linear_matrix_multiply(a, one, b, one, np.float32(4096.0), dtype=np.int8, **zeros)
+    else:
+        call = dmlrpc.ops.matrix_multiply_integer(a, b, **zeros)
+    (result,), model = run_directml_lowering(call)
+    assert [node.op_type for node in model.graph.node].count("MatMulInteger") == 1
+    zero_a, zero_b = (int(zeros["a_zero_point"]), int(zeros["b_zero_point"])) if zero_points else (0, 0)
+    exact = np.matmul(a.astype(np.int64) - zero_a, b.astype(np.int64) - zero_b)
+    if quantized:
+        exact = np.clip(np.round(exact.astype(np.float64) / 4096.0), -128, 127)
+    np.testing.assert_array_equal(result.reshape(exact.shape), exact.astype(result.dtype))

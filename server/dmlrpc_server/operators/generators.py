@@ -196,9 +196,11 @@ class FillValueSequence(Operator[operators_pb2.FillValueSequenceOperatorDesc]):
         else:
             # Integers wrap (two's complement), as the page's UINT8 example with ValueDelta -2 implies: unsigned
             # arithmetic modulo 2^32 (2^64 for 64-bit types) is exact modulo 2^bits, and the final Cast keeps the
-            # low bits. Indices fit UINT32, a tensor having fewer than 2^32 elements.
-            index = _iota(g, output.element_count, feeds)
+            # low bits. Indices fit UINT32, a tensor having fewer than 2^32 elements; up to 32 bits they count in
+            # INT32 wherever that holds every index (no 64-bit integer operation, which not every device has).
             compute = _WRAPPING[output.dtype.itemsize]
+            narrow = compute == U32 and output.element_count < 1 << 31
+            index = _iota(g, output.element_count, feeds, I32 if narrow else I64)
             bits = 8 * compute.itemsize
             term = g.op("Mul", g.cast(index, compute), g.const(int(delta) % (1 << bits), compute))
             result = g.cast(g.op("Add", term, g.const(int(start) % (1 << bits), compute)), output.dtype)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from dmlrpc.v1 import operators_pb2
@@ -156,6 +158,37 @@ def _zero_point_shape(tensors: Tensors, name: str, count: int, per_row: bool, ra
     return (*([1] * (rank - 2)), found, 1) if per_row else (*([1] * (rank - 1)), found)
 
 
+def native_integer_product(tensors: Tensors, zero_shapes: Sequence[tuple[int, ...] | None]) -> bool:
+    """Whether ``integer_product`` runs as one ONNX MatMulInteger: on DirectML, with zero points per tensor (or
+    none), which that node takes as scalars."""
+    return tensors.on_directml and all(shape is None or math.prod(shape) == 1 for shape in zero_shapes)
+
+
+def integer_product(
+    graph: Graph, a: Value, a_zero: Value | None, b: Value, b_zero: Value | None, native: bool
+) -> Value:
+    """sum_k (A - AZeroPoint)(B - BZeroPoint) as INT32, wrapping modulo 2**32 where a huge K overflows it (DirectML
+    accumulates in INT32). ``native`` (``native_integer_product``, its zero points scalars): one ONNX MatMulInteger,
+    which DirectML's provider maps onto DML_MATRIX_MULTIPLY_INTEGER, with no 64-bit operation (which not every
+    device has). Else exactly, the differences (at most 255 in magnitude) in INT32 and their products summed in
+    INT64: ONNX Runtime's CPU integer kernels may saturate pairs of INT8 products to INT16 without VNNI (as its
+    ConvInteger does, docs/directml-notes.md)."""
+    if native:
+        # An omitted optional input is an empty name; trailing ones are left out.
+        zeros = [a_zero or Value("", a.dtype), b_zero or Value("", b.dtype)]
+        while zeros and not zeros[-1].name:
+            zeros.pop()
+        return graph.op("MatMulInteger", a, b, *zeros, dtype=I32)
+
+    def difference(value: Value, zero: Value | None) -> Value:
+        wide = graph.cast(value, I32)
+        if zero is not None:
+            wide = graph.op("Sub", wide, graph.cast(zero, I32))
+        return graph.cast(wide, I64)
+
+    return graph.cast(graph.op("MatMul", difference(a, a_zero), difference(b, b_zero)), I32)
+
+
 class MatrixMultiplyInteger(Operator[operators_pb2.MatrixMultiplyIntegerOperatorDesc]):
     case: ClassVar[str] = "matrix_multiply_integer"
 
@@ -169,20 +202,18 @@ class MatrixMultiplyInteger(Operator[operators_pb2.MatrixMultiplyIntegerOperator
         a_zero = _zero_point_shape(tensors, "a_zero_point_tensor", m, True, rank)
         b_zero = _zero_point_shape(tensors, "b_zero_point_tensor", n, False, rank)
 
-        # Exact: the differences (at most 255 in magnitude) are taken in INT32 and their products summed in INT64;
-        # the INT32 result wraps modulo 2**32 where a huge K overflows it (DirectML accumulates in INT32).
         graph = Graph()
+        native = native_integer_product(tensors, (a_zero, b_zero))
+        if native:  # MatMulInteger takes zero points per tensor as scalars
+            a_zero, b_zero = (None if shape is None else () for shape in (a_zero, b_zero))
 
-        def operand(name: str, feed: str, zero: tuple[int, ...] | None, zero_feed: str) -> Value:
+        def operand(name: str, feed: str, zero: tuple[int, ...] | None) -> tuple[Value, Value | None]:
             layout = tensors[name]
-            value = graph.cast(graph.input(feed, layout.dtype, layout.sizes), I32)
-            if zero is not None:
-                value = graph.op("Sub", value, graph.cast(graph.input(zero_feed, layout.dtype, zero), I32))
-            return graph.cast(value, I64)
+            value = graph.input(feed, layout.dtype, layout.sizes)
+            return value, None if zero is None else graph.input(f"{feed}_zero", layout.dtype, zero)
 
-        a = operand("a_tensor", "a", a_zero, "a_zero")
-        b = operand("b_tensor", "b", b_zero, "b_zero")
-        graph.output(graph.cast(graph.op("MatMul", a, b), I32), "output", output.sizes)
+        product = integer_product(graph, *operand("a_tensor", "a", a_zero), *operand("b_tensor", "b", b_zero), native)
+        graph.output(product, "output", output.sizes)
         # The zero points are fed reshaped to broadcast; A and B may stay where they are.
         prepare = reshaping_feeder(("a", "a_zero", "b", "b_zero"), (None, a_zero, None, b_zero))
         layouts = tuple(tensors.layouts[f.name] for f in self.inputs)

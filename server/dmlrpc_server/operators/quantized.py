@@ -10,11 +10,16 @@ import numpy as np
 from dmlrpc.codec import TensorLayout
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators._batching import BatchRule
-from dmlrpc_server.operators._graph import BOOL, F32, I32, I64, Graph, Value
+from dmlrpc_server.operators._graph import BOOL, F32, I64, Graph, Value
 from dmlrpc_server.operators._support import equal_sizes, reshaping_feeder, same_rank, same_type
 from dmlrpc_server.operators.base import Operator, Plan, Tensors, require
 from dmlrpc_server.operators.convolution import integer_convolution, integer_geometry
-from dmlrpc_server.operators.matrix import _product_sizes, _zero_point_shape
+from dmlrpc_server.operators.matrix import (
+    _product_sizes,
+    _zero_point_shape,
+    integer_product,
+    native_integer_product,
+)
 from dmlrpc_server.operators.pooling import _Pooling
 from dmlrpc_server.operators.quantize import _dequantize, _quantize
 
@@ -257,20 +262,21 @@ class QuantizedLinearMatrixMultiply(Operator[operators_pb2.QuantizedLinearMatrix
             for name in self._FIELDS
         }
 
-        # sum_k (A - AZeroPoint)(B - BZeroPoint) exactly (INT64, wrapping to INT32 as DirectML accumulates), then
-        # * AScale * BScale, the per-row and per-column scales factoring out of the sum, then quantized.
+        # sum_k (A - AZeroPoint)(B - BZeroPoint) (``integer_product``), then * AScale * BScale, the per-row and
+        # per-column scales factoring out of the sum, then quantized.
         graph = Graph()
+        zero_names = ("a_zero_point_tensor", "b_zero_point_tensor")
+        native = native_integer_product(tensors, [shapes[name] for name in zero_names])
+        if native:  # MatMulInteger takes zero points per tensor as scalars
+            shapes |= {name: None if shapes[name] is None else () for name in zero_names}
 
-        def operand(name: str, feed: str) -> Value:
+        def operand(name: str, feed: str) -> tuple[Value, Value | None]:
             layout = tensors[name]
-            value = graph.cast(graph.input(feed, layout.dtype, layout.sizes), I32)
             zero_name = name.replace("_tensor", "_zero_point_tensor")
             zero = _optional_input(graph, f"{feed}_zero", tensors.layouts[zero_name], shapes[zero_name])
-            if zero is not None:
-                value = graph.op("Sub", value, graph.cast(zero, I32))
-            return graph.cast(value, I64)
+            return graph.input(feed, layout.dtype, layout.sizes), zero
 
-        product = graph.cast(graph.op("MatMul", operand("a_tensor", "a"), operand("b_tensor", "b")), I32)
+        product = integer_product(graph, *operand("a_tensor", "a"), *operand("b_tensor", "b"), native)
         a_scale = graph.input("a_scale", F32, shapes["a_scale_tensor"] or ())
         b_scale = graph.input("b_scale", F32, shapes["b_scale_tensor"] or ())
         out_scale = graph.input("output_scale", F32, shapes["output_scale_tensor"] or ())
