@@ -9,9 +9,7 @@ import onnx
 
 from dmlrpc import ops
 from dmlrpc.v1 import operators_pb2
-from dmlrpc_server.feature_levels import LATEST
-from dmlrpc_server.operators import REGISTRY
-from dmlrpc_server.operators.base import Limits
+from tests.directml_lowering import directml_plan
 from tests.ops.test_generators import fill_sequence_desc
 
 _64_BIT = {onnx.TensorProto.INT64, onnx.TensorProto.UINT64}
@@ -24,6 +22,11 @@ def run_failing_desc() -> operators_pb2.OperatorDesc:
     return fill_sequence_desc(np.int64, (1, 1, 1, 3), 3, 2)
 
 
+def _directml_graph(operator_desc: operators_pb2.OperatorDesc) -> onnx.GraphProto:
+    """The server's DirectML lowering of a desc, its shapes inferred."""
+    return onnx.shape_inference.infer_shapes(directml_plan(operator_desc).model).graph
+
+
 def top_k_casts_64_bit(dtype: type = np.float32) -> bool:
     """Whether the TOP_K1 graph for ``dtype`` holds a Cast from or to a 64-bit integer type.
 
@@ -31,11 +34,7 @@ def top_k_casts_64_bit(dtype: type = np.float32) -> bool:
     shader model 5.1) fails the session with E_FAIL, so TOP_K cannot run there while the lowering emits one.
     """
     call = ops.top_k(np.zeros((2, 4), dtype), 2)
-    limits = Limits(max_tensor_bytes=1 << 30, max_request_bytes=1 << 30, max_message_bytes=1 << 30)
-    plan = REGISTRY["top_k1"].plan(
-        call.operator_desc.top_k1, feature_level=LATEST, limits=limits, provider="DmlExecutionProvider"
-    )
-    graph = onnx.shape_inference.infer_shapes(plan.model).graph
+    graph = _directml_graph(call.operator_desc)
     types = {v.name: v.type.tensor_type.elem_type for v in (*graph.input, *graph.output, *graph.value_info)}
     types |= {t.name: t.data_type for t in graph.initializer}
     return any(
@@ -51,17 +50,6 @@ TOP_K_BLOCKED_REASON = (
     "needs shader model 6 to compile those and the lane's device has 5.1, so session creation fails (E_FAIL, "
     "INTERNAL). See docs/directml-notes.md, 'Answers from the real DirectML provider'."
 )
-
-
-def _directml_graph(operator_desc: operators_pb2.OperatorDesc) -> onnx.GraphProto:
-    """The server's DirectML lowering of a desc, its shapes inferred."""
-    case = operator_desc.WhichOneof("desc")
-    assert case is not None
-    limits = Limits(max_tensor_bytes=1 << 30, max_request_bytes=1 << 30, max_message_bytes=1 << 30)
-    plan = REGISTRY[case].plan(
-        getattr(operator_desc, case), feature_level=LATEST, limits=limits, provider="DmlExecutionProvider"
-    )
-    return onnx.shape_inference.infer_shapes(plan.model).graph
 
 
 #: ONNX nodes whose FLOAT32/FLOAT16 form over two tensors of a multiple of 4 elements this device cannot build
