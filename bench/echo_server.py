@@ -140,10 +140,10 @@ async def _serve_parsing(port: int) -> None:
     await _serve_unary(port, answer, "aio-parse")
 
 
-async def _serve_infer(port: int, path: str) -> None:
-    """The Open Inference Protocol's floor: ModelInfer parsed by protobuf, the model (the file a repository serves,
-    in a session made as the repository makes its sessions) run on the loop on the raw input, a ModelInferResponse
-    with raw outputs written by protobuf."""
+def infer_floor(path: str) -> Callable[[bytes, Any], Awaitable[bytes]]:
+    """The Open Inference Protocol floor's handler: ModelInfer parsed by protobuf, the model (the file a repository
+    serves, in a session made as the repository makes its sessions) run on the loop on the raw input, a
+    ModelInferResponse with raw outputs written by protobuf (``bench/stages.py`` times it in process)."""
     import numpy as np
     import onnxruntime as ort
 
@@ -175,7 +175,14 @@ async def _serve_infer(port: int, path: str) -> None:
             raw_output_contents=[array.tobytes() for array in outputs],
         ).SerializeToString()
 
-    await _serve_unary(port, answer, "aio-infer", service="inference.GRPCInferenceService", method="ModelInfer")
+    return answer
+
+
+async def _serve_infer(port: int, path: str) -> None:
+    """The Open Inference Protocol's floor (``infer_floor``) on the loop."""
+    await _serve_unary(
+        port, infer_floor(path), "aio-infer", service="inference.GRPCInferenceService", method="ModelInfer"
+    )
 
 
 async def _serve_unary(

@@ -1,4 +1,5 @@
-"""µs per stage of one tiny unary Execute, in process, beside the whole call through the servicer (no gRPC)."""
+"""µs per stage of one tiny unary Execute and one tiny ModelInfer, in process, beside the whole call through the
+servicer and as served (no gRPC), and the ModelInfer floor's handler."""
 
 from __future__ import annotations
 
@@ -14,7 +15,11 @@ from typing import Any, TypeVar
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import base64
+import tempfile
+from pathlib import Path
 
+import oip
+from echo_server import infer_floor
 from run import payload, tiny_calls
 
 from dmlrpc.v1 import service_pb2
@@ -22,6 +27,7 @@ from dmlrpc_server import ServerSettings, build_server
 from dmlrpc_server.binding import encode_outputs, feeds
 from dmlrpc_server.calls import read_execute, write_execute
 from dmlrpc_server.handlers import method_path
+from dmlrpc_server.oip.inference import expected_output_bytes
 from dmlrpc_server.servicer import SERVICE_NAME, DirectMLServicer
 
 T = TypeVar("T")
@@ -101,6 +107,51 @@ async def measure(number: int, repeats: int) -> dict[str, float]:
     return times
 
 
+async def measure_model_infer(number: int, repeats: int) -> dict[str, float]:
+    """One tiny ModelInfer (``bench/oip.py``'s TopK of [1, 1, 3, 4]) by stage, and the ModelInfer floor's handler
+    (the one ``bench/oip.py`` serves) on the same request bytes."""
+    case = oip.CASES[0]
+    wire = case.infer_request()
+    with tempfile.TemporaryDirectory(prefix="bench-stages-") as root:
+        files = oip.repository(Path(root))
+        built = build_server(
+            ServerSettings(host="127.0.0.1", port=0, provider="cpu", metrics_port=0, model_repository=Path(root))
+        )
+        assert built.methods is not None and built.inference is not None
+        served = built.methods.service(_Details(oip.INFER))
+        assert served is not None
+        servicer = built.inference
+        context = _Context()
+        request = served.request_deserializer(wire)
+        await served.unary_unary(request, context)
+        codec = servicer._codec
+        model = servicer.repository.get(request.model_name, request.model_version)
+        fed, batch, received = codec.decode(model, request)
+        requested = codec.requested(model, request)
+        outputs = await model.infer(fed, batch, None)
+        floor = infer_floor(str(files[case.name]))
+        stages: dict[str, Callable[[], Any]] = {
+            "parse (the deserializer)": lambda: served.request_deserializer(wire),
+            "model lookup": lambda: servicer.repository.get(request.model_name, request.model_version),
+            "decode": lambda: codec.decode(model, request),
+            "outputs asked, memory estimate": lambda: (
+                codec.requested(model, request),
+                expected_output_bytes(model, batch, received),
+            ),
+            "queue, place and run": lambda: model.infer(fed, batch, None),
+            "encode": lambda: codec.encode(model, request, batch, outputs, requested),
+            "serialize (the serializer)": lambda: codec.encode(model, request, batch, outputs, requested)
+            .SerializeToString(),
+        }
+        times = {name: await _timed(fn, number, repeats) for name, fn in stages.items()}
+        times["whole ModelInfer (servicer)"] = await _timed(lambda: servicer.infer(request, None), number, repeats)
+        times["as served (the wrappers too)"] = await _timed(
+            lambda: served.unary_unary(request, context), number, repeats
+        )
+        times["the floor's handler"] = await _timed(lambda: floor(wire, context), number, repeats)
+    return times
+
+
 class _Details:
     """The handler lookup's view of a call (grpc.HandlerCallDetails)."""
 
@@ -122,10 +173,14 @@ def main() -> None:
     wholes = ("onnxruntime run alone", "whole Execute (servicer)", "as served (the wrappers too)")
     stages = [name for name in times if name not in wholes]
     stages = [name for name in stages if not name.startswith(" ")]
+    print("Execute, tiny TOP_K1")
     for name, us in times.items():
-        print(f"{name:28s} {us:8.2f} µs")
+        print(f"{name:32s} {us:8.2f} µs")
     glue = times["whole Execute (servicer)"] - sum(times[name] for name in stages)
-    print(f"{'glue (whole - stages)':28s} {glue:8.2f} µs")
+    print(f"{'glue (whole - stages)':32s} {glue:8.2f} µs")
+    print("\nModelInfer, tiny TopK model")
+    for name, us in asyncio.run(measure_model_infer(args.number, args.repeats)).items():
+        print(f"{name:32s} {us:8.2f} µs")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,9 @@ _log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 Feeds = dict[str, np.ndarray]
+#: The options of a run on the event loop (nothing can stop it half-way: it is tiny).
+INLINE = ort.RunOptions()
+_EXPIRED = "the deadline passed while the call waited for its batch; it was not executed"
 
 
 @dataclass(eq=False)
@@ -97,8 +100,30 @@ class BatchQueue(Generic[R]):
         return member.future
 
     async def result(self, feeds: Feeds, size: int, key: Hashable, deadline: float | None) -> R:
-        """``submit``, awaited: a cancelled caller leaves its batch (a running batch runs on for the others)."""
-        future = self.submit(feeds, size, key, deadline)
+        """``submit``, awaited: a cancelled caller leaves its batch (a running batch runs on for the others).
+
+        A request that is a whole batch alone (``policy.full``), with nothing queued and a slot free, is taken at
+        once; when its run is inline it runs here, with no queue entry to settle (an unbatched model's calls).
+        """
+        policy = self.policy
+        if size >= policy.full and not self.queue and self.running < policy.slots:
+            arrived = time.perf_counter_ns()
+            future: asyncio.Future[R] = asyncio.get_running_loop().create_future()  # awaited when it queues
+            lone = [Member(feeds, size, key, future, arrived, deadline)]
+            if policy.inline(lone):
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise DeadlineExceeded(_EXPIRED)
+                try:
+                    results = policy.run(lone, INLINE)
+                except Exception as error:
+                    policy.ran(lone, arrived, None, error)
+                    raise
+                policy.ran(lone, arrived, results, None)
+                return results[0]
+            self.queue.append(lone[0])
+            self.dispatch()
+        else:
+            future = self.submit(feeds, size, key, deadline)
         try:
             return await future
         except asyncio.CancelledError:
@@ -124,7 +149,7 @@ class BatchQueue(Generic[R]):
             if policy.inline(batch):
                 started = time.perf_counter_ns()
                 try:
-                    results = policy.run(batch, ort.RunOptions())
+                    results = policy.run(batch, INLINE)
                 except Exception as error:
                     self._settle(batch, None, error, started)
                 else:
@@ -137,14 +162,17 @@ class BatchQueue(Generic[R]):
     def _drop_dead(self) -> None:
         """Cancelled members leave; expired ones get DEADLINE_EXCEEDED unrun."""
         now = time.monotonic()
+        for member in self.queue:  # NOTE: the queue is rebuilt only when a member leaves (seldom)
+            if member.future.done() or (member.deadline is not None and now >= member.deadline):
+                break
+        else:
+            return
         live: deque[Member[R]] = deque()
         for member in self.queue:
             if member.future.done():
                 continue
             if member.deadline is not None and now >= member.deadline:
-                member.future.set_exception(
-                    DeadlineExceeded("the deadline passed while the call waited for its batch; it was not executed")
-                )
+                member.future.set_exception(DeadlineExceeded(_EXPIRED))
                 continue
             live.append(member)
         self.queue = live

@@ -185,8 +185,7 @@ def _finished(
     seconds = time.perf_counter() - started
     name = method[method.rfind("/") + 1 :]
     if metrics is not None:
-        metrics.requests.labels(name, operator, code).inc()
-        metrics.request_duration.labels(name, operator).observe(seconds)
+        metrics.finished(name, operator, code, seconds)
     if _log.isEnabledFor(logging.DEBUG):
         request_id = request_id or _request_id(context.invocation_metadata())
         _log.debug(

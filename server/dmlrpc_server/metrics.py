@@ -257,13 +257,21 @@ class Metrics(_Endpoint):
     def ran(self, operator: str, batch: int, queued: float, computed: float, received: int, sent: int) -> None:
         """One call's run: its time waiting for a slot and computing, its bytes in and out, and the size of the
         batch it ran in (0: its batch lane counts the batch)."""
-        # NOTE: one call per request, on the held children: a few increments.
+        # NOTE: one call per request, on the held children: a few increments (no labels() or inc() calls).
         if batch:
             self._batches.observe(batch)
         self._queued.observe(queued)
-        self.compute_duration.labels(operator).observe(computed)
-        self._received.inc(received)
-        self._sent.inc(sent)
+        compute = self.compute_duration
+        (compute.children.get((operator,)) or compute.labels(operator)).observe(computed)
+        self._received.sum += received
+        self._sent.sum += sent
+
+    def finished(self, method: str, operator: str, code: str, seconds: float) -> None:
+        """One RPC's end: counted by its method, operator and status code, and its duration observed."""
+        # NOTE: the children found here without labels() and inc() calls: this runs for every RPC.
+        requests, durations = self.requests, self.request_duration
+        (requests.children.get((method, operator, code)) or requests.labels(method, operator, code)).sum += 1
+        (durations.children.get((method, operator)) or durations.labels(method, operator)).observe(seconds)
 
 
 class WorkerMetrics(_Endpoint):

@@ -136,6 +136,21 @@ def test_typed_contents_are_accepted(oip_server: Any) -> None:
     assert np.frombuffer(response.raw_output_contents[0], np.int8).tolist() == [-128, 0, 127]
 
 
+def test_responses_name_their_own_shapes_and_ids(oip_server: Any) -> None:
+    # Response heads are kept per batch size and output shapes: each answer still carries its own shape and id.
+    pb, stub = _raw_stub(oip_server.address)
+    for index, (batch, width) in enumerate([(1, 3), (2, 3), (1, 3), (1, 5), (2, 3)]):
+        request = pb.ModelInferRequest(model_name="identity_fp32", id=f"r{index}" if index % 2 else "")
+        request.inputs.add(name="INPUT0", datatype="FP32", shape=[batch, width])
+        data = np.arange(batch * width, dtype=np.float32) + index
+        request.raw_input_contents.append(data.tobytes())
+        response = stub.ModelInfer(request, timeout=30)
+        assert response.id == request.id
+        assert (response.model_name, response.model_version) == ("identity_fp32", "1")
+        assert [(o.name, o.datatype, list(o.shape)) for o in response.outputs] == [("OUTPUT0", "FP32", [batch, width])]
+        np.testing.assert_array_equal(np.frombuffer(response.raw_output_contents[0], np.float32), data)
+
+
 def _status(call: Any) -> Any:
     import grpc
 

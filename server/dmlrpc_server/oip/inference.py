@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from dmlrpc_server.errors import InvalidArgument, ResourceExhausted, Unimplemented
-from dmlrpc_server.oip.models import Feeds, ModelVersion
+from dmlrpc_server.oip.models import Feeds, ModelVersion, TensorSpec
 from dmlrpc_server.oip.protocol import service_pb2
 from dmlrpc_server.oip.shm import SharedMemory
 from dmlrpc_server.oip.tensors import element_count, from_contents, from_raw, to_raw
@@ -27,29 +27,34 @@ class InferCodec:
 
     def decode(self, model: ModelVersion, request: Any) -> tuple[Feeds, int, int]:
         """The request's inputs as the model's feeds, checked against its config; its batch size and bytes."""
-        # NOTE: plain loops, no generator expressions: this runs on every ModelInfer, and each generator is a frame.
+        # NOTE: plain loops, no generator expressions, each message field read once (a repeated field's list costs
+        # more than a slice of it): this runs on every ModelInfer.
         shapes: dict[str, list[int]] = {}
+        given: list[tuple[int, Any, TensorSpec, list[int]]] = []  # (index, tensor, spec, shape) in request order
         inline: list[int] = []  # the inputs read from raw_input_contents, in order
         with_contents = False
+        input_by_name = model.input_by_name
         for index, tensor in enumerate(request.inputs):
-            spec = model.input_by_name.get(tensor.name)
+            name = tensor.name
+            spec = input_by_name.get(name)
             if spec is None:
                 raise InvalidArgument(
                     f"inputs[{index}].name",
-                    f"unexpected inference input '{tensor.name}' for model '{model.name}'; its inputs are "
+                    f"unexpected inference input '{name}' for model '{model.name}'; its inputs are "
                     f"{[s.name for s in model.inputs]}",
                 )
-            if tensor.name in shapes:
-                raise InvalidArgument(f"inputs[{index}].name", f"input '{tensor.name}' is given twice")
+            if name in shapes:
+                raise InvalidArgument(f"inputs[{index}].name", f"input '{name}' is given twice")
             if tensor.datatype != spec.datatype.name:
                 raise InvalidArgument(
                     f"inputs[{index}].datatype",
-                    f"'{tensor.name}' is {spec.datatype.name} in model '{model.name}', not '{tensor.datatype}'",
+                    f"'{name}' is {spec.datatype.name} in model '{model.name}', not '{tensor.datatype}'",
                 )
-            shape = list(tensor.shape)
+            shape = tensor.shape[:]
             if shape and min(shape) < 0:
                 raise InvalidArgument(f"inputs[{index}].shape", f"{shape} has a negative dimension")
-            shapes[tensor.name] = shape
+            shapes[name] = shape
+            given.append((index, tensor, spec, shape))
             if tensor.HasField("contents"):
                 with_contents = True
             elif "shared_memory_region" not in tensor.parameters:
@@ -71,29 +76,32 @@ class InferCodec:
         feeds: Feeds = {}
         total = 0
         position = 0  # the next raw_input_contents entry
-        for index, tensor in enumerate(request.inputs):
-            spec = model.input_by_name[tensor.name]
-            shape = shapes[tensor.name]
+        for index, tensor, spec, shape in given:
+            datatype = spec.datatype
             count = element_count(shape)
-            expected = count * spec.datatype.size
+            expected = count * datatype.size
             if expected > limits.max_tensor_bytes or count > limits.max_tensor_elements:
                 raise ResourceExhausted(
                     f"inputs[{index}]: {count:,} elements ({expected:,} bytes) exceed the server's tensor limits"
                 )
             if position < len(inline) and inline[position] == index:
-                array = from_raw(raw[position], spec.datatype, shape, f"raw_input_contents[{position}]")
+                data = raw[position]
+                if datatype.size and len(data) == expected:  # NOTE: the common case, read without from_raw's checks
+                    array = np.frombuffer(data, datatype.numpy)
+                else:
+                    array = from_raw(data, datatype, shape, f"raw_input_contents[{position}]")
                 position += 1
             elif tensor.HasField("contents"):
                 if "shared_memory_region" in tensor.parameters:
                     raise InvalidArgument(f"inputs[{index}].contents", "an input in shared memory cannot set contents")
-                array = from_contents(tensor.contents, spec.datatype, shape, f"inputs[{index}].contents")
+                array = from_contents(tensor.contents, datatype, shape, f"inputs[{index}].contents")
             else:
                 params = tensor.parameters
                 data = self.shm_slice(params, f"inputs[{index}].parameters")
-                array = from_raw(data, spec.datatype, shape, f'inputs[{index}].parameters["shared_memory_byte_size"]')
+                array = from_raw(data, datatype, shape, f'inputs[{index}].parameters["shared_memory_byte_size"]')
                 array = array.copy()  # the client may overwrite the region once it has the response
             total += array.nbytes if array.dtype != object else expected
-            if spec.datatype.size == 0:
+            if datatype.size == 0:
                 array = _text(array, f"inputs[{index}]")
             feeds[tensor.name] = array.reshape(model.model_shape(spec, shape, batch))
         if total > limits.max_request_bytes:
@@ -138,16 +146,31 @@ class InferCodec:
         outputs: dict[str, np.ndarray],
         requested: Sequence[tuple[str, Any]],
     ) -> Any:
-        response = pb.ModelInferResponse(model_name=model.name, model_version=str(model.version), id=request.id)
+        """The response: its outputs' metadata (built once per model, outputs asked and their shapes) and one raw
+        entry per output, empty for one written into the client's shared memory."""
+        # NOTE: loops, not comprehensions (a frame each): this runs on every ModelInfer.
+        arrays: list[np.ndarray] = []
+        shapes: list[tuple[int, ...]] = []
+        for name, _ in requested:
+            array = outputs[name]
+            arrays.append(array)
+            shapes.append(array.shape)
+        every = requested is model.every_output
+        key = (batch, tuple(shapes))
+        head = model.response_heads.get(key) if every else None
+        if head is None:
+            head = self._head(model, batch, arrays, requested)
+            if every:
+                model.keep_response_head(key, head)
+        response = pb.ModelInferResponse()
+        # NOTE: merged from the bytes of its model name, version and output tensors: a third of building them
+        response.MergeFromString(head)
+        if request.id:
+            response.id = request.id
         raw: list[bytes] = []
         for index, (name, params) in enumerate(requested):
             spec = model.output_by_name[name]
-            array = outputs[name]
-            shape = list(array.shape)
-            if spec.reshape is not None and -1 not in spec.dims:
-                shape = ([batch] if model.max_batch > 0 else []) + list(spec.dims)
-            response.outputs.add(name=name, datatype=spec.datatype.name, shape=shape)
-            data = to_raw(array, spec.datatype)
+            data = to_raw(arrays[index], spec.datatype)
             if params is None:
                 raw.append(data)
                 continue
@@ -162,6 +185,20 @@ class InferCodec:
             raw.append(b"")  # every output has its raw entry, empty for one in shared memory (clients index them)
         response.raw_output_contents.extend(raw)
         return response
+
+    def _head(
+        self, model: ModelVersion, batch: int, arrays: list[np.ndarray], requested: Sequence[tuple[str, Any]]
+    ) -> bytes:
+        """The serialized model name, version and output tensors of a response."""
+        response = pb.ModelInferResponse(model_name=model.name, model_version=str(model.version))
+        for array, (name, _) in zip(arrays, requested, strict=True):
+            spec = model.output_by_name[name]
+            shape = list(array.shape)
+            if spec.reshape is not None and -1 not in spec.dims:
+                shape = ([batch] if model.max_batch > 0 else []) + list(spec.dims)
+            response.outputs.add(name=name, datatype=spec.datatype.name, shape=shape)
+        head: bytes = response.SerializeToString()
+        return head
 
     # -- shared memory ------------------------------------------------------------------------------------------
 

@@ -25,6 +25,8 @@ from dmlrpc_server.scheduler import Scheduler
 _log = logging.getLogger(__name__)
 
 Feeds = dict[str, np.ndarray]
+#: Response heads a model version keeps (``ModelVersion.keep_response_head``).
+RESPONSE_HEADS = 64
 #: Runs a batch's feeds on a worker thread (``Scheduler.offload``): the session's outputs by name.
 Runner = Callable[[Feeds, ort.RunOptions], dict[str, np.ndarray]]
 #: Turns one request's feeds into what the runner takes, on the loop before the request queues (its checks fail
@@ -62,14 +64,28 @@ class Statistics:
     compute_output: Duration = field(default_factory=Duration)
     batches: dict[int, tuple[Duration, Duration, Duration]] = field(default_factory=dict)
 
-    def batch(self, size: int, input_ns: int, infer_ns: int, output_ns: int) -> None:
+    def ran(self, size: int, requests: int, lived_ns: int, timings: tuple[int, int, int]) -> None:
+        """Count a batch of ``size`` items from ``requests`` requests that ran: their success, its compute
+        (``timings``: input, infer and output nanoseconds) per request and per batch size."""
+        # NOTE: the fields' sums written out, not Duration.add nine times: this runs for every batch.
+        input_ns, infer_ns, output_ns = timings
+        success = self.success
+        success.count += requests
+        success.ns += lived_ns
+        # Triton counts each request's share of its batch's compute as the whole batch's time.
+        for duration, ns in (
+            (self.compute_input, input_ns),
+            (self.compute_infer, infer_ns),
+            (self.compute_output, output_ns),
+        ):
+            duration.count += requests
+            duration.ns += ns * requests
         durations = self.batches.get(size)
         if durations is None:
             durations = self.batches[size] = (Duration(), Duration(), Duration())
-        compute_input, compute_infer, compute_output = durations
-        compute_input.add(input_ns)
-        compute_infer.add(infer_ns)
-        compute_output.add(output_ns)
+        for duration, ns in zip(durations, timings):  # noqa: B905 - three and three
+            duration.count += 1
+            duration.ns += ns
 
     def message(self, name: str, version: str) -> Any:
         return service_pb2.ModelStatistics(
@@ -212,6 +228,9 @@ class ModelVersion:
         self.output_by_name = {spec.name: spec for spec in self.outputs}
         #: What a request that names no output is answered: every output, raw (``InferCodec.requested``).
         self.every_output: Sequence[tuple[str, Any]] = tuple((spec.name, None) for spec in self.outputs)
+        #: The serialized head (name, version, output tensors) of a response with every output, by its batch size
+        #: and output shapes (``InferCodec.encode``); at most ``RESPONSE_HEADS`` of them.
+        self.response_heads: dict[tuple[int, tuple[tuple[int, ...], ...]], bytes] = {}
         self.max_batch = config.max_batch_size
         self.stats = Statistics()
         self._run = run
@@ -238,24 +257,38 @@ class ModelVersion:
         batch = None
         for index, (name, shape) in enumerate(shapes.items()):
             spec = self.input_by_name[name]
-            field = f"inputs[{index}].shape"
             if self.max_batch > 0:
                 if not shape:
-                    raise InvalidArgument(field, f"'{name}' needs a batch dimension before its dims {list(spec.dims)}")
+                    raise InvalidArgument(
+                        _shape_field(index), f"'{name}' needs a batch dimension before its dims {list(spec.dims)}"
+                    )
                 size, rest = shape[0], shape[1:]
                 if size < 1 or size > self.max_batch:
                     raise InvalidArgument(
-                        field, f"batch size {size} of '{name}' is outside 1..{self.max_batch} (max_batch_size)"
+                        _shape_field(index),
+                        f"batch size {size} of '{name}' is outside 1..{self.max_batch} (max_batch_size)",
                     )
                 if batch is not None and size != batch:
-                    raise InvalidArgument(field, f"'{name}' has batch size {size}; another input has {batch}")
+                    raise InvalidArgument(
+                        _shape_field(index), f"'{name}' has batch size {size}; another input has {batch}"
+                    )
                 batch = size
             else:
                 rest = shape
             if not shape_matches(rest, spec.dims):
                 expected = ([-1] if self.max_batch > 0 else []) + list(spec.dims)
-                raise InvalidArgument(field, f"shape {shape} of '{name}' does not match the model's {expected}")
+                raise InvalidArgument(
+                    _shape_field(index), f"shape {shape} of '{name}' does not match the model's {expected}"
+                )
         return batch or 1
+
+    def keep_response_head(self, key: tuple[int, tuple[tuple[int, ...], ...]], head: bytes) -> None:
+        """Keep a response head for requests of the same batch size and output shapes (a model with dynamic
+        shapes sees many: the oldest go first)."""
+        heads = self.response_heads
+        if len(heads) >= RESPONSE_HEADS:
+            del heads[next(iter(heads))]
+        heads[key] = head
 
     def model_shape(self, spec: TensorSpec, shape: list[int], batch: int) -> list[int]:
         """The shape the model sees for a request tensor (its config ``reshape`` applied)."""
@@ -275,12 +308,20 @@ class ModelVersion:
             raise Unavailable(f"Exceeds maximum queue size ({self.max_queue}) of model '{self.name}'")
         if self._prepare is not None:
             feeds = self._prepare(feeds)
+        shapes = []  # NOTE: a loop, not a comprehension's frame: this runs on every request
         if self.max_batch > 0:
-            key = tuple([array.shape[1:] for array in feeds.values()])
+            for array in feeds.values():
+                shapes.append(array.shape[1:])
         else:
-            key = tuple([array.shape for array in feeds.values()])
+            for array in feeds.values():
+                shapes.append(array.shape)
+        key = tuple(shapes)
         outputs, _ = await self._queue.result(feeds, batch, key, deadline)
         return outputs
+
+
+def _shape_field(index: int) -> str:
+    return f"inputs[{index}].shape"
 
 
 #: A member's result: its outputs by name, and its batch's input, infer and output nanoseconds.
@@ -322,7 +363,10 @@ class _Triton:
         model = self.model
         if model.work is None:
             return False
-        return self.scheduler.inline_batch(model.work, model.on_device, sum([member.size for member in batch]))
+        items = 0
+        for member in batch:
+            items += member.size
+        return self.scheduler.inline_batch(model.work, model.on_device, items)
 
     def run(self, batch: list[Member[Outputs]], options: ort.RunOptions) -> list[Outputs]:
         """Concatenate the batch's feeds on the batch axis, run once, split the outputs."""
@@ -363,11 +407,5 @@ class _Triton:
         stats.execution_count += 1
         stats.inference_count += size
         stats.last_inference_ms = time.time_ns() // 1_000_000
-        input_ns, infer_ns, output_ns = results[0][1]
-        stats.batch(size, input_ns, infer_ns, output_ns)
-        stats.success.add(lived, requests)
-        # Triton counts each request's share of its batch's compute as the whole batch's time.
-        stats.compute_input.add(input_ns * requests, requests)
-        stats.compute_infer.add(infer_ns * requests, requests)
-        stats.compute_output.add(output_ns * requests, requests)
-        self.scheduler.observe_batch(len(batch))
+        stats.ran(size, requests, lived, results[0][1])
+        self.scheduler.observe_batch(requests)

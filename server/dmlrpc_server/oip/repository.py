@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import onnx
 import onnxruntime as ort
+from onnxruntime.capi.onnxruntime_pybind11_state import EPFail
 
 from dmlrpc_server.catalog import Catalog
 from dmlrpc_server.errors import AlreadyExists, InvalidArgument, NotFound, Unavailable
@@ -413,9 +414,16 @@ def graph_version(
 def session_runner(session: ort.InferenceSession, provider: Provider) -> Runner:
     """Run ``session`` on a batch's feeds: its outputs by name (one run at a time where the provider needs it)."""
     names = [output.name for output in session.get_outputs()]
+    binding = session._sess
 
     def run(feeds: Feeds, options: ort.RunOptions) -> dict[str, np.ndarray]:
-        return dict(zip(names, session.run(names, feeds, options), strict=True))
+        # NOTE: the binding, not the session's wrapper, which checks the feeds again in Python on every run (the
+        # codec has checked them); where a provider fails, the wrapper's own retry on its fallback providers.
+        try:
+            outputs = binding.run(names, feeds, options)
+        except EPFail:
+            outputs = session.run(names, feeds, options)
+        return dict(zip(names, outputs, strict=True))
 
     if not provider.serialize_runs:
         return run

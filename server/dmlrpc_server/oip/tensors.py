@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -65,10 +66,7 @@ def datatype_of(config_type: int) -> Datatype:
 
 
 def element_count(shape: Sequence[int]) -> int:
-    count = 1
-    for dim in shape:
-        count *= dim
-    return count
+    return math.prod(shape)
 
 
 def serialize_bytes(array: np.ndarray) -> bytes:
