@@ -140,8 +140,9 @@ async def measure_model_infer(number: int, repeats: int) -> dict[str, float]:
             ),
             "queue, place and run": lambda: model.infer(fed, batch, None),
             "encode": lambda: codec.encode(model, request, batch, outputs, requested),
-            "serialize (the serializer)": lambda: codec.encode(model, request, batch, outputs, requested)
-            .SerializeToString(),
+            "serialize (the serializer)": lambda: codec.encode(
+                model, request, batch, outputs, requested
+            ).SerializeToString(),
         }
         times = {name: await _timed(fn, number, repeats) for name, fn in stages.items()}
         times["whole ModelInfer (servicer)"] = await _timed(lambda: servicer.infer(request, None), number, repeats)
