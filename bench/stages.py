@@ -27,7 +27,7 @@ from dmlrpc_server import ServerSettings, build_server
 from dmlrpc_server.binding import encode_outputs, feeds
 from dmlrpc_server.calls import read_execute, write_execute
 from dmlrpc_server.handlers import method_path
-from dmlrpc_server.oip.inference import expected_output_bytes
+from dmlrpc_server.oip.protocol import service_pb2 as service_pb2_oip
 from dmlrpc_server.servicer import SERVICE_NAME, DirectMLServicer
 
 T = TypeVar("T")
@@ -122,33 +122,26 @@ async def measure_model_infer(number: int, repeats: int) -> dict[str, float]:
         assert served is not None
         servicer = built.inference
         context = _Context()
-        request = served.request_deserializer(wire)
-        await served.unary_unary(request, context)
+        await served.unary_unary(wire, context)
         codec = servicer._codec
-        model = servicer.repository.get(request.model_name, request.model_version)
-        fed, batch, received = codec.decode(model, request)
-        requested = codec.requested(model, request)
-        outputs = await model.infer(fed, batch, None)
+        repository = servicer.repository
+        inference = codec.read(repository, wire)
+        assert inference is not None, "the bench's request has the common form"
+        outputs = await inference.model.infer(inference.feeds, inference.batch, None)
+        parsed = service_pb2_oip.ModelInferRequest.FromString(wire)
         floor = infer_floor(str(files[case.name]))
         stages: dict[str, Callable[[], Any]] = {
-            "parse (the deserializer)": lambda: served.request_deserializer(wire),
-            "model lookup": lambda: servicer.repository.get(request.model_name, request.model_version),
-            "decode": lambda: codec.decode(model, request),
-            "outputs asked, memory estimate": lambda: (
-                codec.requested(model, request),
-                expected_output_bytes(model, batch, received),
+            "read (from the wire bytes)": lambda: codec.read(repository, wire),
+            "  protobuf's parse and decode": lambda: codec.decode(
+                repository.get(parsed.model_name, parsed.model_version),
+                service_pb2_oip.ModelInferRequest.FromString(wire),
             ),
-            "queue, place and run": lambda: model.infer(fed, batch, None),
-            "encode": lambda: codec.encode(model, request, batch, outputs, requested),
-            "serialize (the serializer)": lambda: codec.encode(
-                model, request, batch, outputs, requested
-            ).SerializeToString(),
+            "queue, place and run": lambda: inference.model.infer(inference.feeds, inference.batch, None),
+            "encode (the response's bytes)": lambda: codec.encode(inference, outputs),
         }
         times = {name: await _timed(fn, number, repeats) for name, fn in stages.items()}
-        times["whole ModelInfer (servicer)"] = await _timed(lambda: servicer.infer(request, None), number, repeats)
-        times["as served (the wrappers too)"] = await _timed(
-            lambda: served.unary_unary(request, context), number, repeats
-        )
+        times["whole ModelInfer (servicer)"] = await _timed(lambda: servicer.ModelInfer(wire, context), number, repeats)
+        times["as served (the wrappers too)"] = await _timed(lambda: served.unary_unary(wire, context), number, repeats)
         times["the floor's handler"] = await _timed(lambda: floor(wire, context), number, repeats)
     return times
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import grpc
 import onnxruntime as ort
+from google.protobuf.message import DecodeError
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
@@ -23,6 +24,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from dmlrpc_server.calls import OPERATOR, Call
 from dmlrpc_server.handlers import KINDS, HandlerWrapper
 from dmlrpc_server.interceptors import code_of
+from dmlrpc_server.oip.protocol import service_pb2 as oip_pb2
 from dmlrpc_server.runtime.process import worker_index
 
 if TYPE_CHECKING:
@@ -48,6 +50,7 @@ SERVER_ERRORS = frozenset(
 )
 #: W3C trace context (traceparent and tracestate), read from the call's metadata.
 _PROPAGATOR = TraceContextTextMapPropagator()
+_MODEL_INFER = "/inference.GRPCInferenceService/ModelInfer"
 #: The stage spans of the call in progress (set only for STAGED calls, only where tracing is on).
 _STAGES: ContextVar[_Stages | None] = ContextVar("dmlrpc_stages", default=None)
 
@@ -266,7 +269,7 @@ class TracingInterceptor(HandlerWrapper):
                 _STAGES.reset(mark)
                 if stages is not None:
                     stages.end()
-                _describe(span, request)
+                _describe(span, request, method)
                 _finish(span, code)
 
         async def streamed(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
@@ -287,7 +290,7 @@ class TracingInterceptor(HandlerWrapper):
                 if stages is not None:
                     stages.end()
                 if not streams_in:
-                    _describe(span, request)
+                    _describe(span, request, method)
                 _finish(span, code)
 
         return KINDS[streams_in, streams_out](
@@ -307,13 +310,18 @@ def _code(error: BaseException, context: grpc.aio.ServicerContext[Any, Any]) -> 
     return grpc.StatusCode.CANCELLED
 
 
-def _describe(span: Span, request: Any) -> None:
+def _describe(span: Span, request: Any, method: str) -> None:
     """The call's operator (its desc's case, as the metrics label it) or model, and its request's bytes."""
     operator = OPERATOR.get()
     if operator:
         span.set_attribute("dmlrpc.operator", operator)
     if isinstance(request, bytes):
         span.set_attribute("dmlrpc.request_bytes", len(request))
+        # NOTE: ModelInfer's request travels as its bytes too (the codec reads its common form from them): its model
+        # is read here, only when tracing.
+        if method == _MODEL_INFER:
+            with contextlib.suppress(DecodeError):
+                request = oip_pb2.ModelInferRequest.FromString(request)
     model = getattr(request, "model_name", None)
     if isinstance(model, str) and model:
         span.set_attribute("dmlrpc.model", model)

@@ -151,6 +151,62 @@ def test_responses_name_their_own_shapes_and_ids(oip_server: Any) -> None:
         np.testing.assert_array_equal(np.frombuffer(response.raw_output_contents[0], np.float32), data)
 
 
+@settings(max_examples=25)
+@given(
+    batch=st.integers(1, 4),
+    swap_inputs=st.booleans(),
+    outputs=st.sampled_from([(), ("OUTPUT0",), ("OUTPUT1", "OUTPUT0")]),
+    request_id=st.sampled_from(["", "a", "é" * 70]),
+    seed=st.integers(0, 2**16),
+)
+def test_the_wire_reader_answers_as_protobuf_does(
+    oip_server: Any, batch: int, swap_inputs: bool, outputs: tuple[str, ...], request_id: str, seed: int
+) -> None:
+    # A request of the common form is read from its bytes; the same request with a parameter (which only protobuf
+    # reads) must get the same answer, byte for byte, and those bytes are the response's own serialization.
+    import grpc
+    from tritonclient.grpc import service_pb2 as pb
+
+    rng = np.random.default_rng(seed)
+    values = {name: rng.integers(-1000, 1000, (batch, 16), dtype=np.int32) for name in ("INPUT0", "INPUT1")}
+    request = pb.ModelInferRequest(model_name="simple", id=request_id)
+    for name in ("INPUT1", "INPUT0") if swap_inputs else ("INPUT0", "INPUT1"):
+        request.inputs.add(name=name, datatype="INT32", shape=[batch, 16])
+        request.raw_input_contents.append(values[name].tobytes())
+    for name in outputs:
+        request.outputs.add(name=name)
+    with grpc.insecure_channel(oip_server.address) as channel:
+        infer = channel.unary_unary("/inference.GRPCInferenceService/ModelInfer")
+        common = infer(request.SerializeToString(), timeout=30)
+        request.parameters["sequence_id"].int64_param = 0
+        parsed = infer(request.SerializeToString(), timeout=30)
+    assert common == parsed
+    response = pb.ModelInferResponse.FromString(common)
+    assert response.SerializeToString() == common
+    assert response.id == request_id
+    expected = {"OUTPUT0": values["INPUT0"] + values["INPUT1"], "OUTPUT1": values["INPUT0"] - values["INPUT1"]}
+    named = outputs or ("OUTPUT0", "OUTPUT1")
+    assert [output.name for output in response.outputs] == list(named)
+    for output, data in zip(response.outputs, response.raw_output_contents, strict=True):
+        assert list(output.shape) == [batch, 16]
+        np.testing.assert_array_equal(np.frombuffer(data, np.int32).reshape(batch, 16), expected[output.name])
+
+
+def test_a_bad_raw_entry_of_the_common_form_gets_its_field_path(oip_server: Any) -> None:
+    import grpc
+
+    pb, stub = _raw_stub(oip_server.address)
+    request = pb.ModelInferRequest(model_name="identity_fp32")
+    request.inputs.add(name="INPUT0", datatype="FP32", shape=[1, 4])
+    for contents in ([b"\0" * 15], [b"\0" * 16, b"\0" * 16], []):
+        del request.raw_input_contents[:]
+        request.raw_input_contents.extend(contents)
+        with pytest.raises(grpc.RpcError) as raised:
+            stub.ModelInfer(request, timeout=30)
+        assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "raw_input_contents" in raised.value.details()
+
+
 def _status(call: Any) -> Any:
     import grpc
 

@@ -8,7 +8,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import onnx
@@ -25,8 +25,10 @@ from dmlrpc_server.scheduler import Scheduler
 _log = logging.getLogger(__name__)
 
 Feeds = dict[str, np.ndarray]
-#: Response heads a model version keeps (``ModelVersion.keep_response_head``).
-RESPONSE_HEADS = 64
+#: Request layouts and response heads a model version keeps, of each (``ModelVersion.keep``).
+KEPT = 64
+K = TypeVar("K")
+V = TypeVar("V")
 #: Runs a batch's feeds on a worker thread (``Scheduler.offload``): the session's outputs by name.
 Runner = Callable[[Feeds, ort.RunOptions], dict[str, np.ndarray]]
 #: Turns one request's feeds into what the runner takes, on the loop before the request queues (its checks fail
@@ -162,6 +164,19 @@ class TensorSpec:
     optional: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class RequestLayout:
+    """What the inputs and outputs asked of a request of the common form mean for one model version, found once
+    per distinct bytes (``InferCodec.read``): each raw input's name, dtype, bytes and the shape the model sees, the
+    batch size, the inputs' bytes, the outputs asked and the call memory it reserves."""
+
+    inputs: tuple[tuple[str, np.dtype[Any], int, tuple[int, ...]], ...]
+    batch: int
+    received: int
+    requested: Sequence[tuple[str, Any]]
+    memory: int
+
+
 def item_work(model: onnx.ModelProto, batching: bool) -> int | None:
     """The estimated work (``runtime.cost``) of one batch item of ``model``: its inputs' batch dimension set to 1;
     ``None`` when another dimension is not fixed (the work is unknown: such a model never runs on the loop)."""
@@ -228,9 +243,11 @@ class ModelVersion:
         self.output_by_name = {spec.name: spec for spec in self.outputs}
         #: What a request that names no output is answered: every output, raw (``InferCodec.requested``).
         self.every_output: Sequence[tuple[str, Any]] = tuple((spec.name, None) for spec in self.outputs)
-        #: The serialized head (name, version, output tensors) of a response with every output, by its batch size
-        #: and output shapes (``InferCodec.encode``); at most ``RESPONSE_HEADS`` of them.
-        self.response_heads: dict[tuple[int, tuple[tuple[int, ...], ...]], bytes] = {}
+        #: What requests of the common form mean, by their inputs' and outputs' bytes (``InferCodec.read``), and
+        #: the serialized heads of responses (name and version; output tensors) by outputs asked, batch size and
+        #: output shapes (``InferCodec.encode``): at most ``KEPT`` of each, the oldest going first.
+        self.layouts: dict[bytes, RequestLayout] = {}
+        self.response_heads: dict[tuple[tuple[str, ...], int, tuple[tuple[int, ...], ...]], tuple[bytes, bytes]] = {}
         self.max_batch = config.max_batch_size
         self.stats = Statistics()
         self._run = run
@@ -282,13 +299,12 @@ class ModelVersion:
                 )
         return batch or 1
 
-    def keep_response_head(self, key: tuple[int, tuple[tuple[int, ...], ...]], head: bytes) -> None:
-        """Keep a response head for requests of the same batch size and output shapes (a model with dynamic
-        shapes sees many: the oldest go first)."""
-        heads = self.response_heads
-        if len(heads) >= RESPONSE_HEADS:
-            del heads[next(iter(heads))]
-        heads[key] = head
+    def keep(self, kept: dict[K, V], key: K, value: V) -> None:
+        """Keep ``value`` in one of the version's caches (``layouts``, ``response_heads``): a model with dynamic
+        shapes sees many, so at most ``KEPT``, the oldest going first."""
+        if len(kept) >= KEPT:
+            del kept[next(iter(kept))]
+        kept[key] = value
 
     def model_shape(self, spec: TensorSpec, shape: list[int], batch: int) -> list[int]:
         """The shape the model sees for a request tensor (its config ``reshape`` applied)."""

@@ -14,10 +14,12 @@ import grpc
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from dmlrpc.wire import varint
+from dmlrpc_server.calls import parse
 from dmlrpc_server.errors import InvalidArgument, NotFound, ServiceError, Unavailable, Unimplemented
 from dmlrpc_server.handlers import Corrupt, decoded, method_handlers, tolerant
 from dmlrpc_server.oip.config import ModelConfig
-from dmlrpc_server.oip.inference import InferCodec, expected_output_bytes
+from dmlrpc_server.oip.inference import InferCodec, Inference
 from dmlrpc_server.oip.models import merge_statistics
 from dmlrpc_server.oip.protocol import service_pb2
 from dmlrpc_server.oip.repository import Repository
@@ -30,6 +32,12 @@ STREAM_ERROR_HEADER = "triton_grpc_error"
 #: The extensions this server implements (ServerMetadata lists only these).
 EXTENSIONS = ("model_repository", "model_configuration", "statistics")
 SHM_EXTENSION = "system_shared_memory"
+#: A stream's answer to a request that ran: ModelStreamInferResponse.infer_response's tag, and the parameter that
+#: marks it final (Triton's decoupled API), serialized.
+_STREAM_RESPONSE = bytes((pb.ModelStreamInferResponse.DESCRIPTOR.fields_by_name["infer_response"].number << 3 | 2,))
+_FINAL = pb.ModelInferResponse(
+    parameters={"triton_final_response": pb.InferParameter(bool_param=True)}
+).SerializeToString()
 
 
 class Peers(Protocol):
@@ -243,8 +251,16 @@ class InferenceServicer:
 
     # -- inference ----------------------------------------------------------------------------------------------
 
-    async def ModelInfer(self, request: Any, context: Any) -> Any:  # noqa: N802
-        return await self.infer(decoded(request), context.time_remaining())
+    async def ModelInfer(self, request: bytes, context: Any) -> bytes:  # noqa: N802
+        # Registered without serializers (see ``handlers``): a request of the common form is read from its wire
+        # bytes, any other by protobuf; the response's bytes are written by the codec.
+        self._service.scheduler.gate()
+        time_remaining = context.time_remaining()
+        inference = self._codec.read(self.repository, request)
+        if inference is None:
+            parsed = parse(pb.ModelInferRequest, request)
+            inference = self._codec.decode(self.repository.get(parsed.model_name, parsed.model_version), parsed)
+        return await self._run(inference, time_remaining)
 
     async def ModelStreamInfer(  # noqa: N802
         self, request_iterator: AsyncIterator[Any], context: Any
@@ -283,10 +299,14 @@ class InferenceServicer:
                         model_name=request.model_name, model_version=request.model_version, id=request.id
                     )
                     failed.parameters["triton_final_response"].bool_param = True
-                    yield pb.ModelStreamInferResponse(error_message=error.message, infer_response=failed)
+                    yield pb.ModelStreamInferResponse(
+                        error_message=error.message, infer_response=failed
+                    ).SerializeToString()
                 else:
-                    response.parameters["triton_final_response"].bool_param = True
-                    yield pb.ModelStreamInferResponse(infer_response=response)
+                    # NOTE: the response's bytes and the final-response parameter's, concatenated, are the message
+                    # with both (protobuf merges what it reads twice).
+                    body = response + _FINAL
+                    yield b"".join((_STREAM_RESPONSE, varint(len(body)), body))
                 finally:
                     window.release()
             await reader  # a failed read (the client's stream broke) ends the call with its error
@@ -297,31 +317,31 @@ class InferenceServicer:
                 if left is not None:
                     left[1].cancel()
 
-    async def _stream_item(self, request: Any, time_remaining: float | None) -> Any:
-        return await self.infer(decoded(request), time_remaining)
+    async def _stream_item(self, request: Any, time_remaining: float | None) -> bytes:
+        self._service.scheduler.gate()
+        request = decoded(request)
+        return await self._run(
+            self._codec.decode(self.repository.get(request.model_name, request.model_version), request),
+            time_remaining,
+        )
 
-    async def infer(self, request: Any, time_remaining: float | None) -> Any:
-        """One inference request through the serving core: the gate, the checks, memory, an admission turn, the
-        model's batcher; its response with one raw entry per output.
+    async def _run(self, inference: Inference, time_remaining: float | None) -> bytes:
+        """One inference through the serving core: call memory, an admission turn, the model's batcher; its
+        response's bytes.
 
         Raises:
-            ServiceError: the statuses the protocol lists (unknown model, bad request, limits, a full queue).
+            ServiceError: the statuses the protocol lists (limits, a full queue, the deadline).
         """
-        service = self._service
-        service.scheduler.gate()
-        arrived = time.monotonic()
-        deadline = None if time_remaining is None else arrived + time_remaining
-        model = self.repository.get(request.model_name, request.model_version)
-        feeds, batch, received = self._codec.decode(model, request)
-        requested = self._codec.requested(model, request)
-        size = 2 * received + expected_output_bytes(model, batch, received)
-        memory = service.scheduler.memory
+        scheduler = self._service.scheduler
+        deadline = None if time_remaining is None else time.monotonic() + time_remaining
+        memory = scheduler.memory
+        size = inference.memory
         if not memory.try_acquire(size):
             await memory.acquire(size, deadline)
         try:
-            async with service.scheduler.turn(deadline):
-                outputs = await model.infer(feeds, batch, deadline)
-            return self._codec.encode(model, request, batch, outputs, requested)
+            async with scheduler.turn(deadline):
+                outputs = await inference.model.infer(inference.feeds, inference.batch, deadline)
+            return self._codec.encode(inference, outputs)
         finally:
             memory.release(size)
 
@@ -373,4 +393,10 @@ def _failures(failed: dict[int, str]) -> str:
 def handlers(servicer: InferenceServicer) -> dict[str, grpc.RpcMethodHandler]:
     """The method handlers of inference.GRPCInferenceService by path (the messages of tritonclient's generated
     modules); TraceSetting and LogSettings, which the servicer lacks, are answered UNIMPLEMENTED (not advertised)."""
-    return method_handlers(pb.DESCRIPTOR.services_by_name["GRPCInferenceService"], servicer, parse=tolerant)
+    return method_handlers(
+        pb.DESCRIPTOR.services_by_name["GRPCInferenceService"],
+        servicer,
+        parse=tolerant,
+        wire_requests=("ModelInfer",),
+        wire_responses=("ModelInfer", "ModelStreamInfer"),
+    )

@@ -150,18 +150,14 @@ def bytes_array(items: Sequence[bytes], shape: Sequence[int]) -> np.ndarray:
     return array.reshape(shape)
 
 
-def to_raw(array: np.ndarray, datatype: Datatype) -> bytes:
-    """The raw bytes of an output array in its protocol datatype."""
+def raw_bytes(array: np.ndarray, datatype: Datatype) -> bytes | memoryview:
+    """The raw bytes of an output array in its protocol datatype: a view of the array's own where they already are
+    (C-contiguous, of that dtype), else a copy."""
     if datatype.size == 0:
         return serialize_bytes(array)
-    return np.ascontiguousarray(array, dtype=datatype.numpy).tobytes()
-
-
-def raw_size(array: np.ndarray, datatype: Datatype) -> int:
-    """The bytes ``to_raw`` writes for ``array`` (without making them, except for BYTES)."""
-    if datatype.size == 0:
-        return len(serialize_bytes(array))
-    return int(array.size) * datatype.size
+    packed = np.ascontiguousarray(array, dtype=datatype.numpy)
+    # NOTE: a cast refuses a shape with a zero in it, hence the empty case.
+    return memoryview(packed).cast("B") if packed.size else b""  # type: ignore[arg-type]
 
 
 def shape_matches(shape: Sequence[int], dims: Sequence[int]) -> bool:
