@@ -106,8 +106,9 @@ class InferCodec:
                 else:
                     return None  # parameters, or a field this protocol version does not have
                 offset = stop
-            model_name, model_version = str(name, "utf-8"), str(version, "utf-8")
-            identifier = str(request_id, "utf-8")
+            model_name = str(name, "utf-8")
+            model_version = str(version, "utf-8") if version else ""  # NOTE: most requests name neither
+            identifier = str(request_id, "utf-8") if request_id else ""
         except (IndexError, ValueError):  # UnicodeDecodeError too: protobuf refuses it as it refuses the rest
             return None
         if tensors_start < 0:

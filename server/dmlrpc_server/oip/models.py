@@ -75,19 +75,23 @@ class Statistics:
         success.count += requests
         success.ns += lived_ns
         # Triton counts each request's share of its batch's compute as the whole batch's time.
-        for duration, ns in (
-            (self.compute_input, input_ns),
-            (self.compute_infer, infer_ns),
-            (self.compute_output, output_ns),
-        ):
-            duration.count += requests
-            duration.ns += ns * requests
+        compute_input, compute_infer, compute_output = self.compute_input, self.compute_infer, self.compute_output
+        compute_input.count += requests
+        compute_input.ns += input_ns * requests
+        compute_infer.count += requests
+        compute_infer.ns += infer_ns * requests
+        compute_output.count += requests
+        compute_output.ns += output_ns * requests
         durations = self.batches.get(size)
         if durations is None:
             durations = self.batches[size] = (Duration(), Duration(), Duration())
-        for duration, ns in zip(durations, timings):  # noqa: B905 - three and three
-            duration.count += 1
-            duration.ns += ns
+        compute_input, compute_infer, compute_output = durations
+        compute_input.count += 1
+        compute_input.ns += input_ns
+        compute_infer.count += 1
+        compute_infer.ns += infer_ns
+        compute_output.count += 1
+        compute_output.ns += output_ns
 
     def message(self, name: str, version: str) -> Any:
         return service_pb2.ModelStatistics(
@@ -324,14 +328,12 @@ class ModelVersion:
             raise Unavailable(f"Exceeds maximum queue size ({self.max_queue}) of model '{self.name}'")
         if self._prepare is not None:
             feeds = self._prepare(feeds)
-        shapes = []  # NOTE: a loop, not a comprehension's frame: this runs on every request
-        if self.max_batch > 0:
+        key = None  # requests batch together only when their shapes past the batch axis are equal
+        if self.batching:
+            shapes = []  # NOTE: a loop, not a comprehension's frame: this runs on every request
             for array in feeds.values():
                 shapes.append(array.shape[1:])
-        else:
-            for array in feeds.values():
-                shapes.append(array.shape)
-        key = tuple(shapes)
+            key = tuple(shapes)
         outputs, _ = await self._queue.result(feeds, batch, key, deadline)
         return outputs
 
