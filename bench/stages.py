@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 import oip
-from echo_server import infer_floor
+from echo_server import infer_floor, parsing_floor
 from run import payload, tiny_calls
 
 from dmlrpc.v1 import service_pb2
@@ -104,6 +104,8 @@ async def measure(number: int, repeats: int) -> dict[str, float]:
     served = built.methods.service(_Details(method_path(SERVICE_NAME, "Execute")))
     assert served is not None
     times["as served (the wrappers too)"] = await _timed(lambda: served.unary_unary(raw, context), number, repeats)
+    floor = parsing_floor()
+    times["the parsing floor's handler"] = await _timed(lambda: floor(raw, context), number, repeats)
     return times
 
 
@@ -164,7 +166,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7, help="repetitions (the median is printed)")
     args = parser.parse_args()
     times = asyncio.run(measure(args.number, args.repeats))
-    wholes = ("onnxruntime run alone", "whole Execute (servicer)", "as served (the wrappers too)")
+    wholes = (
+        "onnxruntime run alone",
+        "whole Execute (servicer)",
+        "as served (the wrappers too)",
+        "the parsing floor's handler",
+    )
     stages = [name for name in times if name not in wholes]
     stages = [name for name in stages if not name.startswith(" ")]
     print("Execute, tiny TOP_K1")
