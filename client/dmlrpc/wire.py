@@ -48,6 +48,30 @@ def encode_chunk(binding: int, data: bytes | memoryview) -> bytes:
     return b"".join((_CHUNK_FIELD, varint(len(inner_head) + len(data)), inner_head, data))
 
 
+def fields(view: memoryview) -> list[tuple[int, int, int]]:
+    """The fields of a message whose fields are all length-delimited with one-byte tags, in order: each one's tag and
+    its data's start and stop offsets in ``view`` (a field begins where the one before it stops).
+
+    Raises:
+        ValueError: a field runs past the message, or a length is malformed.
+        IndexError: the message ends inside a field's head.
+    """
+    found: list[tuple[int, int, int]] = []
+    end = len(view)
+    offset = 0
+    while offset < end:
+        tag = view[offset]
+        # NOTE: one-byte lengths read inline (a tiny message's are all one byte); longer ones by read_varint.
+        size, start = view[offset + 1], offset + 2
+        if size > 0x7F:
+            size, start = read_varint(view, offset + 1)
+        offset = start + size
+        if offset > end:
+            raise ValueError("a field runs past the end of the message")
+        found.append((tag, start, offset))
+    return found
+
+
 def read_varint(buffer: memoryview, offset: int) -> tuple[int, int]:
     """The varint at ``offset`` and the offset after it.
 

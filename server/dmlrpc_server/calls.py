@@ -12,7 +12,7 @@ from typing import TypeVar
 from google.protobuf.message import DecodeError, Message
 
 from dmlrpc.v1 import service_pb2, tensor_pb2
-from dmlrpc.wire import read_varint, varint
+from dmlrpc.wire import fields, read_varint, varint
 from dmlrpc_server.errors import InvalidArgument, ServiceError
 from dmlrpc_server.runtime.resident import Resident
 
@@ -85,20 +85,10 @@ def read_execute(raw: bytes, time_remaining: float | None = None) -> Call | None
     once more for the cache key; reading the few fields of the common form by hand copies nothing.
     """
     view = memoryview(raw)
-    end = len(view)
-    offset = 0
     desc: bytes | None = None
     buffers: list[memoryview | None] = []
     try:
-        while offset < end:
-            tag = view[offset]
-            # NOTE: one-byte lengths read inline (a tiny call's are all one byte); longer ones by read_varint.
-            size, start = view[offset + 1], offset + 2
-            if size > 0x7F:
-                size, start = read_varint(view, offset + 1)
-            stop = start + size
-            if stop > end:
-                return None
+        for tag, start, stop in fields(view):
             if tag == _OPERATOR_DESC and desc is None:
                 desc = bytes(view[start:stop])
             elif tag != _INPUTS:
@@ -125,14 +115,13 @@ def read_execute(raw: bytes, time_remaining: float | None = None) -> Call | None
                     if data + length != stop:
                         return None
                     buffers.append(view[data:stop])
-            offset = stop
     except (IndexError, ValueError):
         return None
     if desc is None:
         return None
     arrived = time.monotonic()
     deadline = None if time_remaining is None else arrived + time_remaining
-    return Call(desc, buffers, end, deadline, arrived, None, raw)
+    return Call(desc, buffers, len(raw), deadline, arrived, None, raw)
 
 
 def read_request(request: Request, size: int, deadline: float | None, owner: str = "") -> Call:

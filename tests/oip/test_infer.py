@@ -192,6 +192,28 @@ def test_the_wire_reader_answers_as_protobuf_does(
         np.testing.assert_array_equal(np.frombuffer(data, np.int32).reshape(batch, 16), expected[output.name])
 
 
+@settings(max_examples=60)
+@given(cut=st.integers(0, 200), flip=st.integers(0, 200), bits=st.integers(1, 255))
+def test_damaged_request_bytes_get_a_clear_status(oip_server: Any, cut: int, flip: int, bits: int) -> None:
+    # The wire reader leaves whatever it cannot read to protobuf: a damaged request is answered, or refused with a
+    # status the protocol lists, never INTERNAL or UNKNOWN.
+    import grpc
+    from tritonclient.grpc import service_pb2 as pb
+
+    request = pb.ModelInferRequest(model_name="identity_fp32", id="x")
+    request.inputs.add(name="INPUT0", datatype="FP32", shape=[1, 4])
+    request.raw_input_contents.append(np.arange(4, dtype=np.float32).tobytes())
+    raw = bytearray(request.SerializeToString())
+    raw = raw[: len(raw) - cut % len(raw)]
+    if raw:
+        raw[flip % len(raw)] ^= bits
+    with grpc.insecure_channel(oip_server.address) as channel:
+        try:
+            channel.unary_unary("/inference.GRPCInferenceService/ModelInfer")(bytes(raw), timeout=30)
+        except grpc.RpcError as error:
+            assert error.code() not in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN), error.details()
+
+
 def test_a_bad_raw_entry_of_the_common_form_gets_its_field_path(oip_server: Any) -> None:
     import grpc
 

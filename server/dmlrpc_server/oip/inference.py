@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from google.protobuf.message import DecodeError
 
-from dmlrpc.wire import read_varint, varint
+from dmlrpc.wire import fields, varint
 from dmlrpc_server.errors import InvalidArgument, ResourceExhausted, Unimplemented
 from dmlrpc_server.oip.models import Feeds, ModelVersion, RequestLayout, TensorSpec
 from dmlrpc_server.oip.protocol import service_pb2
@@ -75,26 +76,18 @@ class InferCodec:
                 checks).
         """
         view = memoryview(raw)
-        end = len(view)
-        offset = 0
         name = version = request_id = _EMPTY
         tensors_start = tensors_stop = -1  # the inputs and outputs asked, contiguous: their layout's key
+        begin = 0  # where the field at hand begins: where the one before it stopped
         contents: list[memoryview] = []
         try:
-            while offset < end:
-                tag = view[offset]
-                size, start = view[offset + 1], offset + 2
-                if size > 0x7F:
-                    size, start = read_varint(view, offset + 1)
-                stop = start + size
-                if stop > end:
-                    return None
+            for tag, start, stop in fields(view):
                 if tag == _RAW_INPUT:
                     contents.append(view[start:stop])
                 elif tag in (_INPUT, _OUTPUT):
                     if tensors_start < 0:
-                        tensors_start = offset
-                    elif tensors_stop != offset:
+                        tensors_start = begin
+                    elif tensors_stop != begin:
                         return None
                     tensors_stop = stop
                 elif tag == _MODEL_NAME:
@@ -105,7 +98,7 @@ class InferCodec:
                     request_id = view[start:stop]
                 else:
                     return None  # parameters, or a field this protocol version does not have
-                offset = stop
+                begin = stop
             model_name = str(name, "utf-8")
             model_version = str(version, "utf-8") if version else ""  # NOTE: most requests name neither
             identifier = str(request_id, "utf-8") if request_id else ""
@@ -138,7 +131,10 @@ class InferCodec:
         Raises:
             ServiceError: ``decode``'s checks of the inputs' metadata and the outputs asked.
         """
-        request = pb.ModelInferRequest.FromString(tensors)
+        try:
+            request = pb.ModelInferRequest.FromString(tensors)
+        except DecodeError:
+            return None  # protobuf refuses the whole request, and says so
         given, inline, with_contents, batch = self._inputs(model, request)
         if with_contents or len(inline) != len(given):
             return None
