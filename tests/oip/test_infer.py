@@ -207,11 +207,13 @@ def test_damaged_request_bytes_get_a_clear_status(oip_server: Any, cut: int, fli
     raw = raw[: len(raw) - cut % len(raw)]
     if raw:
         raw[flip % len(raw)] ^= bits
+    code, details = grpc.StatusCode.OK, ""
     with grpc.insecure_channel(oip_server.address) as channel:
         try:
             channel.unary_unary("/inference.GRPCInferenceService/ModelInfer")(bytes(raw), timeout=30)
         except grpc.RpcError as error:
-            assert error.code() not in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN), error.details()
+            code, details = error.code(), error.details()
+    assert code not in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN), details
 
 
 def test_a_bad_raw_entry_of_the_common_form_gets_its_field_path(oip_server: Any) -> None:
@@ -278,6 +280,11 @@ def test_bad_requests_get_the_listed_status(oip_server: Any, triton: Client) -> 
     wanted.inputs.add(name="INPUT0", datatype="FP32", shape=[1, 16])
     wanted.outputs.add(name="NOPE")
     assert _status(lambda: stub.ModelInfer(wanted, timeout=30)) == invalid  # unknown output
+    twice = pb.ModelInferRequest(model_name="m", raw_input_contents=[ok])
+    twice.inputs.add(name="INPUT0", datatype="FP32", shape=[1, 16])
+    twice.outputs.add(name="OUTPUT0")
+    twice.outputs.add(name="OUTPUT0")
+    assert _status(lambda: stub.ModelInfer(twice, timeout=30)) == invalid  # an output asked twice
     # tritonclient reports each as an InferenceServerException, and the server stays up.
     with pytest.raises(InferenceServerException):
         triton.infer(

@@ -36,6 +36,9 @@ _RAW_INPUT = _tag(pb.ModelInferRequest, "raw_input_contents")
 _ID_BYTES = bytes((_tag(pb.ModelInferResponse, "id"),))
 _RAW_OUTPUT_BYTES = bytes((_tag(pb.ModelInferResponse, "raw_output_contents"),))
 _EMPTY = memoryview(b"")
+#: The longest inputs-and-outputs fields whose layout a model version keeps (a request's metadata is a few dozen
+#: bytes; longer ones are read again each time rather than held).
+LAYOUT_KEY_BYTES = 4096
 
 
 @dataclass(eq=False, slots=True)
@@ -113,7 +116,8 @@ class InferCodec:
             layout = self._layout(model, key)
             if layout is None:
                 return None
-            model.keep(model.layouts, key, layout)
+            if len(key) <= LAYOUT_KEY_BYTES:
+                model.keep(model.layouts, key, layout)
         inputs = layout.inputs
         if len(contents) != len(inputs):
             return None
@@ -254,6 +258,7 @@ class InferCodec:
         if not request.outputs:
             return model.every_output
         seen: list[tuple[str, Any]] = []
+        names: set[str] = set()
         for index, output in enumerate(request.outputs):
             if output.name not in model.output_by_name:
                 raise InvalidArgument(
@@ -261,6 +266,9 @@ class InferCodec:
                     f"unexpected inference output '{output.name}' for model '{model.name}'; its outputs are "
                     f"{[s.name for s in model.outputs]}",
                 )
+            if output.name in names:  # as Triton: each would be a copy of the same output in the response
+                raise InvalidArgument(f"outputs[{index}].name", f"output '{output.name}' is asked twice")
+            names.add(output.name)
             params = output.parameters
             if "shared_memory_region" in params:
                 if self._shm is None:
