@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import time
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
@@ -15,7 +14,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from dmlrpc.wire import varint
-from dmlrpc_server.calls import parse
+from dmlrpc_server.calls import deadline_of, parse
 from dmlrpc_server.errors import InvalidArgument, NotFound, ServiceError, Unavailable, Unimplemented
 from dmlrpc_server.handlers import Corrupt, decoded, method_handlers, tolerant
 from dmlrpc_server.oip.config import ModelConfig
@@ -255,12 +254,11 @@ class InferenceServicer:
         # Registered without serializers (see ``handlers``): a request of the common form is read from its wire
         # bytes, any other by protobuf; the response's bytes are written by the codec.
         self._service.scheduler.gate()
-        time_remaining = context.time_remaining()
+        deadline = deadline_of(context.time_remaining())
         inference = self._codec.read(self.repository, request)
         if inference is None:
-            parsed = parse(pb.ModelInferRequest, request)
-            inference = self._codec.decode(self.repository.get(parsed.model_name, parsed.model_version), parsed)
-        return await self._run(inference, time_remaining)
+            inference = self._decoded(parse(pb.ModelInferRequest, request))
+        return await self._run(inference, deadline)
 
     async def ModelStreamInfer(  # noqa: N802
         self, request_iterator: AsyncIterator[Any], context: Any
@@ -319,13 +317,14 @@ class InferenceServicer:
 
     async def _stream_item(self, request: Any, time_remaining: float | None) -> bytes:
         self._service.scheduler.gate()
-        request = decoded(request)
-        return await self._run(
-            self._codec.decode(self.repository.get(request.model_name, request.model_version), request),
-            time_remaining,
-        )
+        deadline = deadline_of(time_remaining)
+        return await self._run(self._decoded(decoded(request)), deadline)
 
-    async def _run(self, inference: Inference, time_remaining: float | None) -> bytes:
+    def _decoded(self, request: Any) -> Inference:
+        """A parsed request's inference (the model it names, its inputs checked and read)."""
+        return self._codec.decode(self.repository.get(request.model_name, request.model_version), request)
+
+    async def _run(self, inference: Inference, deadline: float | None) -> bytes:
         """One inference through the serving core: call memory, an admission turn, the model's batcher; its
         response's bytes.
 
@@ -333,7 +332,6 @@ class InferenceServicer:
             ServiceError: the statuses the protocol lists (limits, a full queue, the deadline).
         """
         scheduler = self._service.scheduler
-        deadline = None if time_remaining is None else time.monotonic() + time_remaining
         memory = scheduler.memory
         size = inference.memory
         if not memory.try_acquire(size):
