@@ -19,8 +19,6 @@ _log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 Feeds = dict[str, np.ndarray]
-#: The options of a run on the event loop (nothing can stop it half-way: it is tiny).
-INLINE = ort.RunOptions()
 _EXPIRED = "the deadline passed while the call waited for its batch; it was not executed"
 
 
@@ -55,8 +53,9 @@ class Policy(Protocol[R]):
         """Whether ``batch`` runs on the event loop (tiny work: a thread hop would cost more)."""
         ...
 
-    def run(self, batch: list[Member[R]], options: ort.RunOptions) -> list[R]:
-        """Run a batch (on a worker thread unless ``inline``): each member's result."""
+    def run(self, batch: list[Member[R]], options: ort.RunOptions | None) -> list[R]:
+        """Run a batch (on a worker thread unless ``inline``): each member's result. ``options`` is the run's own,
+        by which its thread is stopped, or None on the loop (nothing stops a tiny run half-way)."""
         ...
 
     def ran(
@@ -114,7 +113,7 @@ class BatchQueue(Generic[R]):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise DeadlineExceeded(_EXPIRED)
                 try:
-                    results = policy.run(lone, INLINE)
+                    results = policy.run(lone, None)
                 except Exception as error:
                     policy.ran(lone, arrived, None, error)
                     raise
@@ -149,7 +148,7 @@ class BatchQueue(Generic[R]):
             if policy.inline(batch):
                 started = time.perf_counter_ns()
                 try:
-                    results = policy.run(batch, INLINE)
+                    results = policy.run(batch, None)
                 except Exception as error:
                     self._settle(batch, None, error, started)
                 else:

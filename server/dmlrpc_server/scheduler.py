@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import numpy as np
 import onnxruntime as ort
 
-from dmlrpc_server.batching import INLINE, BatchQueue, Member
+from dmlrpc_server.batching import BatchQueue, Member
 from dmlrpc_server.calls import Call
 from dmlrpc_server.errors import DeadlineExceeded, Unavailable
 from dmlrpc_server.metrics import Metrics
@@ -36,6 +36,8 @@ Job = Callable[[ort.RunOptions], T]
 Feeds = dict[str, np.ndarray]
 #: Smaller responses are released on return: the calls that can run or wait at once hold few of them.
 HOLD_RESPONSES_FROM = 1 << 16
+#: The options of a run on the event loop (nothing can stop it half-way: it is tiny).
+_INLINE = ort.RunOptions()
 _SHUTTING_DOWN = "the server is shutting down; retry on another replica"
 
 
@@ -286,7 +288,7 @@ class Scheduler:
                     placed = self.place(compiled)
                 if job is not None:
                     if self.inline_on_device(compiled, host_bytes):
-                        result = job(INLINE)
+                        result = job(_INLINE)
                     else:
                         result = await self.offload(job, deadline)
                     batch = 1
@@ -491,7 +493,7 @@ class _Lane:
         compiled = self._desc()
         return self.scheduler.inline_batch(compiled.work, compiled.on_device, len(batch))
 
-    def run(self, batch: list[Member[Results]], options: ort.RunOptions) -> list[Results]:
+    def run(self, batch: list[Member[Results]], options: ort.RunOptions | None) -> list[Results]:
         compiled = self._desc()
         if len(batch) == 1:
             return [compiled.run(batch[0].feeds, options)]

@@ -132,7 +132,7 @@ class CompiledModel:
 
     # -- on a worker thread: a batch's feeds run, the outputs as dense arrays -----------------------------------
 
-    def run(self, feeds: Feeds, options: ort.RunOptions, batching: bool) -> dict[str, np.ndarray]:
+    def run(self, feeds: Feeds, options: ort.RunOptions | None, batching: bool) -> dict[str, np.ndarray]:
         compiled = self.compiled
         if not batching:
             return self._outputs(compiled.run(feeds, options))

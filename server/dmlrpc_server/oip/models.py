@@ -30,7 +30,7 @@ KEPT = 64
 K = TypeVar("K")
 V = TypeVar("V")
 #: Runs a batch's feeds on a worker thread (``Scheduler.offload``): the session's outputs by name.
-Runner = Callable[[Feeds, ort.RunOptions], dict[str, np.ndarray]]
+Runner = Callable[[Feeds, ort.RunOptions | None], dict[str, np.ndarray]]
 #: Turns one request's feeds into what the runner takes, on the loop before the request queues (its checks fail
 #: that request alone, not the batch it would join).
 Prepare = Callable[[Feeds], Feeds]
@@ -386,7 +386,7 @@ class _Triton:
             items += member.size
         return self.scheduler.inline_batch(model.work, model.on_device, items)
 
-    def run(self, batch: list[Member[Outputs]], options: ort.RunOptions) -> list[Outputs]:
+    def run(self, batch: list[Member[Outputs]], options: ort.RunOptions | None) -> list[Outputs]:
         """Concatenate the batch's feeds on the batch axis, run once, split the outputs."""
         t0 = time.perf_counter_ns()
         if len(batch) == 1:

@@ -391,7 +391,7 @@ def graph_version(
     data-dependent checks), batches run on the scheduler's worker threads."""
     batching = config.max_batch_size > 0
 
-    def run(feeds: Feeds, options: ort.RunOptions) -> dict[str, np.ndarray]:
+    def run(feeds: Feeds, options: ort.RunOptions | None) -> dict[str, np.ndarray]:
         return model.run(feeds, options, batching)
 
     def prepare(feeds: Feeds) -> Feeds:
@@ -416,7 +416,7 @@ def session_runner(session: ort.InferenceSession, provider: Provider) -> Runner:
     names = [output.name for output in session.get_outputs()]
     binding = session._sess
 
-    def run(feeds: Feeds, options: ort.RunOptions) -> dict[str, np.ndarray]:
+    def run(feeds: Feeds, options: ort.RunOptions | None) -> dict[str, np.ndarray]:
         # NOTE: the binding, not the session's wrapper, which checks the feeds again in Python on every run (the
         # codec has checked them); where a provider fails, the wrapper's own retry on its fallback providers.
         try:
@@ -429,7 +429,7 @@ def session_runner(session: ort.InferenceSession, provider: Provider) -> Runner:
         return run
     lock = threading.Lock()
 
-    def serialized(feeds: Feeds, options: ort.RunOptions) -> dict[str, np.ndarray]:
+    def serialized(feeds: Feeds, options: ort.RunOptions | None) -> dict[str, np.ndarray]:
         with lock:
             return run(feeds, options)
 
