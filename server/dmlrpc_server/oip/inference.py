@@ -49,8 +49,6 @@ class Inference:
     model: ModelVersion
     feeds: Feeds
     batch: int
-    #: The inputs' bytes.
-    received: int
     #: The outputs to answer, in order, each with its shared-memory parameters (None: raw in the response).
     requested: Sequence[tuple[str, Any]]
     id: str
@@ -111,13 +109,15 @@ class InferCodec:
             return None
         model = repository.get(model_name, model_version)
         key = raw[tensors_start:tensors_stop]
-        layout = model.layouts.get(key)
-        if layout is None:
+        layouts = model.layouts
+        if key in layouts:
+            layout = layouts[key]
+        else:
             layout = self._layout(model, key)
-            if layout is None:
-                return None
             if len(key) <= LAYOUT_KEY_BYTES:
-                model.keep(model.layouts, key, layout)
+                model.keep(layouts, key, layout)  # None too: those fields always go to protobuf
+        if layout is None:
+            return None
         inputs = layout.inputs
         if len(contents) != len(inputs):
             return None
@@ -126,7 +126,7 @@ class InferCodec:
             if len(data) != expected:
                 return None
             feeds[input_name] = np.frombuffer(data, dtype).reshape(shape)
-        return Inference(model, feeds, layout.batch, layout.received, layout.requested, identifier, layout.memory)
+        return Inference(model, feeds, layout.batch, layout.requested, identifier, layout.memory)
 
     def _layout(self, model: ModelVersion, tensors: bytes) -> RequestLayout | None:
         """What requests whose inputs and outputs asked are ``tensors`` (their fields' bytes) mean for ``model``;
@@ -156,8 +156,7 @@ class InferCodec:
         for _, params in requested:
             if params is not None:
                 return None
-        memory = 2 * total + expected_output_bytes(model, batch, total)
-        return RequestLayout(tuple(inputs), batch, total, requested, memory)
+        return RequestLayout(tuple(inputs), batch, requested, call_memory(model, batch, total))
 
     def decode(self, model: ModelVersion, request: Any) -> Inference:
         """The inference of a parsed request: its inputs as the model's feeds, checked against its config."""
@@ -194,8 +193,7 @@ class InferCodec:
             feeds[tensor.name] = array.reshape(model.model_shape(spec, shape, batch))
         self._within_request_limit(total)
         requested = self.requested(model, request)
-        memory = 2 * total + expected_output_bytes(model, batch, total)
-        return Inference(model, feeds, batch, total, requested, request.id, memory)
+        return Inference(model, feeds, batch, requested, request.id, call_memory(model, batch, total))
 
     def _inputs(
         self, model: ModelVersion, request: Any
@@ -361,9 +359,10 @@ def _text(array: np.ndarray, field: str) -> np.ndarray:
     return out
 
 
-def expected_output_bytes(model: ModelVersion, batch: int, received: int) -> int:
-    """What a request's outputs will take: their sizes where the config fixes them, else its inputs' size."""
-    total = 0
+def call_memory(model: ModelVersion, batch: int, received: int) -> int:
+    """The call memory a request with ``received`` input bytes reserves: twice its inputs (the request and its
+    feeds) and what its outputs will take (their sizes where the config fixes them, else its inputs' size each)."""
+    total = 2 * received
     for spec in model.outputs:
         if spec.datatype.size == 0 or -1 in spec.dims:
             total += received

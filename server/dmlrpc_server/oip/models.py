@@ -172,11 +172,10 @@ class TensorSpec:
 class RequestLayout:
     """What the inputs and outputs asked of a request of the common form mean for one model version, found once
     per distinct bytes (``InferCodec.read``): each raw input's name, dtype, bytes and the shape the model sees, the
-    batch size, the inputs' bytes, the outputs asked and the call memory it reserves."""
+    batch size, the outputs asked and the call memory it reserves."""
 
     inputs: tuple[tuple[str, np.dtype[Any], int, tuple[int, ...]], ...]
     batch: int
-    received: int
     requested: Sequence[tuple[str, Any]]
     memory: int
 
@@ -247,10 +246,11 @@ class ModelVersion:
         self.output_by_name = {spec.name: spec for spec in self.outputs}
         #: What a request that names no output is answered: every output, raw (``InferCodec.requested``).
         self.every_output: Sequence[tuple[str, Any]] = tuple((spec.name, None) for spec in self.outputs)
-        #: What requests of the common form mean, by their inputs' and outputs' bytes (``InferCodec.read``), and
+        #: What requests of the common form mean, by their inputs' and outputs' bytes (``InferCodec.read``; None:
+        #: fields that only protobuf reads), and
         #: the serialized heads of responses (name and version; output tensors) by outputs asked, batch size and
         #: output shapes (``InferCodec.encode``): at most ``KEPT`` of each, the oldest going first.
-        self.layouts: dict[bytes, RequestLayout] = {}
+        self.layouts: dict[bytes, RequestLayout | None] = {}
         self.response_heads: dict[tuple[tuple[str, ...], int, tuple[tuple[int, ...], ...]], tuple[bytes, bytes]] = {}
         self.max_batch = config.max_batch_size
         self.stats = Statistics()
