@@ -372,7 +372,13 @@ def decode(data: bytes | bytearray | memoryview | np.ndarray, layout: TensorLayo
     checked that ``data`` is at least ``layout.total_bytes`` long.
     """
     # NOTE: no typing.cast (a call per buffer): NumPy's stubs lack __buffer__.
-    return _strided_view(memoryview(data), layout, writeable=False)  # type: ignore[arg-type]
+    view = memoryview(data)  # type: ignore[arg-type]
+    if layout.is_packed:  # NOTE: _strided_view's common case written out: the server decodes every input so
+        packed = np.frombuffer(view, layout.dtype, layout.element_count).reshape(layout.sizes)
+        if not view.readonly:  # a view of read-only bytes (a request's) is read-only already
+            packed.flags.writeable = False
+        return packed
+    return _strided_view(view, layout, writeable=False)
 
 
 def _strided_view(buffer: memoryview, layout: TensorLayout, *, writeable: bool) -> np.ndarray:

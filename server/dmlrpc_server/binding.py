@@ -202,7 +202,8 @@ def feeds(
             path, f"{len(buffers)} bindings for {len(plan.inputs)} input tensor fields; bind each in order"
         )
     arrays: list[np.ndarray | None] = []
-    for i, (data, layout) in enumerate(zip(buffers, plan.inputs, strict=True)):
+    for i, layout in enumerate(plan.inputs):
+        data = buffers[i]
         if layout is None:
             if data is not None:
                 raise InvalidArgument(f"{path}[{i}]", "the tensor desc is unset, so its binding must be unset too")
@@ -245,7 +246,9 @@ def encode_outputs(
         if layout is None or result is None:
             encoded.append(None)
             continue
-        view = packed_bytes(np.ascontiguousarray(result), layout)
+        view = packed_bytes(result, layout)
+        if view is None and not result.flags.c_contiguous:  # ONNX Runtime's outputs are; a bridge's view may not be
+            view = packed_bytes(np.ascontiguousarray(result), layout)
         if view is not None:
             encoded.append(bytes(view) if plan.output_arrays else view)
             continue
@@ -255,7 +258,7 @@ def encode_outputs(
             encoded.append(staging.tobytes())
         finally:
             pool.release(staging)
-    return write(plan.group_outputs(encoded))
+    return write(plan.group_outputs(encoded) if plan.output_arrays else encoded)
 
 
 def unary_buffers(bindings: Sequence[service_pb2.BindingDesc], plan: Plan) -> list[Buffer | None]:

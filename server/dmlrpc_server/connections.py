@@ -121,7 +121,10 @@ class ConnectionLimitInterceptor(HandlerWrapper):
                 try:
                     return await inner(request, context)
                 finally:
-                    self._leave(peer, connection)
+                    # ``_leave``, written out: every unary call passes here.
+                    connection.release()
+                    if len(connections) > self._sweep_at:
+                        self._forget_idle()
 
             behaviour = limited_call
         else:

@@ -82,6 +82,8 @@ class ErrorInterceptor(HandlerWrapper):
             # NOTE: only ExecuteStream is one desc; ExecuteMany's items name many, so it names none.
             return _operator_label(_stream_start(request.first) if method.endswith("/ExecuteStream") else None)
 
+        name = _method_name(method)
+
         async def returned(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             started = time.perf_counter()
             try:
@@ -92,10 +94,18 @@ class ErrorInterceptor(HandlerWrapper):
                     await end.failed(error)
                 finally:
                     end.finished(label(request))
+            # NOTE: the common ending, written out (unary calls are the tiny ones): no _Ending, no helper calls.
+            operator = ""
             if names_operator:
-                _trail(context)
-            # NOTE: the common ending, without an _Ending of its own (unary calls are the tiny ones).
-            _finished(metrics, method, label(request), "OK", started, context, None)
+                executed_on = EXECUTED_ON.get()
+                if executed_on:
+                    context.set_trailing_metadata(((EXECUTED_ON_KEY, executed_on),))
+                operator = _operator_label(request)
+            seconds = time.perf_counter() - started
+            if metrics is not None:
+                metrics.finished(name, operator, "OK", seconds)
+            if _log.isEnabledFor(logging.DEBUG):
+                _debug(method, operator, "OK", seconds, context, None)
             return response
 
         async def streamed(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
@@ -183,26 +193,42 @@ def _finished(
 ) -> None:
     """Count a call that ended with the status code named ``code`` and, at DEBUG, log it."""
     seconds = time.perf_counter() - started
-    name = method[method.rfind("/") + 1 :]
     if metrics is not None:
-        metrics.finished(name, operator, code, seconds)
+        metrics.finished(_method_name(method), operator, code, seconds)
     if _log.isEnabledFor(logging.DEBUG):
-        request_id = request_id or _request_id(context.invocation_metadata())
-        _log.debug(
-            "%s %s %s %.3f ms (request id %s)",
-            method,
-            operator or "-",
-            code,
-            seconds * 1e3,
-            request_id,
-            extra={
-                "request_id": request_id,
-                "method": method,
-                "operator": operator,
-                "code": code,
-                "duration_ms": round(seconds * 1e3, 3),
-            },
-        )
+        _debug(method, operator, code, seconds, context, request_id)
+
+
+def _method_name(method: str) -> str:
+    """A method's name in its metrics: its path's last part."""
+    return method[method.rfind("/") + 1 :]
+
+
+def _debug(
+    method: str,
+    operator: str,
+    code: str,
+    seconds: float,
+    context: grpc.aio.ServicerContext[Any, Any],
+    request_id: str | None,
+) -> None:
+    """The DEBUG log line of a call that ended."""
+    request_id = request_id or _request_id(context.invocation_metadata())
+    _log.debug(
+        "%s %s %s %.3f ms (request id %s)",
+        method,
+        operator or "-",
+        code,
+        seconds * 1e3,
+        request_id,
+        extra={
+            "request_id": request_id,
+            "method": method,
+            "operator": operator,
+            "code": code,
+            "duration_ms": round(seconds * 1e3, 3),
+        },
+    )
 
 
 class _FirstMessage:

@@ -23,7 +23,7 @@ from dmlrpc_server.errors import DeadlineExceeded, Unavailable
 from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.runtime.admission import Admission, ByteBudget
 from dmlrpc_server.runtime.buffers import BufferPool
-from dmlrpc_server.runtime.compiler import Compiled
+from dmlrpc_server.runtime.compiler import UNSTOPPED, Compiled
 
 _log = logging.getLogger(__name__)
 
@@ -36,8 +36,6 @@ Job = Callable[[ort.RunOptions], T]
 Feeds = dict[str, np.ndarray]
 #: Smaller responses are released on return: the calls that can run or wait at once hold few of them.
 HOLD_RESPONSES_FROM = 1 << 16
-#: The options of a run on the event loop (nothing can stop it half-way: it is tiny).
-_INLINE = ort.RunOptions()
 _SHUTTING_DOWN = "the server is shutting down; retry on another replica"
 
 
@@ -54,7 +52,8 @@ class Placement:
     """Where a compiled desc runs, decided once (again only if its provider falls back): ``Scheduler.place``.
 
     It refers to its desc weakly (as its lane does), so that a desc the compile cache evicts, with its sessions, is
-    freed at once.
+    freed at once; that reference takes the placement out of the scheduler's table as the desc goes, so an entry
+    found by a desc's id is that desc's.
     """
 
     compiled: weakref.ref[Compiled]
@@ -283,12 +282,13 @@ class Scheduler:
                 started = time.monotonic()
                 if deadline is not None and started >= deadline:
                     raise DeadlineExceeded("the deadline passed while the call waited; it was not executed")
+                # NOTE: an entry of this id is this desc's: it goes with the desc (``place``), before the id is free.
                 placed = self._placed.get(id(compiled))
-                if placed is None or placed.compiled() is not compiled or placed.fallback != compiled.fallback:
+                if placed is None or placed.fallback != compiled.fallback:
                     placed = self.place(compiled)
                 if job is not None:
                     if self.inline_on_device(compiled, host_bytes):
-                        result = job(_INLINE)
+                        result = job(UNSTOPPED)  # on the event loop: nothing stops it half-way (it is tiny)
                     else:
                         result = await self.offload(job, deadline)
                     batch = 1
@@ -357,7 +357,7 @@ class Scheduler:
         each reserves its memory (kept until its result is written) and is bound and encoded as ``run`` would; where
         the plan batches, they join its lane together, without a task each. Each call's result or error."""
         placed = self._placed.get(id(compiled))
-        if placed is None or placed.compiled() is not compiled or placed.fallback != compiled.fallback:
+        if placed is None or placed.fallback != compiled.fallback:
             placed = self.place(compiled)
         lane = placed.lane
         outcomes: list[T | Exception] = []

@@ -6,7 +6,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 import numpy as np
 
@@ -84,12 +84,26 @@ class Service:
 
     # -- Execute, Dispatch and ExecuteMany's items --------------------------------------------------------------
 
-    async def execute(self, call: Call) -> bytes:
-        """One Execute or Dispatch call (or ExecuteMany item): the serialized ExecuteResponse.
+    def execute(self, call: Call) -> Awaitable[bytes]:
+        """One Execute or Dispatch call (or ExecuteMany item): the serialized ExecuteResponse, once awaited.
+
+        A call of the common form whose plan is cached is the scheduler's run itself (stages 3-6, no frame of its
+        own: this is the tiny call's path); every other call is ``_execute``'s, which may wait for a compile.
 
         Raises:
             ServiceError: validation, limits, the queue bound (RESOURCE_EXHAUSTED) or an expired deadline.
         """
+        buffers = call.buffers
+        if buffers is not None:
+            compiled = self.catalog.lookup(call)  # 2: the plan of the desc's bytes
+            if compiled is not None and not compiled.plan.input_arrays:
+                encode = functools.partial(encode_outputs, compiled, pool=self.binding.pool, write=write_execute)
+                return self.scheduler.run(call, compiled, functools.partial(feeds, compiled, buffers), encode)  # 3-6
+        return self._execute(call)
+
+    async def _execute(self, call: Call) -> bytes:
+        """``execute`` of every other call: a handle's plan, a desc compiled on a miss, resident or tensor-array
+        bindings, a request in its protobuf form."""
         request = call.request
         entry = None
         if isinstance(request, service_pb2.DispatchRequest):  # 2: a compiled handle's plan, validated once
@@ -118,13 +132,8 @@ class Service:
             buffers = unary_buffers(request.inputs, compiled.plan)
             if entry is not None:
                 buffers = entry.bind(buffers)
-        binding = self.binding
-        return await self.scheduler.run(  # 3, 5: admitted, reserved, placed and run
-            call,
-            compiled,
-            functools.partial(feeds, compiled, buffers),  # 4
-            functools.partial(encode_outputs, compiled, pool=binding.pool, write=write_execute),  # 6
-        )
+        encode = functools.partial(encode_outputs, compiled, pool=self.binding.pool, write=write_execute)  # 6
+        return await self.scheduler.run(call, compiled, functools.partial(feeds, compiled, buffers), encode)  # 3, 4, 5
 
     async def _resident(self, call: Call, compiled: Compiled, entry: Handle | None) -> list[bytes | Resident | None]:
         """A call with resident bindings or kept outputs: one job that binds, runs and encodes (device memory stays

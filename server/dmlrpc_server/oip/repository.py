@@ -29,7 +29,7 @@ from dmlrpc_server.oip.config import (
 )
 from dmlrpc_server.oip.models import Feeds, ModelVersion, Runner, item_work
 from dmlrpc_server.oip.protocol import service_pb2
-from dmlrpc_server.runtime.compiler import CPU
+from dmlrpc_server.runtime.compiler import CPU, UNSTOPPED
 from dmlrpc_server.runtime.handles import HandleStore
 from dmlrpc_server.runtime.providers import Provider
 from dmlrpc_server.scheduler import Scheduler
@@ -420,7 +420,7 @@ def session_runner(session: ort.InferenceSession, provider: Provider) -> Runner:
         # NOTE: the binding, not the session's wrapper, which checks the feeds again in Python on every run (the
         # codec has checked them); where a provider fails, the wrapper's own retry on its fallback providers.
         try:
-            outputs = binding.run(names, feeds, options)
+            outputs = binding.run(names, feeds, UNSTOPPED if options is None else options)
         except EPFail:
             outputs = session.run(names, feeds, options)
         return dict(zip(names, outputs, strict=True))

@@ -99,13 +99,16 @@ class _TopKBase(Operator[TopKDesc]):
                 return {"input": (data ^ _UINT64_FLIP).view(np.int64)}
             return {"input": np.ascontiguousarray(data, dtype=compute_dtype)}
 
+        widened = compute_dtype != feed_dtype
+        index_type = indices.dtype
+
         def finish(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
             top_values, top_indices = outputs
             if mapped_uint64:
                 top_values = top_values.view(np.uint64) ^ _UINT64_FLIP
-            elif compute_dtype != feed_dtype:
+            elif widened:
                 top_values = top_values.astype(feed_dtype)
-            return [top_values, top_indices.astype(indices.dtype, copy=False)]
+            return [top_values, top_indices.astype(index_type, copy=False)]
 
         unchanged = not mapped_uint64 and compute_dtype == feed_dtype
         return Plan(
