@@ -8,7 +8,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 import numpy as np
 import onnxruntime as ort
@@ -20,6 +20,9 @@ _log = logging.getLogger(__name__)
 R = TypeVar("R")
 Feeds = dict[str, np.ndarray]
 _EXPIRED = "the deadline passed while the call waited for its batch; it was not executed"
+#: The future of a member run at once, before any queue holds it (it gets a real one if it queues after all).
+#: NOTE: a future is a loop call and an object, and a tiny unbatched model call would await none.
+_UNQUEUED: asyncio.Future[Any] = cast("asyncio.Future[Any]", None)
 
 
 @dataclass(eq=False)
@@ -107,8 +110,7 @@ class BatchQueue(Generic[R]):
         policy = self.policy
         if size >= policy.full and not self.queue and self.running < policy.slots:
             arrived = time.perf_counter_ns()
-            future: asyncio.Future[R] = asyncio.get_running_loop().create_future()  # awaited when it queues
-            lone = [Member(feeds, size, key, future, arrived, deadline)]
+            lone = [Member(feeds, size, key, _UNQUEUED, arrived, deadline)]
             if policy.inline(lone):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise DeadlineExceeded(_EXPIRED)
@@ -119,6 +121,8 @@ class BatchQueue(Generic[R]):
                     raise
                 policy.ran(lone, arrived, results, None)
                 return results[0]
+            future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
+            lone[0].future = future
             self.queue.append(lone[0])
             self.dispatch()
         else:

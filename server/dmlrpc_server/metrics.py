@@ -243,9 +243,10 @@ class Metrics(_Endpoint):
             self.received_bytes,
             self.sent_bytes,
         )
-        #: Calls recorded by ``ran`` and ``finished``, not yet in the series (``fold``).
+        #: Calls recorded by ``ran``, ``finished`` and ``batched``, not yet in the series (``fold``).
         self._ran: list[tuple[str, int, float, float, int, int]] = []
         self._finished: list[tuple[str, str, str, float]] = []
+        self._batched: list[int] = []
         registry.register(_SeriesCollector(series, self.fold))
         # The unlabelled series' one child each, held for ``ran``.
         self._queued, self._batches = self.queue_duration.labels(), self.batch_size.labels()
@@ -274,8 +275,15 @@ class Metrics(_Endpoint):
         if len(pending) >= FOLD_EVERY:
             self.fold()
 
+    def batched(self, size: int) -> None:
+        """One batch run of ``size`` requests, whichever queue ran it."""
+        pending = self._batched
+        pending.append(size)
+        if len(pending) >= FOLD_EVERY:
+            self.fold()
+
     def fold(self) -> None:
-        """Add the calls ``ran`` and ``finished`` recorded to their series (a scrape folds first).
+        """Add the calls ``ran``, ``finished`` and ``batched`` recorded to their series (a scrape folds first).
 
         NOTE: a call records a tuple, and the series are updated in bulk: one at a time, a tiny call's dozen
         scattered series updates (children, buckets, sums) cost more than the rest of its metrics, as the gRPC
@@ -291,6 +299,9 @@ class Metrics(_Endpoint):
             (compute.children.get((operator,)) or compute.labels(operator)).observe(computed)
             received.sum += size
             sent.sum += answered
+        batched, self._batched = self._batched, []
+        for size in batched:
+            batches.observe(size)
         finished, self._finished = self._finished, []
         requests, durations = self.requests, self.request_duration
         for method, operator, code, seconds in finished:

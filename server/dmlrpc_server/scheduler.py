@@ -9,7 +9,7 @@ import logging
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -204,6 +204,24 @@ class Scheduler:
             DeadlineExceeded: the deadline passed before the call could start (it did not run).
         """
         return _Turn(self.admission, deadline)
+
+    async def in_turn(self, deadline: float | None, work: Callable[[], Awaitable[T]]) -> T:
+        """``await work()`` holding a running slot, as ``turn`` does, with no context manager's two coroutines (a
+        ModelInfer takes one on every call).
+
+        Raises:
+            ResourceExhausted: the queue is full.
+            DeadlineExceeded: the deadline passed before the call could start (it did not run).
+        """
+        admission = self.admission
+        if not admission.try_acquire():
+            await admission.acquire(None if deadline is None else deadline - time.monotonic())
+        try:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise DeadlineExceeded("the deadline passed while the call waited; it was not executed")
+            return await work()
+        finally:
+            admission.release()
 
     # -- where work runs ----------------------------------------------------------------------------------------
 
@@ -468,7 +486,7 @@ class Scheduler:
     def observe_batch(self, size: int) -> None:
         """Count a batch run (the batch-size metric), whichever queue ran it."""
         if self.metrics is not None:
-            self.metrics.batch_size.observe(size)
+            self.metrics.batched(size)
 
 
 class _Lane:

@@ -3,6 +3,7 @@ server's limits, and its outputs written back (raw, or into the client's shared 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,15 @@ _OUTPUT = _tag(pb.ModelInferRequest, "outputs")
 _RAW_INPUT = _tag(pb.ModelInferRequest, "raw_input_contents")
 _ID_BYTES = bytes((_tag(pb.ModelInferResponse, "id"),))
 _RAW_OUTPUT_BYTES = bytes((_tag(pb.ModelInferResponse, "raw_output_contents"),))
+
+
+@functools.lru_cache(maxsize=1024)
+def _raw_entry_head(length: int) -> bytes:
+    """What goes in front of ``length`` bytes of a raw output entry: its tag and length (a model's outputs have the
+    same few lengths)."""
+    return _RAW_OUTPUT_BYTES + varint(length)
+
+
 _EMPTY = memoryview(b"")
 #: The longest inputs-and-outputs fields whose layout a model version keeps (a request's metadata is a few dozen
 #: bytes; longer ones are read again each time rather than held).
@@ -322,7 +332,7 @@ class InferCodec:
                     )
                 region[: len(data)] = data
                 data = _EMPTY  # every output has its raw entry, empty in shared memory (clients index them)
-            parts += (_RAW_OUTPUT_BYTES, varint(len(data)), data)
+            parts += (_raw_entry_head(len(data)), data)
         return b"".join(parts)
 
     def _head(self, model: ModelVersion, batch: int, arrays: list[np.ndarray], names: list[str]) -> tuple[bytes, bytes]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
@@ -337,8 +338,8 @@ class InferenceServicer:
         if not memory.try_acquire(size):
             await memory.acquire(size, deadline)
         try:
-            async with scheduler.turn(deadline):
-                outputs = await inference.model.infer(inference.feeds, inference.batch, deadline)
+            infer = functools.partial(inference.model.infer, inference.feeds, inference.batch, deadline)
+            outputs = await scheduler.in_turn(deadline, infer)
             return self._codec.encode(inference, outputs)
         finally:
             memory.release(size)
