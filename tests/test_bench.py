@@ -266,5 +266,6 @@ def test_stages_bench_prints_each_stage_and_the_call_as_served() -> None:
     command = [sys.executable, str(ROOT / "bench" / "stages.py"), "--number", "50", "--repeats", "1"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    for name in ("read", "plan", "bind", "encode", "whole Execute (servicer)", "as served (the wrappers too)"):
+    names = ("read", "plan", "bind", "encode", "whole Execute (servicer)", "as served (the wrappers too)")
+    for name in (*names, "as served, caches cooled", "the floor's handler, caches cooled"):
         assert re.search(rf"^{re.escape(name)} +\d+\.\d+ µs$", done.stdout, re.MULTILINE), done.stdout
