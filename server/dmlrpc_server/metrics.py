@@ -248,7 +248,7 @@ class Metrics(_Endpoint):
         self._finished: list[tuple[str, str, str, float]] = []
         self._batched: list[int] = []
         registry.register(_SeriesCollector(series, self.fold))
-        # The unlabelled series' one child each, held for ``ran``.
+        # The unlabelled series' one child each, held for ``fold``.
         self._queued, self._batches = self.queue_duration.labels(), self.batch_size.labels()
         self._received, self._sent = self.received_bytes.labels(), self.sent_bytes.labels()
         Gauge("dmlrpc_inflight_requests", "Execute calls running now", registry=registry).set_function(running)
@@ -285,7 +285,7 @@ class Metrics(_Endpoint):
     def fold(self) -> None:
         """Add the calls ``ran``, ``finished`` and ``batched`` recorded to their series (a scrape folds first).
 
-        NOTE: a call records a tuple, and the series are updated in bulk: one at a time, a tiny call's dozen
+        NOTE: a call records a tuple, and the series are updated in bulk: one at a time, a tiny call's half-dozen
         scattered series updates (children, buckets, sums) cost more than the rest of its metrics, as the gRPC
         machinery between calls leaves them out of the CPU's caches. Use from the event loop thread only.
         """

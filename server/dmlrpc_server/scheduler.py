@@ -23,7 +23,7 @@ from dmlrpc_server.errors import DeadlineExceeded, Unavailable
 from dmlrpc_server.metrics import Metrics
 from dmlrpc_server.runtime.admission import Admission, ByteBudget
 from dmlrpc_server.runtime.buffers import BufferPool
-from dmlrpc_server.runtime.compiler import UNSTOPPED, Compiled
+from dmlrpc_server.runtime.compiler import Compiled
 
 _log = logging.getLogger(__name__)
 
@@ -31,8 +31,9 @@ T = TypeVar("T")
 Results = list[np.ndarray]
 #: The most host bytes (inputs read from, outputs sent to the host) of a device call that runs on the event loop.
 HOST_INLINE_BYTES = 64 * 1024
-#: What a worker thread runs: a callable given the run's options, whose ``terminate`` stops ONNX Runtime.
-Job = Callable[[ort.RunOptions], T]
+#: What the scheduler runs: a callable given the run's options, whose ``terminate`` stops ONNX Runtime on a worker
+#: thread, or None on the event loop (nothing stops a tiny run half-way).
+Job = Callable[[ort.RunOptions | None], T]
 Feeds = dict[str, np.ndarray]
 #: Smaller responses are released on return: the calls that can run or wait at once hold few of them.
 HOLD_RESPONSES_FROM = 1 << 16
@@ -306,7 +307,7 @@ class Scheduler:
                     placed = self.place(compiled)
                 if job is not None:
                     if self.inline_on_device(compiled, host_bytes):
-                        result = job(UNSTOPPED)  # on the event loop: nothing stops it half-way (it is tiny)
+                        result = job(None)
                     else:
                         result = await self.offload(job, deadline)
                     batch = 1

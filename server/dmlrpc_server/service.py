@@ -94,16 +94,17 @@ class Service:
             ServiceError: validation, limits, the queue bound (RESOURCE_EXHAUSTED) or an expired deadline.
         """
         buffers = call.buffers
+        compiled = None
         if buffers is not None:
             compiled = self.catalog.lookup(call)  # 2: the plan of the desc's bytes
             if compiled is not None and not compiled.plan.input_arrays:
                 encode = functools.partial(encode_outputs, compiled, pool=self.binding.pool, write=write_execute)
                 return self.scheduler.run(call, compiled, functools.partial(feeds, compiled, buffers), encode)  # 3-6
-        return self._execute(call)
+        return self._execute(call, compiled)
 
-    async def _execute(self, call: Call) -> bytes:
+    async def _execute(self, call: Call, found: Compiled | None = None) -> bytes:
         """``execute`` of every other call: a handle's plan, a desc compiled on a miss, resident or tensor-array
-        bindings, a request in its protobuf form."""
+        bindings, a request in its protobuf form. ``found``: the plan ``execute`` looked up already."""
         request = call.request
         entry = None
         if isinstance(request, service_pb2.DispatchRequest):  # 2: a compiled handle's plan, validated once
@@ -115,8 +116,10 @@ class Service:
             if not call.resident:
                 self.catalog.check_response_fits(compiled)
         else:  # 2: the plan of the desc's bytes, else compiled on a worker
-            compiled = self.catalog.lookup(call) or await self.scheduler.compile(
-                call.deadline, functools.partial(self.catalog.compile, call)
+            compiled = (
+                found
+                or self.catalog.lookup(call)
+                or await self.scheduler.compile(call.deadline, functools.partial(self.catalog.compile, call))
             )
         if call.resident:
             return write_resident(await self._resident(call, compiled, entry))

@@ -130,7 +130,7 @@ class Tracing:
                 assert encode is not None
                 return encode(results)
 
-            def traced_job(options: ort.RunOptions) -> Any:
+            def traced_job(options: ort.RunOptions | None) -> Any:
                 # A resident call's job binds, runs and encodes on the device as one: one span.
                 stages.next("run", {"dmlrpc.batch_size": 1})
                 assert job is not None

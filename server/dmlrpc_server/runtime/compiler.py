@@ -38,8 +38,9 @@ _RUN_FAILURES: tuple[type[Exception], ...] = tuple(
 _NO_KERNEL: type[Exception] = ort.capi.onnxruntime_pybind11_state.NotImplemented
 #: Held while a compiled desc moves to the CPU provider after a failed device run (``Compiled._to_host``).
 _MOVING = threading.Lock()
-#: The options of a run given none (one nothing stops: on the event loop), for ONNX Runtime's binding. Nothing may
-#: set its ``terminate`` (a run that can be stopped has options of its own); ONNX Runtime only reads a run's options.
+#: The options ONNX Runtime's binding is given for a run given none (one nothing stops: on the event loop), at the
+#: binding's call only (``Compiled.run``, the model runner): never handed to a caller, so nothing sets its
+#: ``terminate`` (a run that can be stopped has options of its own); ONNX Runtime only reads a run's options.
 #: NOTE: given ``None`` instead, the binding's run of a tiny TopK took 0.5 µs longer (of 3).
 UNSTOPPED = ort.RunOptions()
 
