@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Callable, Hashable
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 import numpy as np
-import onnxruntime as ort
 
 from dmlrpc_server.errors import DeadlineExceeded
 
@@ -56,9 +58,9 @@ class Policy(Protocol[R]):
         """Whether ``batch`` runs on the event loop (tiny work: a thread hop would cost more)."""
         ...
 
-    def run(self, batch: list[Member[R]], options: ort.RunOptions | None) -> list[R]:
-        """Run a batch (on a worker thread unless ``inline``): each member's result. ``options`` is the run's own,
-        by which its thread is stopped, or None on the loop (nothing stops a tiny run half-way)."""
+    def run(self, batch: list[Member[R]]) -> list[R]:
+        """Run a batch (on a worker thread unless ``inline``): each member's result. Nothing stops a batch
+        half-way: its members' deadlines are checked before it starts, and its other members still wait for it."""
         ...
 
     def ran(
@@ -77,12 +79,10 @@ class BatchQueue(Generic[R]):
     together, so batches grow as fast as the work is busy. Use from the event loop thread only.
     """
 
-    def __init__(
-        self, policy: Policy[R], offload: Callable[[Callable[[ort.RunOptions], list[R]]], Awaitable[list[R]]]
-    ) -> None:
-        """``offload`` runs a batch on a worker thread (``Scheduler.offload``)."""
+    def __init__(self, policy: Policy[R], workers: Executor) -> None:
+        """``workers`` run the batches that are not inline (the scheduler's threads)."""
         self.policy = policy
-        self._offload = offload
+        self._workers = workers
         self.queue: deque[Member[R]] = deque()
         self.running = 0
         self._scheduled = False
@@ -115,7 +115,7 @@ class BatchQueue(Generic[R]):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise DeadlineExceeded(_EXPIRED)
                 try:
-                    results = policy.run(lone, None)
+                    results = policy.run(lone)
                 except Exception as error:
                     policy.ran(lone, arrived, None, error)
                     raise
@@ -149,18 +149,19 @@ class BatchQueue(Generic[R]):
                 self._timer = asyncio.get_running_loop().call_later(take, self.dispatch)
                 return
             batch = [self.queue.popleft() for _ in range(take)]
+            started = time.perf_counter_ns()
             if policy.inline(batch):
-                started = time.perf_counter_ns()
                 try:
-                    results = policy.run(batch, None)
+                    results = policy.run(batch)
                 except Exception as error:
                     self._settle(batch, None, error, started)
                 else:
                     self._settle(batch, results, None, started)
                 continue
             self.running += 1
-            task = asyncio.ensure_future(self._execute(batch))
-            task.add_done_callback(self._finished)
+            loop = asyncio.get_running_loop()
+            work = self._workers.submit(policy.run, batch)
+            work.add_done_callback(functools.partial(_hand_back, loop, self._ran, batch, started))
 
     def _drop_dead(self) -> None:
         """Cancelled members leave; expired ones get DEADLINE_EXCEEDED unrun."""
@@ -180,20 +181,20 @@ class BatchQueue(Generic[R]):
             live.append(member)
         self.queue = live
 
-    async def _execute(self, batch: list[Member[R]]) -> None:
-        started = time.perf_counter_ns()
-        policy = self.policy
-        try:
-            results = await self._offload(lambda options: policy.run(batch, options))
-        except Exception as error:
-            self._settle(batch, None, error, started)
-        else:
-            self._settle(batch, results, None, started)
+    def _ran(self, batch: list[Member[R]], started: int, work: Future[list[R]]) -> None:
+        """A batch's run on a worker ended: the next batch starts first, then its members get their results.
 
-    def _finished(self, task: asyncio.Future[None]) -> None:
+        NOTE: in this order, one loop callback after the thread returns, the worker is busy again before the
+        members' callers wake up to write their responses (under load, dozens of them): the batching floor's way.
+        """
         self.running -= 1
         if self.queue:
             self.dispatch()
+        error = work.exception()
+        if error is None:
+            self._settle(batch, work.result(), None, started)
+        else:
+            self._settle(batch, None, error, started)
 
     def _settle(
         self, batch: list[Member[R]], results: list[R] | None, error: BaseException | None, started: int
@@ -209,3 +210,16 @@ class BatchQueue(Generic[R]):
         for member, result in zip(batch, results, strict=True):
             if not member.future.done():
                 member.future.set_result(result)
+
+
+def _hand_back(
+    loop: asyncio.AbstractEventLoop,
+    ran: Callable[[list[Member[R]], int, Future[list[R]]], None],
+    batch: list[Member[R]],
+    started: int,
+    work: Future[list[R]],
+) -> None:
+    """On the worker thread that ran ``batch``: hand its outcome to the event loop (``BatchQueue._ran``)."""
+    # NOTE: the loop may have closed (the server stopped) while the batch ran: then nobody waits for it.
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(ran, batch, started, work)

@@ -254,7 +254,7 @@ class Scheduler:
         size = self.batch_size(compiled)
         inline = self.inline(compiled)
         place = Place.BATCH if size > 1 else Place.INLINE if inline else Place.THREAD
-        lane = BatchQueue(_Lane(self, compiled, size), self.offload) if place is Place.BATCH else None
+        lane = BatchQueue(_Lane(self, compiled, size), self.workers) if place is Place.BATCH else None
         key = id(compiled)
         placements = self._placed
         # Its entry goes with the desc (an id is unique among live objects, so the key is still its own then).
@@ -328,7 +328,14 @@ class Scheduler:
                         result = encode(compiled.run(feeds))
                         batch = 1
                     else:
-                        result = encode(await lane.result(feeds, 1, None, deadline))
+                        # ``lane.result`` without its frame: one request of an operator is never a batch alone.
+                        waiting = lane.submit(feeds, 1, None, deadline)
+                        try:
+                            results = await waiting
+                        except asyncio.CancelledError:
+                            waiting.cancel()  # it leaves its batch
+                            raise
+                        result = encode(results)
                         batch = 0  # the lane counts its batches
                 elif placed.place is Place.INLINE:
                     assert bind is not None and encode is not None
@@ -512,11 +519,11 @@ class _Lane:
         compiled = self._desc()
         return self.scheduler.inline_batch(compiled.work, compiled.on_device, len(batch))
 
-    def run(self, batch: list[Member[Results]], options: ort.RunOptions | None) -> list[Results]:
+    def run(self, batch: list[Member[Results]]) -> list[Results]:
         compiled = self._desc()
         if len(batch) == 1:
-            return [compiled.run(batch[0].feeds, options)]
-        return compiled.run_batch([member.feeds for member in batch], self.scheduler.pool, options)
+            return [compiled.run(batch[0].feeds)]
+        return compiled.run_batch([member.feeds for member in batch], self.scheduler.pool)
 
     def _desc(self) -> Compiled:
         compiled = self._compiled()

@@ -212,13 +212,13 @@ class _Batches(Generic[R]):
     def inline(self, batch: list[Any]) -> bool:
         return bool(self._policy.inline(batch))
 
-    def run(self, batch: list[Any], options: ort.RunOptions) -> list[R]:
+    def run(self, batch: list[Any]) -> list[R]:
         size = len(batch)
         for member in batch:
             stages = self._members.get(id(member.feeds))
             if stages is not None:
                 stages.set("dmlrpc.batch_size", size)
-        results: list[R] = self._policy.run(batch, options)
+        results: list[R] = self._policy.run(batch)
         return results
 
     def ran(self, batch: list[Any], started_ns: int, results: list[R] | None, error: BaseException | None) -> None:

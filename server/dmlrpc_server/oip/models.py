@@ -264,7 +264,7 @@ class ModelVersion:
         self.slots = instances(config)
         self.work = work
         self.on_device = on_device
-        self._queue: BatchQueue[Outputs] = BatchQueue(_Triton(self, scheduler), scheduler.offload)
+        self._queue: BatchQueue[Outputs] = BatchQueue(_Triton(self, scheduler), scheduler.workers)
 
     # -- requests -----------------------------------------------------------------------------------------------
 
@@ -386,7 +386,7 @@ class _Triton:
             items += member.size
         return self.scheduler.inline_batch(model.work, model.on_device, items)
 
-    def run(self, batch: list[Member[Outputs]], options: ort.RunOptions | None) -> list[Outputs]:
+    def run(self, batch: list[Member[Outputs]]) -> list[Outputs]:
         """Concatenate the batch's feeds on the batch axis, run once, split the outputs."""
         t0 = time.perf_counter_ns()
         if len(batch) == 1:
@@ -394,7 +394,7 @@ class _Triton:
         else:
             feeds = {name: np.concatenate([p.feeds[name] for p in batch]) for name in batch[0].feeds}
         t1 = time.perf_counter_ns()
-        outputs = self.model._run(feeds, options)
+        outputs = self.model._run(feeds, None)
         t2 = time.perf_counter_ns()
         if len(batch) == 1:
             return [(outputs, (t1 - t0, t2 - t1, time.perf_counter_ns() - t2))]
