@@ -49,11 +49,16 @@ class ConnectionLimitInterceptor(HandlerWrapper):
         """Calls waiting now for one of their connection's calls to end, over all connections."""
         return sum(connection.waiting for connection in self._connections.values())
 
-    async def _enter(self, peer: str) -> Admission:
-        """The connection's slots, one of them taken (waiting for it when all are taken).
+    def take(self, peer: str) -> Admission | None:
+        """The connection's slots with one of them taken, when one is free now (most calls; no coroutine); None
+        when the call must ``enter``. Give the slot back with ``leave``."""
+        connection = self._connections.get(peer)
+        if connection is not None and connection.try_acquire():
+            return connection
+        return None
 
-        NOTE: the handlers take a slot of a known connection themselves when one is free (most calls), with no
-        coroutine of this one."""
+    async def enter(self, peer: str) -> Admission:
+        """The connection's slots, one of them taken (waiting for it when all are taken)."""
         connection = self._connections.get(peer)
         if connection is None:
             connection = self._connections[peer] = Admission(
@@ -71,7 +76,8 @@ class ConnectionLimitInterceptor(HandlerWrapper):
             raise
         return connection
 
-    def _leave(self, peer: str, connection: Admission) -> None:
+    def leave(self, peer: str, connection: Admission) -> None:
+        """Give back the slot ``take`` or ``enter`` took."""
         connection.release()
         if len(self._connections) > self._sweep_at:
             self._forget_idle()
@@ -96,35 +102,27 @@ class ConnectionLimitInterceptor(HandlerWrapper):
             for behaviour in (handler.unary_unary, handler.unary_stream, handler.stream_unary, handler.stream_stream)
             if behaviour is not None
         )
-        connections = self._connections
         if inspect.isasyncgenfunction(inner):
 
             async def limited_stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
                 peer = context.peer()
-                connection = connections.get(peer)
-                if connection is None or not connection.try_acquire():
-                    connection = await self._enter(peer)
+                connection = self.take(peer) or await self.enter(peer)
                 try:
                     async for response in inner(request, context):
                         yield response
                 finally:
-                    self._leave(peer, connection)
+                    self.leave(peer, connection)
 
             behaviour: Callable[..., Any] = limited_stream
         elif inspect.iscoroutinefunction(inner):  # also a streaming handler that writes with context.write
 
             async def limited_call(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
                 peer = context.peer()
-                connection = connections.get(peer)
-                if connection is None or not connection.try_acquire():
-                    connection = await self._enter(peer)
+                connection = self.take(peer) or await self.enter(peer)
                 try:
                     return await inner(request, context)
                 finally:
-                    # ``_leave``, written out: every unary call passes here.
-                    connection.release()
-                    if len(connections) > self._sweep_at:
-                        self._forget_idle()
+                    self.leave(peer, connection)
 
             behaviour = limited_call
         else:

@@ -18,6 +18,7 @@ from grpc_status import rpc_status
 
 from dmlrpc.v1 import service_pb2
 from dmlrpc_server.calls import EXECUTED_ON, OPERATOR, operator_case
+from dmlrpc_server.connections import ConnectionLimitInterceptor
 from dmlrpc_server.errors import ServiceError
 from dmlrpc_server.handlers import KINDS, HandlerWrapper
 from dmlrpc_server.metrics import Metrics
@@ -53,21 +54,29 @@ def to_status(error: ServiceError) -> grpc.Status:
 
 class ErrorInterceptor(HandlerWrapper):
     """Ends every unary and bidirectional call: maps ServiceError to its status, anything unexpected to INTERNAL
-    (logged with a request id that also goes to the client), and records one log line and the call's metrics."""
+    (logged with a request id that also goes to the client), and records one log line and the call's metrics.
 
-    def __init__(self, metrics: Metrics | None = None) -> None:
+    With ``connections``, every call also holds one of its connection's slots (``ConnectionLimitInterceptor``)
+    while it runs: a call of one response takes it in this wrapper's own frame (the tiny calls: one coroutine less
+    a call); a streaming response, in the connection limiter's wrapper inside this one."""
+
+    def __init__(self, metrics: Metrics | None = None, connections: ConnectionLimitInterceptor | None = None) -> None:
         self._metrics = metrics
-
-    def passes(self, handler: grpc.RpcMethodHandler, method: str) -> bool:
-        # Other server-streaming methods (health Watch) report their own errors.
-        return handler.unary_stream is not None and not method.startswith(_DIRECTML_METHODS)
+        self._connections = connections
 
     def wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
         """The handler of any call kind, ended here. The DirectML service's calls of one message each way
         (Execute) or streams both ways (ExecuteMany, ExecuteStream) name an operator (their log and metrics label:
         the request's, or the first stream message's start) and get the executed-on trailer; the tensor streams
-        (CreateTensor, ReadTensor) do not."""
-        streams_in, streams_out = bool(handler.request_streaming), bool(handler.response_streaming)
+        (CreateTensor, ReadTensor) do not. Other services' server-streaming methods (health Watch) report their own
+        errors: they only hold their connection's slot."""
+        connections = self._connections
+        streams_out = bool(handler.response_streaming)
+        if streams_out and connections is not None:
+            handler = connections.wrap(handler, method)
+        if handler.unary_stream is not None and not method.startswith(_DIRECTML_METHODS):
+            return handler
+        streams_in = bool(handler.request_streaming)
         inner = handler.unary_unary or handler.stream_stream or handler.stream_unary or handler.unary_stream
         # NOTE: only the DirectML service's calls carry a desc; asking another service's message for one costs an
         # AttributeError a call.
@@ -87,7 +96,15 @@ class ErrorInterceptor(HandlerWrapper):
         async def returned(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             started = time.perf_counter()
             try:
-                response = await inner(request, context)
+                if connections is None:
+                    response = await inner(request, context)
+                else:
+                    peer = context.peer()
+                    slot = connections.take(peer) or await connections.enter(peer)
+                    try:
+                        response = await inner(request, context)
+                    finally:
+                        connections.leave(peer, slot)
             except BaseException as error:
                 end = _Ending(metrics, method, context, started)
                 try:

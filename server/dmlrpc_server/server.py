@@ -439,9 +439,12 @@ def build_server(settings: ServerSettings, *, span_exporter: SpanExporter | None
             registry=metrics.registry,
         ).set(memory.capacity)
 
+    # One connection cannot open calls without bound (each holds a handler task, and a stalled one its buffers); the
+    # bound is ours, answered by waiting or RESOURCE_EXHAUSTED, never by HTTP/2 refusing a stream.
+    connections = ConnectionLimitInterceptor(settings.max_streams_per_connection)
     # What every call goes through, outermost first, wrapped around each handler once (ServedMethods): its span (with
-    # tracing on), its end (status, request id, log line, metrics), then its connection's limit.
-    wrappers: list[HandlerWrapper] = [ErrorInterceptor(metrics)]
+    # tracing on), then its end (status, request id, log line, metrics) holding its connection's slot.
+    wrappers: list[HandlerWrapper] = [ErrorInterceptor(metrics, connections)]
     tracing = None
     if settings.tracing != "off" or span_exporter is not None:
         # Only here: the extra may be missing where tracing is off, and off nothing of it is wrapped or imported.
@@ -450,10 +453,6 @@ def build_server(settings: ServerSettings, *, span_exporter: SpanExporter | None
         tracing = Tracing.otlp() if span_exporter is None else Tracing(span_exporter, batch=False)
         tracing.instrument(service)
         wrappers.insert(0, tracing.wrapper())  # outermost: the span covers the whole call
-    # One connection cannot open calls without bound (each holds a handler task, and a stalled one its buffers); the
-    # bound is ours, answered by waiting or RESOURCE_EXHAUSTED, never by HTTP/2 refusing a stream.
-    connections = ConnectionLimitInterceptor(settings.max_streams_per_connection)
-    wrappers.append(connections)
     gate = None
     tokens = settings.auth_tokens()
     if tokens:
