@@ -158,10 +158,13 @@ class BatchQueue(Generic[R]):
                 else:
                     self._settle(batch, results, None, started)
                 continue
+            try:
+                work = self._workers.submit(policy.run, batch)
+            except RuntimeError as error:  # the workers are shut down: the server stops
+                self._settle(batch, None, error, started)
+                continue
             self.running += 1
-            loop = asyncio.get_running_loop()
-            work = self._workers.submit(policy.run, batch)
-            work.add_done_callback(functools.partial(_hand_back, loop, self._ran, batch, started))
+            work.add_done_callback(functools.partial(_hand_back, asyncio.get_running_loop(), self._ran, batch, started))
 
     def _drop_dead(self) -> None:
         """Cancelled members leave; expired ones get DEADLINE_EXCEEDED unrun."""
@@ -190,6 +193,10 @@ class BatchQueue(Generic[R]):
         self.running -= 1
         if self.queue:
             self.dispatch()
+        if work.cancelled():  # the workers were shut down (the server stops) before it ran
+            for member in batch:
+                member.future.cancel()
+            return
         error = work.exception()
         if error is None:
             self._settle(batch, work.result(), None, started)
