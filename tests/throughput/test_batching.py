@@ -4,13 +4,18 @@ request's cancellation, deadline or error leaves the others of its batch correct
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import cast
 
 import numpy as np
 import pytest
 
 import dmlrpc
 from dmlrpc import ops
+from dmlrpc_server.batching import BatchQueue, Feeds, Member
 from dmlrpc_server.runtime.buffers import BufferPool
 from tests.conftest import ServerThread, scrape, start_server
 from tests.references import dml
@@ -191,3 +196,47 @@ def test_pool_reuses_by_size_class_within_its_bound() -> None:
     pool.release(big)
     pool.release(again)
     assert pool.stats.held_bytes == 8192 and pool.stats.lent_bytes == 0
+
+
+class _Doubling:
+    """A batch policy over plain numbers (``batching.Policy``): each member's result is twice its feeds, run on a
+    worker thread."""
+
+    slots = 1
+    full = 4
+
+    def take(self, queue: deque[Member[int]], now_ns: int) -> int:
+        return min(len(queue), self.full)
+
+    def inline(self, batch: list[Member[int]]) -> bool:
+        return False
+
+    def run(self, batch: list[Member[int]]) -> list[int]:
+        return [2 * cast(int, member.feeds) for member in batch]
+
+    def ran(self, batch: list[Member[int]], started_ns: int, results: list[int] | None, error: object) -> None:
+        pass
+
+
+def test_a_batch_the_stopped_workers_cancel_or_refuse_settles_its_members() -> None:
+    # The server stops: its worker threads cancel a batch that waited for a thread (each member is cancelled) and
+    # refuse a new one (each member gets the error). No member waits for a batch that will never run.
+    async def main() -> None:
+        workers = ThreadPoolExecutor(1)
+        queue: BatchQueue[int] = BatchQueue(_Doubling(), workers)
+        doubled = await asyncio.gather(*(queue.result(cast(Feeds, i), 1, None, None) for i in range(6)))
+        assert doubled == [0, 2, 4, 6, 8, 10]
+        gate = threading.Event()
+        blocker = workers.submit(gate.wait, 10)  # the only thread is busy: the next batch waits for it
+        waiting = asyncio.ensure_future(queue.result(cast(Feeds, 1), 1, None, None))
+        await asyncio.sleep(0.05)
+        assert queue.running == 1 and not waiting.done()
+        workers.shutdown(wait=False, cancel_futures=True)
+        gate.set()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(waiting, 10)
+        assert blocker.result(10) and queue.running == 0
+        with pytest.raises(RuntimeError, match="shutdown"):
+            await asyncio.wait_for(queue.result(cast(Feeds, 2), 1, None, None), 10)
+
+    asyncio.run(main())
