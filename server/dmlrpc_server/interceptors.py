@@ -56,11 +56,11 @@ class ErrorInterceptor(HandlerWrapper):
     """Ends every unary and bidirectional call: maps ServiceError to its status, anything unexpected to INTERNAL
     (logged with a request id that also goes to the client), and records one log line and the call's metrics.
 
-    With ``connections``, every call also holds one of its connection's slots (``ConnectionLimitInterceptor``)
-    while it runs: a call of one response takes it in this wrapper's own frame (the tiny calls: one coroutine less
-    a call); a streaming response, in the connection limiter's wrapper inside this one."""
+    Every call also holds one of its connection's slots (``connections``) while it runs: a call of one response
+    takes it in this wrapper's own frame (the tiny calls: one coroutine less a call); a streaming response, in the
+    connection limiter's wrapper inside this one."""
 
-    def __init__(self, metrics: Metrics | None = None, connections: ConnectionLimitInterceptor | None = None) -> None:
+    def __init__(self, metrics: Metrics | None, connections: ConnectionLimitInterceptor) -> None:
         self._metrics = metrics
         self._connections = connections
 
@@ -72,7 +72,7 @@ class ErrorInterceptor(HandlerWrapper):
         errors: they only hold their connection's slot."""
         connections = self._connections
         streams_out = bool(handler.response_streaming)
-        if streams_out and connections is not None:
+        if streams_out:
             handler = connections.wrap(handler, method)
         if handler.unary_stream is not None and not method.startswith(_DIRECTML_METHODS):
             return handler
@@ -96,15 +96,12 @@ class ErrorInterceptor(HandlerWrapper):
         async def returned(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             started = time.perf_counter()
             try:
-                if connections is None:
+                peer = context.peer()
+                slot = connections.take(peer) or await connections.enter(peer)
+                try:
                     response = await inner(request, context)
-                else:
-                    peer = context.peer()
-                    slot = connections.take(peer) or await connections.enter(peer)
-                    try:
-                        response = await inner(request, context)
-                    finally:
-                        connections.leave(peer, slot)
+                finally:
+                    connections.leave(peer, slot)
             except BaseException as error:
                 end = _Ending(metrics, method, context, started)
                 try:

@@ -102,7 +102,7 @@ class Service:
                 return self.scheduler.run(call, compiled, functools.partial(feeds, compiled, buffers), encode)  # 3-6
         return self._execute(call, compiled)
 
-    async def _execute(self, call: Call, found: Compiled | None = None) -> bytes:
+    async def _execute(self, call: Call, found: Compiled | None) -> bytes:
         """``execute`` of every other call: a handle's plan, a desc compiled on a miss, resident or tensor-array
         bindings, a request in its protobuf form. ``found``: the plan ``execute`` looked up already."""
         request = call.request

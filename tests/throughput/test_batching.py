@@ -229,8 +229,9 @@ def test_a_batch_the_stopped_workers_cancel_or_refuse_settles_its_members() -> N
         gate = threading.Event()
         blocker = workers.submit(gate.wait, 10)  # the only thread is busy: the next batch waits for it
         waiting = asyncio.ensure_future(queue.result(cast(Feeds, 1), 1, None, None))
-        await asyncio.sleep(0.05)
-        assert queue.running == 1 and not waiting.done()
+        while queue.running == 0:  # a loop turn for the call, one for the lane's look at its queue
+            await asyncio.sleep(0)
+        assert not waiting.done()
         workers.shutdown(wait=False, cancel_futures=True)
         gate.set()
         with pytest.raises(asyncio.CancelledError):
