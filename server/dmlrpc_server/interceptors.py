@@ -17,7 +17,7 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from dmlrpc.v1 import service_pb2
-from dmlrpc_server.calls import EXECUTED_ON, OPERATOR, operator_case
+from dmlrpc_server.calls import CALL, Call, operator_case
 from dmlrpc_server.connections import ConnectionLimitInterceptor
 from dmlrpc_server.errors import ServiceError
 from dmlrpc_server.handlers import KINDS, HandlerWrapper
@@ -103,6 +103,9 @@ class ErrorInterceptor(HandlerWrapper):
                 finally:
                     connections.leave(peer, slot)
             except BaseException as error:
+                call = CALL.get()
+                if call is not None and call.held:
+                    _give_back_when_done(call, context)
                 end = _Ending(metrics, method, context, started)
                 try:
                     await end.failed(error)
@@ -111,10 +114,15 @@ class ErrorInterceptor(HandlerWrapper):
             # NOTE: the common ending, written out (unary calls are the tiny ones): no _Ending, no helper calls.
             operator = ""
             if names_operator:
-                executed_on = EXECUTED_ON.get()
-                if executed_on:
-                    context.set_trailing_metadata(((EXECUTED_ON_KEY, executed_on),))
-                operator = _operator_label(request)
+                call = CALL.get()
+                if call is None:
+                    operator = _operator_label(request)
+                else:
+                    operator = call.label or _operator_label(request)
+                    if call.executed_on:
+                        context.set_trailing_metadata(((EXECUTED_ON_KEY, call.executed_on),))
+                    if call.held:
+                        _give_back_when_done(call, context)
             seconds = time.perf_counter() - started
             if metrics is not None:
                 metrics.finished(name, operator, "OK", seconds)
@@ -264,9 +272,16 @@ class _FirstMessage:
 
 def _trail(context: grpc.aio.ServicerContext[Any, Any]) -> None:
     """Tell the caller where its operator ran when the server's provider did not run all of it."""
-    executed_on = EXECUTED_ON.get()
-    if executed_on:
-        context.set_trailing_metadata(((EXECUTED_ON_KEY, executed_on),))
+    call = CALL.get()
+    if call is not None and call.executed_on:
+        context.set_trailing_metadata(((EXECUTED_ON_KEY, call.executed_on),))
+
+
+def _give_back_when_done(call: Call, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    """Give the call memory its reply holds back once the RPC is done (read by the caller, or cut off)."""
+    held, release = call.held, call.release
+    if release is not None:
+        context.add_done_callback(lambda _: release(held))
 
 
 def _stream_start(first: Any) -> Any:
@@ -280,9 +295,12 @@ def _stream_start(first: Any) -> Any:
 
 
 def _operator_label(request: Any) -> str:
+    call = CALL.get()
+    if call is not None and call.label:
+        return call.label  # the service named it
     if isinstance(request, bytes):
-        # Read from its wire bytes: the service named its operator, unless the call ended before it got there.
-        return OPERATOR.get() or operator_case(request)
+        # Read from its wire bytes: the call ended before the service named its operator.
+        return operator_case(request)
     desc = getattr(request, "operator_desc", None)
     if desc is None:
         return ""

@@ -276,8 +276,8 @@ class Scheduler:
         reserve its memory, take an admission slot within its deadline, then run ``encode(run(bind()))`` inline, on a
         worker thread or in a batch; or ``job`` (a resident call, which binds, runs and encodes itself: never batched,
         inline when it is tiny or moves at most ``host_bytes`` through the host on a device). Records the call's
-        metrics; leaves ``call.held`` bytes reserved for the writer to release (a large response, or with
-        ``call.hold`` the whole reservation).
+        metrics; leaves ``call.held`` bytes reserved for the writer to release (a large response, with
+        ``call.release``; or with ``call.hold`` the whole reservation, which the caller releases).
 
         Raises:
             Unavailable: the server drains.
@@ -367,9 +367,12 @@ class Scheduler:
         else:
             # A large response stays reserved until the RPC is done: gRPC holds it until the caller reads it.
             response = compiled.plan.response_bytes
-            held = response if response >= HOLD_RESPONSES_FROM else 0
-            memory.release(size - held)
-            call.held += held
+            if response >= HOLD_RESPONSES_FROM:
+                memory.release(size - response)
+                call.held += response
+                call.release = memory.release
+            else:
+                memory.release(size)
         return result
 
     async def run_items(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
 
 from dmlrpc.v1 import service_pb2, tensor_pb2
-from dmlrpc_server.calls import EXECUTED_ON, OPERATOR, Call, deadline_of, parse, read_execute, read_request
+from dmlrpc_server.calls import CALL, deadline_of, parse, read_execute, read_request
 from dmlrpc_server.errors import Unimplemented
 from dmlrpc_server.handlers import Corrupt, decoded, method_handlers, tolerant
 from dmlrpc_server.runtime.handles import Handle
@@ -46,11 +46,12 @@ class DirectMLServicer:
     def _owner(self, context: grpc.aio.ServicerContext[Any, Any]) -> str:
         return caller_identity(context.invocation_metadata(), context.peer(), authenticated=self._authenticated)
 
-    async def Execute(  # noqa: N802 - gRPC method names are PascalCase
+    def Execute(  # noqa: N802 - gRPC method names are PascalCase
         self, request: bytes, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> bytes:
+    ) -> Awaitable[bytes]:
         # Registered without serializers (see `handlers`): the common form of a call is read from its wire bytes,
-        # and the service writes the response's bytes.
+        # and the service writes the response's bytes. Not a coroutine of its own (the tiny call's frames are few):
+        # the call's end (the interceptor) awaits the service's run and finds the call in CALL.
         call = read_execute(request, context.time_remaining())
         if call is None:
             decoded = parse(service_pb2.ExecuteRequest, request)
@@ -58,24 +59,8 @@ class DirectMLServicer:
             call.label = decoded.operator_desc.WhichOneof("desc") or "unset"
             if call.resident:
                 call.owner = self._owner(context)
-        try:
-            return await self._service.execute(call)
-        finally:
-            # ``_written``, inline where nothing more is to be done (most calls)
-            OPERATOR.set(call.label)
-            if call.executed_on or call.held:
-                self._written(call, context)
-
-    def _written(self, call: Call, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        """Tell the interceptor what the call was (its label, where it ran: the fallback trailer), and give the
-        memory its response holds back once the RPC is done (read by the caller, or cut off)."""
-        OPERATOR.set(call.label)
-        if call.executed_on:
-            EXECUTED_ON.set(call.executed_on)
-        held = call.held
-        if held:
-            memory = self._service.scheduler.memory
-            context.add_done_callback(lambda _: memory.release(held))
+        CALL.set(call)
+        return self._service.execute(call)
 
     async def ExecuteMany(  # noqa: N802
         self, request_iterator: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
@@ -121,15 +106,14 @@ class DirectMLServicer:
     ) -> service_pb2.CompiledOperator:
         return _compiled(await self._service.compile_graph(decoded(request), self._owner(context)))
 
-    async def Dispatch(  # noqa: N802
+    def Dispatch(  # noqa: N802
         self, request: service_pb2.DispatchRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> bytes:
+    ) -> Awaitable[bytes]:
+        # As Execute: the interceptor awaits the service's run and finds the call in CALL.
         dispatch = decoded(request)
         call = read_request(dispatch, dispatch.ByteSize(), deadline_of(context.time_remaining()), self._owner(context))
-        try:
-            return await self._service.execute(call)
-        finally:
-            self._written(call, context)
+        CALL.set(call)
+        return self._service.execute(call)
 
     async def ReleaseCompiledOperator(  # noqa: N802
         self,

@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from dmlrpc_server.calls import OPERATOR, Call
+from dmlrpc_server.calls import CALL, Call
 from dmlrpc_server.handlers import KINDS, HandlerWrapper
 from dmlrpc_server.interceptors import code_of
 from dmlrpc_server.oip.protocol import service_pb2 as oip_pb2
@@ -312,7 +312,8 @@ def _code(error: BaseException, context: grpc.aio.ServicerContext[Any, Any]) -> 
 
 def _describe(span: Span, request: Any, method: str) -> None:
     """The call's operator (its desc's case, as the metrics label it) or model, and its request's bytes."""
-    operator = OPERATOR.get()
+    call = CALL.get()
+    operator = "" if call is None else call.label
     if operator:
         span.set_attribute("dmlrpc.operator", operator)
     if isinstance(request, bytes):
