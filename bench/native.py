@@ -83,23 +83,27 @@ class Native:
     def measure(
         self, servers: dict[str, procs.Server | procs.EchoGroup], loads: dict[int, Load], latency: bool
     ) -> Results:
-        """Runs every server at every load, ``reps`` times interleaved (the order rotating), after one counted warm-up
-        run each, whose calls are checked exactly against the server's count. Runs at 1 in flight are counted (sized
-        by the warm-up to about ``duration`` seconds; with ``latency``, logged for percentiles); the others are timed
-        (see ``h2load.Run``). Returns results[(name, inflight)]."""
+        """Runs every server at every load, ``reps`` times interleaved (the order rotating), each instance after one
+        counted warm-up run a load, whose calls are checked exactly against the server's count. With
+        ``--fresh-servers`` (the default) every repetition starts each server anew. Runs at 1 in flight are counted
+        (sized by the first warm-up to about ``duration`` seconds; with ``latency``, logged for percentiles); the
+        others are timed (see ``h2load.Run``). Returns results[(name, inflight)].
+
+        NOTE: one instance's luck repeats in every run it serves: two instances of the same floor, started side by
+        side on the 2-core machine, differed by 6.5% in req/s at 64 in flight over 5 repetitions (docs/benchmarks.md),
+        as much as the goals' margins; fresh instances make it part of each repetition's spread instead.
+        """
         results: Results = defaultdict(list)
         runs: dict[tuple[str, int], Run] = {}
         duration = self.args.duration
         try:
-            for server in servers.values():
-                server.wait_ready()
-            pids = {name: server.pids() for name, server in servers.items()}
-            for (name, server), (inflight, load) in ((s, x) for s in servers.items() for x in loads.items()):
-                warm = self._run(server, name, load, Run(count=WARMUP_CALLS.get(inflight, 50 * inflight)), log=False)
-                count = max(MIN_CALLS.get(inflight, 20 * inflight), round(warm["rps"] * duration))
-                runs[(name, inflight)] = Run(count=count) if inflight == 1 else Run(duration=duration)
+            pids = self._warm(servers, loads, runs, duration)
             names = list(servers)
             for rep in range(self.args.reps):
+                if rep and self.args.fresh_servers:
+                    for name in names:
+                        servers[name] = servers[name].respawn()
+                    pids = self._warm(servers, loads, runs, duration)
                 for inflight, load in loads.items():
                     for name in names[rep % len(names) :] + names[: rep % len(names)]:
                         self.runs += 1
@@ -118,6 +122,24 @@ class Native:
             for server in servers.values():
                 server.stop()
         return results
+
+    def _warm(
+        self,
+        servers: dict[str, procs.Server | procs.EchoGroup],
+        loads: dict[int, Load],
+        runs: dict[tuple[str, int], Run],
+        duration: float,
+    ) -> dict[str, list[int]]:
+        """Wait for every server, then warm each up at each load with a counted, checked run; the first time, size
+        the measured runs (``runs``) from the warm-ups. Returns each server's processes."""
+        for server in servers.values():
+            server.wait_ready()
+        for (name, server), (inflight, load) in ((s, x) for s in servers.items() for x in loads.items()):
+            warm = self._run(server, name, load, Run(count=WARMUP_CALLS.get(inflight, 50 * inflight)), log=False)
+            if (name, inflight) not in runs:
+                count = max(MIN_CALLS.get(inflight, 20 * inflight), round(warm["rps"] * duration))
+                runs[(name, inflight)] = Run(count=count) if inflight == 1 else Run(duration=duration)
+        return {name: server.pids() for name, server in servers.items()}
 
     def _run(
         self, server: procs.Server | procs.EchoGroup, name: str, load: Load, run: Run, *, log: bool
@@ -238,6 +260,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--h2load-cpus", help="taskset CPU list of h2load (default: the runner's CPUs)")
     parser.add_argument("--duration", type=float, default=2.0, help="seconds of each measured run (about)")
     parser.add_argument("--reps", type=int, default=3, help="interleaved repetitions")
+    parser.add_argument(
+        "--fresh-servers",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="start every server anew for each repetition (its instance's luck does not repeat)",
+    )
     parser.add_argument("--connections", type=int, default=8, help="h2load -c of the 64-in-flight load")
     parser.add_argument("--streams", type=int, default=8, help="h2load -m (calls in flight a connection)")
     parser.add_argument("--threads", type=int, default=1, help="h2load -t")

@@ -52,6 +52,7 @@ class Server:
         env: dict[str, str] | None = None,
     ) -> None:
         self.name = name
+        self._spawn = (argv, malloc, ready, ready_count, env)  # what ``respawn`` starts again
         self._ready_count = ready_count  # lines matching ``ready`` to wait for (one per worker process)
         self._ready_seen = 0
         self.tail: deque[str] = deque(maxlen=40)
@@ -112,6 +113,12 @@ class Server:
                 except (OSError, ValueError):
                     continue
         return found
+
+    def respawn(self) -> Server:
+        """Stop this server and start the same command again: a fresh instance (wait for it with ``wait_ready``)."""
+        self.stop()
+        argv, malloc, ready, ready_count, env = self._spawn
+        return Server(self.name, argv, malloc=malloc, ready=ready, ready_count=ready_count, env=env)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -189,6 +196,11 @@ class EchoGroup:
 
     def pids(self) -> list[int]:
         return [pid for member in self.members for pid in member.pids()]
+
+    def respawn(self) -> EchoGroup:
+        """Stop every member and start the group again (wait for it with ``wait_ready``)."""
+        self.stop()
+        return EchoGroup(self.mode, self.processes, self.args)
 
     def stop(self) -> None:
         for member in self.members:
