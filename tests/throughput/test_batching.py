@@ -226,8 +226,15 @@ def test_a_batch_the_stopped_workers_cancel_or_refuse_settles_its_members() -> N
         queue: BatchQueue[int] = BatchQueue(_Doubling(), workers)
         doubled = await asyncio.gather(*(queue.result(cast(Feeds, i), 1, None, None) for i in range(6)))
         assert doubled == [0, 2, 4, 6, 8, 10]
-        gate = threading.Event()
-        blocker = workers.submit(gate.wait, 10)  # the only thread is busy: the next batch waits for it
+        gate, busy = threading.Event(), threading.Event()
+
+        def block() -> bool:
+            busy.set()
+            return gate.wait(10)
+
+        blocker = workers.submit(block)  # the only thread is busy: the next batch waits for it
+        # NOTE: on the thread before the shutdown below, or the shutdown cancels the blocker too.
+        assert await asyncio.to_thread(busy.wait, 10)
         waiting = asyncio.ensure_future(queue.result(cast(Feeds, 1), 1, None, None))
         while queue.running == 0:  # a loop turn for the call, one for the lane's look at its queue
             await asyncio.sleep(0)
