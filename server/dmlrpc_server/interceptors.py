@@ -87,9 +87,9 @@ class ErrorInterceptor(HandlerWrapper):
             if not names_operator:
                 return ""
             if not streams_in:
-                return _operator_label(request)
+                return _operator_label(request, CALL.get())
             # NOTE: only ExecuteStream is one desc; ExecuteMany's items name many, so it names none.
-            return _operator_label(_stream_start(request.first) if method.endswith("/ExecuteStream") else None)
+            return _operator_label(_stream_start(request.first) if method.endswith("/ExecuteStream") else None, None)
 
         name = _method_name(method)
 
@@ -115,10 +115,8 @@ class ErrorInterceptor(HandlerWrapper):
             operator = ""
             if names_operator:
                 call = CALL.get()
-                if call is None:
-                    operator = _operator_label(request)
-                else:
-                    operator = call.label or _operator_label(request)
+                operator = _operator_label(request, call)
+                if call is not None:
                     if call.executed_on:
                         context.set_trailing_metadata(((EXECUTED_ON_KEY, call.executed_on),))
                     if call.held:
@@ -294,8 +292,8 @@ def _stream_start(first: Any) -> Any:
     return getattr(first, "start", None)
 
 
-def _operator_label(request: Any) -> str:
-    call = CALL.get()
+def _operator_label(request: Any, call: Call | None) -> str:
+    """A call's operator: the one the service named for ``call`` (Execute, Dispatch), else read from the request."""
     if call is not None and call.label:
         return call.label  # the service named it
     if isinstance(request, bytes):

@@ -75,12 +75,7 @@ class CompileCache:
             if key is None:
                 return None
             self._aliases.move_to_end(raw)
-            # NOTE: ``_lookup`` written out: this is every cached call's stage 2.
-            entry = self._entries.get(key)
-            if entry is not None:
-                self._entries.move_to_end(key)
-                self.stats.hits += 1
-            return entry
+            return self._lookup(key)
 
     def alias(self, raw: bytes, key: bytes) -> None:
         """Remember that the desc bytes ``raw`` compile to the entry of ``key``."""
