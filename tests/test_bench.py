@@ -269,3 +269,38 @@ def test_stages_bench_prints_each_stage_and_the_call_as_served() -> None:
     names = ("read", "plan", "bind", "encode", "whole Execute (servicer)", "as served (the wrappers too)")
     for name in (*names, "as served, caches cooled", "the floor's handler, caches cooled"):
         assert re.search(rf"^{re.escape(name)} +\d+\.\d+ µs$", done.stdout, re.MULTILINE), done.stdout
+
+
+def test_gil_bench_sorts_the_loops_samples_by_place(tmp_path: Path) -> None:
+    # py-spy's raw lines (stack;stack count): the entry point's frames are on every stack, so only what the loop's
+    # callback runs counts as the handler's, and native code with no Python frame under the callback by library.
+    sys.path.insert(0, str(ROOT / "bench"))
+    import gil
+
+    entry = "thread (1): MainThread;main (dmlrpc_server/__main__.py:171);_run_once (asyncio/base_events.py:1)"
+    callback = f"{entry};Handle._run (asyncio/events.py:88)"
+    raw = tmp_path / "samples.txt"
+    raw.write_text(
+        "\n".join(
+            [
+                f"{callback};0x7f (grpc/_cython/cygrpc.cpython-312-x86_64-linux-gnu.so) 5",
+                f"{callback};0x7f (libc.so.6) 3",
+                f"{callback};0x7f (grpc/_cython/cygrpc.cpython-312-x86_64-linux-gnu.so);Scheduler.run "
+                "(dmlrpc_server/scheduler.py:316);decode (dmlrpc/codec.py:375);0x7f (numpy/_core/_umath.so) 4",
+                f"{callback};answer (bench/echo_server.py:290) 2",
+                f"{entry};EpollSelector.select (selectors.py:468) 7",
+                f"{callback} 1",
+                "thread (2): dmlrpc-op_0;_worker (concurrent/futures/thread.py:89) 9",
+            ]
+        )
+        + "\n"
+    )
+    places, frames, other = gil.profile(raw)
+    assert places == {
+        "native, below Handle._run: gRPC's Cython core": 5,
+        "native, below Handle._run: libc (malloc, free, memcpy)": 3,
+        "the handler: our code / the floor's": 6,
+        "the event loop's Python (asyncio, selectors)": 8,
+    }
+    assert frames == {"decode": 4, "answer": 2}
+    assert other == 9
