@@ -115,6 +115,20 @@ def tiny_response(values: Any, indices: Any) -> bytes:
     ).SerializeToString()
 
 
+def tiny_response_bytes(x: Any) -> int:
+    """The length of the parsing floor's answer to the tiny top-k (K = 2 on the last axis) of ``x``: what proves
+    that its calls under load were answered."""
+    import numpy as np
+
+    order = np.argsort(-x, axis=-1, kind="stable")[..., :2]
+    return len(tiny_response(np.take_along_axis(x, order, axis=-1), order))
+
+
+def top_k_response_bytes(k: int) -> int:
+    """The length of the top-k floor's (``aio-top-k``) answer: its row's K values (FLOAT32) and indices (INT64)."""
+    return 12 * k
+
+
 def parsing_floor() -> Callable[[bytes, Any], Awaitable[bytes]]:
     """The parsing floor's handler: protobuf parses the ExecuteRequest, the prebuilt tiny TopK session runs on the
     loop, protobuf builds and serializes the ExecuteResponse (``bench/stages.py`` times it in process)."""

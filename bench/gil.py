@@ -23,7 +23,7 @@ import h2load
 import numpy as np
 import procs
 import report
-from echo_server import tiny_response
+from echo_server import tiny_response_bytes, top_k_response_bytes
 from h2load import H2load, Load, Run
 from run import payload, tiny_calls
 
@@ -66,14 +66,11 @@ class Scenario:
 def scenario(name: str, provider: str) -> Scenario:
     if name == "tiny":
         call = tiny_calls()["top-k"]
-        x = call.inputs[0]
-        assert x is not None
-        order = np.argsort(-x, axis=3, kind="stable")[..., :2]
         return Scenario(
             base64.b64decode(payload(call)),
             ["--workers", "1"],
             lambda _: procs.echo_server("aio-parse"),
-            len(tiny_response(np.take_along_axis(x, order, axis=3), order)),
+            tiny_response_bytes(call.inputs[0]),
         )
     row = np.random.default_rng(0).standard_normal((1, 32000), dtype=np.float32)
     return Scenario(
@@ -82,8 +79,7 @@ def scenario(name: str, provider: str) -> Scenario:
         lambda provider: procs.echo_server(
             "aio-top-k", args=["--provider", provider, "--columns", "32000", "--k", "8", "--batch-size", "64"]
         ),
-        # The batching floor answers the K values (FLOAT32) and indices (INT64) of its row, unframed.
-        8 * 4 + 8 * 8,
+        top_k_response_bytes(8),
     )
 
 

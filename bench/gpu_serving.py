@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling bench mo
 import h2load
 import procs
 import report
+from echo_server import top_k_response_bytes
 from inproc import per_call_us
 from report import Row
 from run import (
@@ -220,13 +221,12 @@ class Run:
         try:
             for server in servers.values():
                 server.wait_ready(180)
-            # The floor answers each call with its K values (FLOAT32) and indices (INT64).
             proofs: dict[str, dict[str, Any]] = {
                 "on": {"metrics_port": servers["on"].metrics_port},
                 "off": {"metrics_port": servers["off"].metrics_port},
                 "echo": {"echo": True},
-                "floor-on": {"response_bytes": 12 * o.k},
-                "floor-off": {"response_bytes": 12 * o.k},
+                "floor-on": {"response_bytes": top_k_response_bytes(o.k)},
+                "floor-off": {"response_bytes": top_k_response_bytes(o.k)},
             }
 
             def calls(server: str) -> dict[str, Any]:
