@@ -255,7 +255,7 @@ class DirectML:
         create = _method(self.device, _SLOT_CREATE_OPERATOR, _c_p, _c_p, _c_p)
         operator = _c_p()
         result = create(
-            ctypes.addressof(operator_desc), ctypes.addressof(_guid(_IID_IDML_OPERATOR)), ctypes.byref(operator)
+            ctypes.addressof(operator_desc), ctypes.byref(_guid(_IID_IDML_OPERATOR)), ctypes.byref(operator)
         )
         answer = {"create": _hresult(result)}
         if result == 0:
@@ -264,7 +264,7 @@ class DirectML:
             result = compile_(
                 operator,
                 _DML_EXECUTION_FLAG_NONE,
-                ctypes.addressof(_guid(_IID_IDML_COMPILED_OPERATOR)),
+                ctypes.byref(_guid(_IID_IDML_COMPILED_OPERATOR)),
                 ctypes.byref(compiled),
             )
             answer["compile"] = _hresult(result)
