@@ -3,7 +3,8 @@
 ``aio-parse`` parses the ExecuteRequest with protobuf, runs that TopK on its input and answers a real
 ExecuteResponse built and serialized by protobuf (the floor of any per-call Execute server on grpc.aio), and mode
 ``aio-top-k`` answers the top-k of a [1, C] row read from the request, alone per call or in dynamic batches (the
-floor of batching on grpc.aio)."""
+floor of batching on grpc.aio; with ``--parse`` it parses each ExecuteRequest and answers a real ExecuteResponse, both
+by protobuf, as the per-call floor does)."""
 
 from __future__ import annotations
 
@@ -101,7 +102,7 @@ async def _serve_aio(port: int, onnx_run: bool = False) -> None:
 
 
 def tiny_response(values: Any, indices: Any) -> bytes:
-    """The ExecuteResponse of the tiny top-k, built and serialized by protobuf (indices as DirectML's UINT32)."""
+    """The ExecuteResponse of a top-k, built and serialized by protobuf (indices as DirectML's UINT32)."""
     import numpy as np
 
     from dmlrpc.v1 import service_pb2
@@ -124,9 +125,14 @@ def tiny_response_bytes(x: Any) -> int:
     return len(tiny_response(np.take_along_axis(x, order, axis=-1), order))
 
 
-def top_k_response_bytes(k: int) -> int:
-    """The length of the top-k floor's (``aio-top-k``) answer: its row's K values (FLOAT32) and indices (INT64)."""
-    return 12 * k
+def top_k_response_bytes(k: int, parse: bool = False) -> int:
+    """The length of the top-k floor's (``aio-top-k``) answer: its row's K values (FLOAT32) and indices (INT64), or
+    with ``parse`` the ExecuteResponse of them (``tiny_response``)."""
+    if not parse:
+        return 12 * k
+    import numpy as np
+
+    return len(tiny_response(np.zeros(k, np.float32), np.zeros(k, np.int64)))
 
 
 def parsing_floor() -> Callable[[bytes, Any], Awaitable[bytes]]:
@@ -256,10 +262,18 @@ def _top_k_rows(spec: TopK) -> tuple[Callable[[Any], tuple[Any, Any]], int]:
 
 class _Batches:
     """Dynamic batching at its barest: rows that arrive while a run is under way wait, then run as one (up to
-    ``size``); results go back to the event loop once per batch."""
+    ``size``); each row's answer (``answer`` of its values and indices) is made with the run, and the answers go
+    back to the event loop once per batch."""
 
-    def __init__(self, top_k: Callable[[Any], tuple[Any, Any]], size: int, threads: ThreadPoolExecutor) -> None:
+    def __init__(
+        self,
+        top_k: Callable[[Any], tuple[Any, Any]],
+        answer: Callable[[Any, Any], bytes],
+        size: int,
+        threads: ThreadPoolExecutor,
+    ) -> None:
         self.top_k = top_k
+        self.answer = answer
         self.size = size
         self.threads = threads
         self.waiting: list[tuple[Any, asyncio.Future[bytes]]] = []
@@ -285,7 +299,8 @@ class _Batches:
 
     def _run(self, rows: list[Any]) -> list[bytes]:
         values, indices = self.top_k(self._stack(rows))
-        return [values[i].tobytes() + indices[i].tobytes() for i in range(len(rows))]
+        answer = self.answer
+        return [answer(values[i], indices[i]) for i in range(len(rows))]
 
     def _finished(self, batch: list[tuple[Any, asyncio.Future[bytes]]], done: Future[list[bytes]]) -> None:
         self.busy = False
@@ -299,28 +314,44 @@ class _Batches:
             self._start()
 
 
-async def _serve_top_k(port: int, spec: TopK, batch_size: int, threads: int) -> None:
+def _raw_answer(values: Any, indices: Any) -> bytes:
+    """The bare top-k floor's answer: the row's values and indices, their bytes joined."""
+    return values.tobytes() + indices.tobytes()
+
+
+async def _serve_top_k(port: int, spec: TopK, batch_size: int, threads: int, parse: bool) -> None:
     import numpy as np
+
+    from dmlrpc.v1 import service_pb2
 
     top_k, offset = _top_k_rows(spec)
     pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="floor")
     loop = asyncio.get_running_loop()
-    batches = _Batches(top_k, batch_size, pool)
+    respond = tiny_response if parse else _raw_answer
+    batches = _Batches(top_k, respond, batch_size, pool)
     row_bytes = 4 * spec.columns
+    parse_request = service_pb2.ExecuteRequest.FromString
 
     def alone(row: Any) -> bytes:
         values, indices = top_k(row[None])
-        return values.tobytes() + indices.tobytes()
+        return respond(values[0], indices[0])
 
     async def answer(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
-        if len(request) < offset + row_bytes:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "not a top-k request of this floor's shape")
-        row = np.frombuffer(request, dtype=np.float32, count=spec.columns, offset=offset)
+        if parse:
+            # The row is the parsed request's first input, as protobuf hands it over (a copy of its bytes).
+            data = parse_request(request).inputs[0].buffer.data
+            if len(data) != row_bytes:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "not a top-k request of this floor's shape")
+            row = np.frombuffer(data, dtype=np.float32)
+        else:
+            if len(request) < offset + row_bytes:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "not a top-k request of this floor's shape")
+            row = np.frombuffer(request, dtype=np.float32, count=spec.columns, offset=offset)
         if batch_size > 1:
             return await batches.submit(row)
         return await loop.run_in_executor(pool, alone, row)
 
-    await _serve_unary(port, answer, f"aio-top-k, batch {batch_size}")
+    await _serve_unary(port, answer, f"aio-top-k, batch {batch_size}{', parsing' if parse else ''}")
 
 
 def _serve_sync(port: int, threads: int) -> None:
@@ -352,11 +383,16 @@ def main() -> None:
     parser.add_argument("--columns", type=int, default=32000, help="aio-top-k: the row length")
     parser.add_argument("--k", type=int, default=8, help="aio-top-k: K")
     parser.add_argument("--batch-size", type=int, default=64, help="aio-top-k: rows a run may batch (1: off)")
+    parser.add_argument(
+        "--parse",
+        action="store_true",
+        help="aio-top-k: parse each ExecuteRequest and answer a real ExecuteResponse (protobuf both ways)",
+    )
     args = parser.parse_args()
     try:
         if args.mode == "aio-top-k":
             spec = TopK(args.columns, args.k, args.provider)
-            asyncio.run(_serve_top_k(args.port, spec, args.batch_size, args.threads or os.cpu_count() or 1))
+            asyncio.run(_serve_top_k(args.port, spec, args.batch_size, args.threads or os.cpu_count() or 1, args.parse))
         elif args.mode == "aio-infer":
             asyncio.run(_serve_infer(args.port, args.model))
         elif args.mode == "aio-parse":

@@ -35,6 +35,9 @@ _EPILOG = """scenarios:
                    process (echo_server.py --mode aio-parse), the 2-core machine's unary goals
   top-k-batching   TOP_K1 of a [1, 32000] FLOAT32 row (K = 8): our server (--workers 1, batching on) against the
                    batching floor (--mode aio-top-k --batch-size 64), the GPU host's batching goal
+  top-k-batching-parsing
+                   the same against the parsing batching floor (--parse: protobuf parses each request and writes
+                   each response)
 
 Each server is warmed up, measured, then measured again while py-spy record --gil --native --threads samples it
 (blocking: whole stacks, native frames included). The event loop thread's samples are counted per 1,000 calls by
@@ -73,13 +76,13 @@ def scenario(name: str, provider: str) -> Scenario:
             tiny_response_bytes(call.inputs[0]),
         )
     row = np.random.default_rng(0).standard_normal((1, 32000), dtype=np.float32)
+    parse = name == "top-k-batching-parsing"
+    floor = ["--columns", "32000", "--k", "8", "--batch-size", "64", *(["--parse"] if parse else [])]
     return Scenario(
         base64.b64decode(payload(ops.top_k(row, 8))),
         ["--workers", "1"],
-        lambda provider: procs.echo_server(
-            "aio-top-k", args=["--provider", provider, "--columns", "32000", "--k", "8", "--batch-size", "64"]
-        ),
-        top_k_response_bytes(8),
+        lambda provider: procs.echo_server("aio-top-k", args=["--provider", provider, *floor]),
+        top_k_response_bytes(8, parse=parse),
     )
 
 
@@ -173,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--scenario", choices=["tiny", "top-k-batching"], default="tiny")
+    parser.add_argument("--scenario", choices=["tiny", "top-k-batching", "top-k-batching-parsing"], default="tiny")
     parser.add_argument("--provider", default="cpu", help="ONNX Runtime's provider for both servers (cpu, cuda)")
     parser.add_argument("--h2load", help="the h2load binary (default: on PATH; tools/install-h2load.sh)")
     parser.add_argument("--py-spy", default=shutil.which("py-spy"), help="the py-spy binary (default: on PATH)")

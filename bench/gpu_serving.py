@@ -200,6 +200,10 @@ class Run:
             top_k = ["--provider", o.provider, "--columns", str(o.columns), "--k", str(o.k)]
             servers["floor-on"] = procs.echo_server("aio-top-k", args=[*top_k, "--batch-size", str(MAX_BATCH)])
             servers["floor-off"] = procs.echo_server("aio-top-k", args=[*top_k, "--batch-size", "1"])
+            # The floor as the per-call goals define it: protobuf parses each request and writes each response.
+            servers["floor-parse-on"] = procs.echo_server(
+                "aio-top-k", args=[*top_k, "--batch-size", str(MAX_BATCH), "--parse"]
+            )
         # Several workers: the calls spread over several connections (each reaches one worker) from several load
         # processes (one Python client cannot keep several workers busy); still 64 calls in flight in all.
         processes = o.processes if workers > 1 else 1
@@ -227,6 +231,7 @@ class Run:
                 "echo": {"echo": True},
                 "floor-on": {"response_bytes": top_k_response_bytes(o.k)},
                 "floor-off": {"response_bytes": top_k_response_bytes(o.k)},
+                "floor-parse-on": {"response_bytes": top_k_response_bytes(o.k, parse=True)},
             }
 
             def calls(server: str) -> dict[str, Any]:
@@ -242,6 +247,7 @@ class Run:
             if floor:
                 variants["floor-on"] = ("floor-on", calls("floor-on"))
                 variants["floor-off"] = ("floor-off", calls("floor-off"))
+                variants["floor-parse-on"] = ("floor-parse-on", calls("floor-parse-on"))
             results = self.measure(servers, loadgen, variants)
         finally:
             loadgen.stop()
@@ -294,6 +300,12 @@ class Run:
                      "ours, batching off", "req/s", note="the most our on / off can reach"))  # fmt: skip
         self.add(Row(scenario, "req/s, our batching on vs the floor's", figure("unary-on"), figure("floor-on"),
                      "floor, batching on", "req/s"))  # fmt: skip
+        self.add(Row(scenario, "req/s, our batching on vs the parsing floor's", figure("unary-on"),
+                     figure("floor-parse-on"), "parsing floor, batching on", "req/s",
+                     note="protobuf parses and writes each call"))  # fmt: skip
+        self.add(Row(scenario, "req/s, the parsing floor vs the bare floor, batching on", figure("floor-parse-on"),
+                     figure("floor-on"), "floor, batching on", "req/s",
+                     note="what protobuf costs the floor"))  # fmt: skip
 
     def inprocess(self, call: ops.Call) -> None:
         """ORT session.run of the server's lowering of the top-k, for 1 row and for ``rows`` rows."""

@@ -163,23 +163,28 @@ def test_h2load_success_check_catches_grpc_errors() -> None:
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.parametrize("parse", [False, True])
 @pytest.mark.parametrize("batch_size", [1, 64])
-def test_top_k_floor_answers_each_call_its_own_rows_top_k(batch_size: int) -> None:
+def test_top_k_floor_answers_each_call_its_own_rows_top_k(batch_size: int, parse: bool) -> None:
     # The floor must compute what our server computes, per call, whether its calls run alone or batched: 64 calls
-    # at once (so that batches form), each answer checked against NumPy.
+    # at once (so that batches form), each answer checked against NumPy. The parsing floor answers a real
+    # ExecuteResponse, read here by the SDK's own decoder (indices as DirectML's UINT32).
     import asyncio
 
     import grpc
     import numpy as np
 
     sys.path.insert(0, str(ROOT / "bench"))
+    import echo_server
     import procs
     from run import payload
 
     from dmlrpc import ops
+    from dmlrpc.v1 import service_pb2
 
     columns, k = 1000, 5
     args = ["--provider", "cpu", "--columns", str(columns), "--k", str(k), "--batch-size", str(batch_size)]
+    args += ["--parse"] if parse else []
     rows = np.random.default_rng(batch_size).standard_normal((64, columns), dtype=np.float32)
     server = procs.echo_server("aio-top-k", args=args)
 
@@ -195,8 +200,14 @@ def test_top_k_floor_answers_each_call_its_own_rows_top_k(batch_size: int) -> No
     finally:
         server.stop()
     for row, answer in zip(rows, answers, strict=True):
-        values = np.frombuffer(answer[: 4 * k], dtype=np.float32)
-        indices = np.frombuffer(answer[4 * k :], dtype=np.int64)
+        if parse:
+            outputs = service_pb2.ExecuteResponse.FromString(answer).outputs
+            values = np.frombuffer(outputs[0].buffer.data, dtype=np.float32)
+            indices = np.frombuffer(outputs[1].buffer.data, dtype=np.uint32)
+        else:
+            values = np.frombuffer(answer[: 4 * k], dtype=np.float32)
+            indices = np.frombuffer(answer[4 * k :], dtype=np.int64)
+        assert len(answer) == echo_server.top_k_response_bytes(k, parse=parse)
         np.testing.assert_array_equal(values, -np.sort(-row)[:k])
         np.testing.assert_array_equal(row[indices], values)
 
@@ -216,7 +227,8 @@ def test_gpu_bench_prints_the_batching_floor_under_h2load(tmp_path: Path) -> Non
     assert re.search(rf"req/s, floor: batching on vs off .*{ratio}", done.stdout), done.stdout
     assert re.search(rf"req/s, floor batching on vs our batching off .*{ratio}", done.stdout)
     raw = json.loads((tmp_path / "gpu.json").read_text())["raw"]["batching-1"]
-    for name in ("unary-on", "unary-off", "floor-on", "floor-off", "echo"):
+    assert re.search(rf"req/s, our batching on vs the parsing floor's .*{ratio}", done.stdout), done.stdout
+    for name in ("unary-on", "unary-off", "floor-on", "floor-off", "floor-parse-on", "echo"):
         assert raw[name] and all(run["count"] > 0 and run["served"] >= run["count"] for run in raw[name]), name
     # (b) under h2load too: the workers' req/s, every call counted by the server.
     assert re.search(r"tiny top-k @256 from h2load, 32 conn x 8 streams, 4 threads\s+req/s, --workers 1", done.stdout)
