@@ -122,28 +122,23 @@ def response_writer() -> Callable[[Any, Any], bytes]:
     return write
 
 
-def tiny_response(values: Any, indices: Any) -> bytes:
-    """The ExecuteResponse of a top-k (``response_writer``'s)."""
-    return response_writer()(values, indices)
-
-
 def tiny_response_bytes(x: Any) -> int:
     """The length of the parsing floor's answer to the tiny top-k (K = 2 on the last axis) of ``x``: what proves
     that its calls under load were answered."""
     import numpy as np
 
     order = np.argsort(-x, axis=-1, kind="stable")[..., :2]
-    return len(tiny_response(np.take_along_axis(x, order, axis=-1), order))
+    return len(response_writer()(np.take_along_axis(x, order, axis=-1), order))
 
 
 def top_k_response_bytes(k: int, parse: bool = False) -> int:
     """The length of the top-k floor's (``aio-top-k``) answer: its row's K values (FLOAT32) and indices (INT64), or
-    with ``parse`` the ExecuteResponse of them (``tiny_response``)."""
+    with ``parse`` the ExecuteResponse of them (``response_writer``'s)."""
     if not parse:
         return 12 * k
     import numpy as np
 
-    return len(tiny_response(np.zeros(k, np.float32), np.zeros(k, np.int64)))
+    return len(response_writer()(np.zeros(k, np.float32), np.zeros(k, np.int64)))
 
 
 def parsing_floor() -> Callable[[bytes, Any], Awaitable[bytes]]:

@@ -168,7 +168,7 @@ def test_h2load_success_check_catches_grpc_errors() -> None:
 def test_top_k_floor_answers_each_call_its_own_rows_top_k(batch_size: int, parse: bool) -> None:
     # The floor must compute what our server computes, per call, whether its calls run alone or batched: 64 calls
     # at once (so that batches form), each answer checked against NumPy. The parsing floor answers a real
-    # ExecuteResponse, read here by the SDK's own decoder (indices as DirectML's UINT32).
+    # ExecuteResponse, read here by protobuf (indices as DirectML's UINT32).
     import asyncio
 
     import grpc
