@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -120,19 +122,23 @@ def stream_messages(request: service_pb2.ExecuteRequest) -> Iterator[service_pb2
 
 
 class HealthWatch:
-    """Checks the server's health every ``interval`` seconds from a process of its own while an attack runs;
-    records the slowest answer and any failure (``with HealthWatch(address) as watch: ...; watch.assert_prompt()``)."""
+    """Checks the server's health back to back from a process of its own while an attack runs. Every check must
+    answer SERVING, and every hostile call marked with ``during`` must have had a health check sent and answered
+    while it was in flight: a server whose loop the call held would answer that check only once the call ended.
 
-    def __init__(self, address: str, *, interval: float = 0.05, limit: float = 0.2) -> None:
+    ``with HealthWatch(address) as watch: with watch.during("the compile"): ...`` then ``watch.assert_served()``.
+    """
+
+    def __init__(self, address: str, *, interval: float = 0.005) -> None:
         self.address = address
         self.interval = interval
-        self.limit = limit
-        self.slowest = 0.0
-        self.checks = 0
+        self.checks: list[tuple[int, int]] = []
         self.failures: list[str] = []
+        self.calls: list[tuple[str, int, int]] = []
         self._process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> HealthWatch:
+        launched = time.perf_counter_ns()
         self._process = subprocess.Popen(
             [sys.executable, str(_PROBE), self.address, str(self.interval)],
             stdin=subprocess.PIPE,
@@ -140,25 +146,35 @@ class HealthWatch:
             text=True,
         )
         assert self._process.stdout is not None
-        # The attack starts once one timed check has been made: a refusal quicker than a health round trip would
-        # otherwise leave the watch with nothing to judge.
-        first = self._process.stdout.readline()
-        assert first.strip() == "ready", f"the health watch did not start: {first!r}"
+        first = self._process.stdout.readline().split()
+        assert first[:1] == ["ready"], f"the health watch did not start: {first!r}"
+        # Its first check was answered after it was launched and before this read: the two processes read one clock.
+        assert launched <= int(first[1]) <= time.perf_counter_ns(), "the watch's clock is not this process's"
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         assert self._process is not None
-        report, _ = self._process.communicate(timeout=20)  # closes its stdin: the watch ends and reports
+        report, _ = self._process.communicate(timeout=60)  # closes its stdin: the watch ends and reports
         if report.strip():
             seen = json.loads(report.strip().splitlines()[-1])
-            self.slowest, self.checks, self.failures = seen["slowest"], seen["checks"], seen["failures"]
+            self.checks = [(sent, answered) for sent, answered in seen["checks"]]
+            self.failures = seen["failures"]
 
-    def assert_prompt(self) -> None:
-        assert self.checks >= 1, "the health watch made no check"
+    @contextmanager
+    def during(self, call: str) -> Iterator[None]:
+        """Marks the hostile call made inside the block (on the clock the watch's process reads too)."""
+        started = time.perf_counter_ns()
+        yield
+        self.calls.append((call, started, time.perf_counter_ns()))
+
+    def assert_served(self) -> None:
+        assert self.checks, "the health watch made no check"
         assert not self.failures, self.failures[:5]
-        assert self.slowest <= self.limit, f"health took {self.slowest * 1e3:.0f} ms during the attack"
+        for call, started, ended in self.calls:
+            within = [check for check in self.checks if started <= check[0] and check[1] <= ended]
+            assert within, f"no health check was answered while {call} was in flight ({len(self.checks)} checks)"
 
 
 def assert_serves(address: str) -> None:

