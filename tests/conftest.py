@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, settings
 
 import dmlrpc
 from dmlrpc_server import BuiltServer, ServerSettings, build_server
+from tests.dml import report
 
 T = TypeVar("T")
 
@@ -24,6 +25,30 @@ settings.register_profile(
     "ci", deadline=None, max_examples=250, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    # Under pytest-xdist (the README's test command, -n 2) a module's tests run on one worker (its fixtures' servers
+    # start once, and a session fixture that builds into build/ runs once) and the whole DirectML lane on one: its
+    # Wine server holds GB and must start once, beside the rest of the suite on the other worker.
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModulesAndTheLane(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return "tests/dml" if nodeid.startswith("tests/dml/") else nodeid.split("::", 1)[0]
+
+    return ModulesAndTheLane(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    # pytest-xdist's controller: what the lane's worker sent of its server (tests/dml/report.py).
+    report.LANE_SERVER.extend(tuple(entry) for entry in node.workeroutput.get(report.WORKER_OUTPUT, ()))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    report.write_summary(terminalreporter)
 
 
 class ServerThread:

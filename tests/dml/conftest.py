@@ -25,6 +25,7 @@ import pytest
 import dmlrpc
 from dmlrpc.v1 import operators_pb2
 from dmlrpc_server.operators import REGISTRY
+from tests.dml.report import LANE_SERVER, WORKER_OUTPUT
 from tests.provider_cases import family_of
 
 LANE = Path(__file__).resolve().parents[2] / "tools" / "dml-wine"
@@ -145,7 +146,7 @@ def stop_running() -> None:
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    # The rest of the test suite runs after the lane (.ci/run): its servers go as soon as the lane's tests end.
+    # The lane's worker runs other modules after it (pytest-xdist, .ci/run): its servers go as soon as its tests end.
     if item.nodeid.startswith("tests/dml/") and (nextitem is None or not nextitem.nodeid.startswith("tests/dml/")):
         stop_running()
 
@@ -411,33 +412,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = kept
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Print the lane's test count per family (the tests/ops module, or the lane module's own name)."""
-    counts: dict[str, Counter[str]] = {}
-    for outcome in ("passed", "failed", "skipped", "xfailed", "xpassed", "error"):
-        for report in terminalreporter.stats.get(outcome, []):
-            nodeid = getattr(report, "nodeid", "")
-            if not nodeid.startswith("tests/dml/") or getattr(report, "when", "call") not in ("call", "setup"):
-                continue
-            if report.when == "setup" and outcome == "passed":
-                continue
-            path, _, name = nodeid.partition("::")
-            family = family_of(name) or Path(path).stem.removeprefix("test_")
-            counts.setdefault(family, Counter())[outcome] += 1
-    if not counts:
-        return
-    terminalreporter.section("real DirectML lane: tests per family")
-    for family, outcomes in sorted(counts.items()):
-        terminalreporter.write_line(f"{family:>20}: " + ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items())))
-    for starts, recycles in LANE_SERVER:
-        terminalreporter.write_line(
-            f"the lane's server: {starts} starts, {recycles} worker recycles "
-            + (f"({SESSIONS_PER_SERVER} sessions each)" if SESSIONS_PER_SERVER else "(the server's defaults)")
-        )
-
-
-#: What the lane's shared server did, for the summary: (its starts, its workers' recycles).
-LANE_SERVER: list[tuple[int, int]] = []
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # Under pytest-xdist the lane runs on one worker; the controller prints the summary (tests/dml/report.py).
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output[WORKER_OUTPUT] = LANE_SERVER
 
 
 @pytest.fixture(scope="session")
@@ -445,5 +424,5 @@ def dml_server(dml_environment: Path) -> Iterator[WineServer]:
     server = WineServer()
     server.start()
     yield server
-    LANE_SERVER.append((server.starts, server.recycles))
+    LANE_SERVER.append((server.starts, server.recycles, SESSIONS_PER_SERVER))
     server.stop()

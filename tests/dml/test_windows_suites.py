@@ -9,11 +9,13 @@ Their servers use the CPU provider (what they test is the service, not DirectML;
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.dml.conftest import run_windows, stop_running
+from tests.dml.report import SUMMARY_LINE
 
 pytestmark = [pytest.mark.dml, pytest.mark.timeout(3600)]
 
@@ -55,7 +57,9 @@ SUMMARY = re.compile(r"^=* ?(\d+ (?:passed|failed|skipped|deselected|errors?)\b.
 
 
 @pytest.mark.parametrize("suite", list(SUITES))
-def test_suite_passes_on_windows_python(dml_environment: Path, suite: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_suite_passes_on_windows_python(
+    dml_environment: Path, suite: str, record_property: Callable[[str, object], None]
+) -> None:
     stop_running()  # the lane's DirectML servers hold GB that these suites' servers may need
     # A non-zero status (a failure, an error, or no test collected) fails here, with pytest's own report.
     paths = [argument for argument in SUITES[suite] if not argument.startswith("-")]
@@ -64,9 +68,8 @@ def test_suite_passes_on_windows_python(dml_environment: Path, suite: str, capsy
     found = SUMMARY.findall(output)
     assert found, output[-6000:]
     counts = found[-1]
-    with capsys.disabled():
-        print(f"\nWindows Python (Wine), {suite} suite: {counts}")
-        for argument in _left_out(paths):
-            node = argument.split("=", 1)[1]
-            print(f"  left out: {node}: {LINUX_ONLY.get(node) or 'OPEN: ' + OPEN_ON_WINDOWS[node]}")
+    record_property(SUMMARY_LINE, f"Windows Python (Wine), {suite} suite: {counts}")
+    for argument in _left_out(paths):
+        node = argument.split("=", 1)[1]
+        record_property(SUMMARY_LINE, f"  left out: {node}: {LINUX_ONLY.get(node) or 'OPEN: ' + OPEN_ON_WINDOWS[node]}")
     assert "passed" in counts and "failed" not in counts and "error" not in counts, output[-6000:]
