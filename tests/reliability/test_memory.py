@@ -26,6 +26,7 @@ from dmlrpc_server.operators.base import Limits
 from dmlrpc_server.runtime.compiler import SESSION_BYTES
 from dmlrpc_server.runtime.providers import choose_provider
 from dmlrpc_server.settings import physical_memory
+from tests.reliability.hostile import health_answers
 from tests.reliability.soaking import rss
 from tests.test_cli import LISTENING, ServerProcess, spawn  # noqa: F401 - spawn is a fixture
 
@@ -66,11 +67,6 @@ def _metrics(port: str) -> dict[str, float]:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
         text = response.read().decode()
     return {sample.name: sample.value for family in text_string_to_metric_families(text) for sample in family.samples}
-
-
-def _serving(channel: grpc.Channel) -> bool:
-    answer = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=30)
-    return answer.status == health_pb2.HealthCheckResponse.SERVING
 
 
 def _wait_serving(channel: grpc.Channel, timeout: float = 60.0) -> None:
@@ -120,7 +116,7 @@ def test_distinct_large_output_descs_leave_memory_within_the_bounds(spawn: Calla
             list(pool.map(medium, range(MEDIUM_DESCS)))
 
         held = _settled_rss(pid, bound)
-        serving = _serving(channel)
+        health_answers(channel)
         (tail,) = client.execute(sequence_desc(7.0, 1000), [])
         scraped = _metrics(metrics.group(1))
 
@@ -129,7 +125,6 @@ def test_distinct_large_output_descs_leave_memory_within_the_bounds(spawn: Calla
     allowed = (bound - baseline) / MiB
     print(f"RSS {baseline / MiB:.0f} MiB before, {held / MiB:.0f} MiB after (+{growth:.0f}), bound +{allowed:.0f}")
     assert held <= bound, f"the server holds {growth:.0f} MiB more than before the calls:\n{server.log()[-4000:]}"
-    assert serving
     assert tail is not None and np.array_equal(tail, np.arange(7.0, 1007.0, dtype=np.float32))
     assert scraped["dmlrpc_compile_cache_bytes"] <= CACHE_BYTES
     assert scraped["dmlrpc_compile_cache_max_bytes"] == CACHE_BYTES
