@@ -300,8 +300,9 @@ class Run:
                      "ours, batching off", "req/s", note="the most our on / off can reach"))  # fmt: skip
         self.add(Row(scenario, "req/s, our batching on vs the floor's", figure("unary-on"), figure("floor-on"),
                      "floor, batching on", "req/s"))  # fmt: skip
+        # The goal of one path per call: the floor as the per-call goals define it parses and writes each call.
         self.add(Row(scenario, "req/s, our batching on vs the parsing floor's", figure("unary-on"),
-                     figure("floor-parse-on"), "parsing floor, batching on", "req/s",
+                     figure("floor-parse-on"), "parsing floor, batching on", "req/s", (">=", 0.9),
                      note="protobuf parses and writes each call"))  # fmt: skip
         self.add(Row(scenario, "req/s, the parsing floor vs the bare floor, batching on", figure("floor-parse-on"),
                      figure("floor-on"), "floor, batching on", "req/s",
