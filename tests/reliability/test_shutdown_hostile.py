@@ -40,6 +40,14 @@ def _attack(address: str) -> tuple[list[BaseException | None], list[Stalling], l
     service_pb2_grpc.DirectMLServiceStub(channels[0]).CompileOperator(
         service_pb2.CompileOperatorRequest(operator_desc=request.operator_desc), timeout=60
     )
+    # The stalled upload's desc too, on its own connection: its compile would hold a running slot for a moment, which
+    # the test would take for the GEMM's and signal before the GEMM had reached its worker (which then refuses it as
+    # not run, and cancels nothing: this failed CI once, with two workers).
+    start = service_pb2.ExecuteStreamRequest.FromString(stall.messages[0]).start
+    service_pb2_grpc.DirectMLServiceStub(channels[1]).CompileOperator(
+        service_pb2.CompileOperatorRequest(operator_desc=start.operator_desc, execution_flags=start.execution_flags),
+        timeout=60,
+    )
 
     def slow() -> None:
         try:
@@ -78,8 +86,8 @@ def test_sigterm_exits_within_the_grace_period_cancelling_what_runs(
         wait_serving(channel)
     outcomes, stalls, channels = _attack(address)
     try:
-        # The GEMM runs before the signal comes: it holds a running slot (the stalled upload takes none before its
-        # inputs are in, and the GEMM's desc needs no compile, which would hold one too).
+        # The GEMM runs before the signal comes: it holds the only running slot (the stalled upload takes none before
+        # its inputs are in, and neither desc needs a compile, which would hold one too).
         deadline = time.monotonic() + 60
         while True:
             if scrape(int(metrics.group(1)))["dmlrpc_inflight_requests"]:
