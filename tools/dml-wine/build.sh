@@ -178,6 +178,13 @@ main() {
     dml_wine_chroot wineserver -w || true
     [ -f "$DML_WINE_ROOT$DML_WINE_PREFIX/system.reg" ] \
         || { tail -20 "$DML_WINE_CACHE/wineboot.log" >&2; echo "dml-wine: wineboot failed" >&2; exit 1; }
+    # A Windows process that crashes starts winedbg, whose crash dialog would wait on run.sh's Xvfb for a click that
+    # never comes: the run would hang until its caller's timeout. Without the dialog winedbg writes the crash's
+    # backtrace to the process's output and ends it (tests/dml/test_crashes.py).
+    dml_wine_chroot wine reg add 'HKCU\Software\Wine\WineDbg' /v ShowCrashDialog /t REG_DWORD /d 0 /f \
+        >>"$DML_WINE_CACHE/wineboot.log" 2>&1 \
+        || { tail -20 "$DML_WINE_CACHE/wineboot.log" >&2; echo "dml-wine: wine reg add failed" >&2; exit 1; }
+    dml_wine_chroot wineserver -w || true  # the registry is written when the server ends
 
     echo "$digest" >"$DML_WINE_STAMP"
     log "environment ready: $DML_WINE_CACHE"
