@@ -100,8 +100,18 @@ def dml_environment() -> Path:
 
 
 def run_windows(args: Sequence[str], *, timeout: float) -> str:
-    """Run the Windows CPython under Wine with ``args``; its combined output. Past ``timeout`` every process the run
-    started is ended, and the failure shows the end of what it printed (pytest-timeout's stacks, when one fired)."""
+    """Run the Windows CPython under Wine with ``args``; its combined output. A non-zero exit fails, showing the end of
+    what it printed; so does running past ``timeout`` (``run_windows_status``)."""
+    status, output = run_windows_status(args, timeout=timeout)
+    if status != 0:
+        _lane_failure(f"run.sh {' '.join(args)} exited {status}:\n{output[-6000:]}")
+    return output
+
+
+def run_windows_status(args: Sequence[str], *, timeout: float) -> tuple[int, str]:
+    """Run the Windows CPython under Wine with ``args``: its exit status and combined output. Past ``timeout`` every
+    process the run started is ended, and the failure shows the end of what it printed (pytest-timeout's stacks, when
+    one fired)."""
     process = subprocess.Popen(
         [str(LANE / "run.sh"), *args],
         stdout=subprocess.PIPE,
@@ -117,9 +127,7 @@ def run_windows(args: Sequence[str], *, timeout: float) -> str:
         os.killpg(process.pid, signal.SIGKILL)
         output, _ = process.communicate(timeout=60)
         _lane_failure(f"run.sh {' '.join(args)} ran past {timeout:.0f} s; the end of its output:\n{output[-12000:]}")
-    if process.returncode != 0:
-        _lane_failure(f"run.sh {' '.join(args)} exited {process.returncode}:\n{output[-6000:]}")
-    return output
+    return process.returncode, output
 
 
 @pytest.fixture(scope="session")

@@ -3,14 +3,11 @@ would otherwise wait on run.sh's Xvfb for ever, and with it the suite that ran t
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.dml.conftest import LANE
+from tests.dml.conftest import run_windows_status
 
 pytestmark = [pytest.mark.dml, pytest.mark.timeout(600)]
 
@@ -27,23 +24,9 @@ print("the process outlived its crash")
 
 
 def test_a_crashing_windows_process_ends_with_its_backtrace(dml_environment: Path) -> None:
-    process = subprocess.Popen(
-        [str(LANE / "run.sh"), "-c", CRASH],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        errors="replace",
-        start_new_session=True,  # its own process group: Wine's processes, winedbg and Xvfb
-    )
-    try:
-        # A hang guard: the report takes seconds, a dialog waits for ever.
-        output, _ = process.communicate(timeout=240)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate(timeout=60)
-        pytest.fail(f"the crashed process did not end: winedbg waits (its crash dialog?)\n{output[-4000:]}")
-    assert process.returncode != 0, output[-4000:]
+    # The timeout is a hang guard: the report takes seconds, a dialog waits for ever.
+    status, output = run_windows_status(["-c", CRASH], timeout=240)
+    assert status != 0, output[-4000:]
     assert "Unhandled page fault" in output, output[-4000:]
     assert "Backtrace:" in output, output[-4000:]  # winedbg's report, not a bare exit
     assert "outlived" not in output, output[-4000:]
