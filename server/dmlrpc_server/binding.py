@@ -197,11 +197,28 @@ def feeds(
         InvalidArgument: a buffer is missing, unexpected or short, or a value in it breaks a rule.
     """
     plan = compiled.plan
+    packed = plan.packed_inputs
+    if packed is not None and len(buffers) == len(packed):
+        # NOTE: the common case, resolved once per plan: each read-only buffer viewed by its packed layout. Anything
+        # else here (a short, writable, resident or misplaced buffer) is left to the checks below.
+        arrays: list[np.ndarray | None] = []
+        for data, view in zip(buffers, packed, strict=True):
+            if view is None:
+                if data is not None:
+                    break
+                arrays.append(None)
+                continue
+            dtype, count, sizes, total = view
+            if not (type(data) is bytes or (type(data) is memoryview and data.readonly)) or len(data) < total:
+                break
+            arrays.append(np.frombuffer(data, dtype, count).reshape(sizes))
+        else:
+            return plan.prepare(arrays)
     if len(buffers) != len(plan.inputs):
         raise InvalidArgument(
             path, f"{len(buffers)} bindings for {len(plan.inputs)} input tensor fields; bind each in order"
         )
-    arrays: list[np.ndarray | None] = []
+    arrays = []
     for i, layout in enumerate(plan.inputs):
         data = buffers[i]
         if layout is None:
@@ -241,8 +258,24 @@ def encode_outputs(
     there), so gRPC's copy of the response would be a third copy beside the array and the joined bytes.
     """
     plan = compiled.plan
+    finished = plan.finish(results)
+    packed = plan.packed_outputs
+    if packed is not None:
+        # NOTE: the common case, resolved once per plan: each array sent as it is once its dtype and size match.
+        # An array that does not (a bridge's view, or a dtype ONNX Runtime chose) is left to the loop below.
+        sent: list[Encoded] = []
+        for result, expected in zip(finished, packed, strict=True):
+            if expected is None or result is None:
+                sent.append(None)
+                continue
+            dtype, total = expected
+            if result.dtype != dtype or result.nbytes != total or not result.flags.c_contiguous:
+                break
+            sent.append(memoryview(result).cast("B"))  # type: ignore[arg-type]  # NumPy's stubs lack __buffer__
+        else:
+            return write(sent)
     encoded: list[Any] = []
-    for result, layout in zip(plan.finish(results), plan.outputs, strict=True):
+    for result, layout in zip(finished, plan.outputs, strict=True):
         if layout is None or result is None:
             encoded.append(None)
             continue

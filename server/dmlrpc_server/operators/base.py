@@ -106,6 +106,10 @@ class Tensors:
 Prepare = Callable[[Sequence[np.ndarray | None]], dict[str, np.ndarray]]
 #: ``Plan.finish``: the model's outputs -> arrays shaped as the output tensors (binding order).
 Finish = Callable[[Sequence[np.ndarray]], list[np.ndarray | None]]
+#: How a packed input buffer is viewed: its dtype, element count, sizes and total bytes (``Plan.packed_inputs``).
+PackedInput = tuple[np.dtype[np.generic], int, tuple[int, ...], int]
+#: What a packed output buffer must be: its dtype and bytes (``Plan.packed_outputs``).
+PackedOutput = tuple[np.dtype[np.generic], int]
 
 
 def _feed_inputs(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:  # pragma: no cover - replaced
@@ -116,6 +120,28 @@ def _feed_inputs(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]: 
 def same_outputs(outputs: Sequence[np.ndarray]) -> list[np.ndarray | None]:
     """The default ``Plan.finish``: the model's outputs are the output tensors, in order."""
     return list(outputs)
+
+
+def _each_packed(
+    layouts: Sequence[TensorLayout | None], describe: Callable[[TensorLayout], T | None]
+) -> tuple[T | None, ...] | None:
+    """What ``describe`` makes of each set layout (``None`` for an unset tensor), or ``None`` when it refuses one."""
+    described: list[T | None] = []
+    for layout in layouts:
+        item = None if layout is None else describe(layout)
+        if layout is not None and item is None:
+            return None
+        described.append(item)
+    return tuple(described)
+
+
+def _input_view(layout: TensorLayout) -> PackedInput | None:
+    return (layout.dtype, layout.element_count, layout.sizes, layout.total_bytes) if layout.is_packed else None
+
+
+def _output_buffer(layout: TensorLayout) -> PackedOutput | None:
+    unpadded = layout.is_packed and layout.total_bytes == layout.packed_bytes > 0
+    return (layout.dtype, layout.total_bytes) if unpadded else None
 
 
 @dataclass
@@ -148,8 +174,16 @@ class Plan:
     #: The arrays of the model's initializers that hold no data of their own (``add_constants``), by name: every
     #: session of the model is given them.
     external: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    #: Per input, how its buffer is viewed (``None``: an unset tensor), when every set input is a packed buffer and
+    #: none is in a tensor array; else ``None``. Resolved once here, so that binding a call looks nothing up per input.
+    packed_inputs: tuple[PackedInput | None, ...] | None = dataclasses.field(init=False, repr=False)
+    #: The same for the outputs, when every set output is packed without padding and holds some bytes: its array
+    #: from ``finish`` is then sent as it is, once its dtype and size are checked.
+    packed_outputs: tuple[PackedOutput | None, ...] | None = dataclasses.field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.packed_inputs = None if self.input_arrays else _each_packed(self.inputs, _input_view)
+        self.packed_outputs = None if self.output_arrays else _each_packed(self.outputs, _output_buffer)
         if self.prepare is _feed_inputs:
             names = self.direct_inputs or self._feed_names(self.inputs, self.model)
             layouts = self.inputs
