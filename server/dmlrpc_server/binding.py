@@ -103,7 +103,7 @@ class Binding:
                 inputs = feeds(compiled, items, skip=on_device.keys(), device=device)
                 bound = {plan.direct_inputs[i]: item.value for i, item in on_device.items()}
                 results: list[Any] = compiled.run_bound(inputs, bound, device_keep, device)  # type: ignore[arg-type]
-                finished: list[Any] = results if plan.direct_outputs else plan.finish(results)
+                finished: list[Any] = results if plan.plain_outputs else plan.finish(results)
             else:
                 finished = plan.finish(compiled.run(feeds(compiled, items, device=device), options))
             if not keep:
@@ -213,7 +213,14 @@ def feeds(
                 break
             arrays.append(np.frombuffer(data, dtype, count).reshape(sizes))
         else:
-            return plan.prepare(arrays)
+            names = plan.plain_feeds
+            if names is None:
+                return plan.prepare(arrays)
+            bound = {}  # NOTE: a loop, not a comprehension (a function call of its own)
+            for name, array in zip(names, arrays, strict=True):
+                if name and array is not None:
+                    bound[name] = array
+            return bound
     if len(buffers) != len(plan.inputs):
         raise InvalidArgument(
             path, f"{len(buffers)} bindings for {len(plan.inputs)} input tensor fields; bind each in order"
@@ -258,7 +265,7 @@ def encode_outputs(
     there), so gRPC's copy of the response would be a third copy beside the array and the joined bytes.
     """
     plan = compiled.plan
-    finished = plan.finish(results)
+    finished: Sequence[np.ndarray | None] = results if plan.plain_outputs else plan.finish(results)
     packed = plan.packed_outputs
     if packed is not None:
         # NOTE: the common case, resolved once per plan: each array sent as it is once its dtype and size match.

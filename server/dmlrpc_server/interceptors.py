@@ -115,7 +115,7 @@ class ErrorInterceptor(HandlerWrapper):
             operator = ""
             if names_operator:
                 call = CALL.get()
-                operator = _operator_label(request, call)
+                operator = call.label if call is not None and call.label else _operator_label(request, call)
                 if call is not None:
                     if call.executed_on:
                         context.set_trailing_metadata(((EXECUTED_ON_KEY, call.executed_on),))

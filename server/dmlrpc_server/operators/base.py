@@ -180,12 +180,18 @@ class Plan:
     #: The same for the outputs, when every set output is packed without padding and holds some bytes: its array
     #: from ``finish`` is then sent as it is, once its dtype and size are checked.
     packed_outputs: tuple[PackedOutput | None, ...] | None = dataclasses.field(init=False, repr=False)
+    #: Per input, its feed's name (``None``: not fed) when ``prepare`` is the default, which feeds each set input as
+    #: it is once contiguous and of its layout's type: a packed buffer's view already is. Else ``None``.
+    plain_feeds: tuple[str | None, ...] | None = dataclasses.field(init=False, repr=False, default=None)
+    #: Whether ``finish`` is the default, which returns the model's outputs as they are (then not called).
+    plain_outputs: bool = dataclasses.field(init=False, repr=False, default=False)
 
     def __post_init__(self) -> None:
         self.packed_inputs = None if self.input_arrays else _each_packed(self.inputs, _input_view)
         self.packed_outputs = None if self.output_arrays else _each_packed(self.outputs, _output_buffer)
+        self.plain_outputs = self.finish is same_outputs
         if self.prepare is _feed_inputs:
-            names = self.direct_inputs or self._feed_names(self.inputs, self.model)
+            names = self.plain_feeds = self.direct_inputs or self._feed_names(self.inputs, self.model)
             layouts = self.inputs
 
             def feed_inputs(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:

@@ -11,7 +11,7 @@ import onnx
 from dmlrpc.v1 import operators_pb2, tensor_pb2
 from dmlrpc_server.operators._batching import BatchRule
 from dmlrpc_server.operators._support import axis_direction
-from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, value_info
+from dmlrpc_server.operators.base import Operator, Plan, Tensors, make_model, require, same_outputs, value_info
 
 FL = operators_pb2.FeatureLevel
 _UINT64_FLIP = np.uint64(1 << 63)
@@ -92,8 +92,7 @@ class _TopKBase(Operator[TopKDesc]):
 
         def prepare(arrays: Sequence[np.ndarray | None]) -> dict[str, np.ndarray]:
             data = arrays[0]
-            if data is None:
-                return {}  # bound in device memory as it is (``direct_inputs``)
+            assert data is not None, "a bridged input is never bound in device memory"
             if mapped_uint64:
                 # Flipping the top bit maps unsigned order onto signed order exactly.
                 return {"input": (data ^ _UINT64_FLIP).view(np.int64)}
@@ -110,16 +109,18 @@ class _TopKBase(Operator[TopKDesc]):
                 top_values = top_values.astype(feed_dtype)
             return [top_values, top_indices.astype(index_type, copy=False)]
 
-        unchanged = not mapped_uint64 and compute_dtype == feed_dtype
-        return Plan(
-            (source,),
-            (values, indices),
-            model,
-            prepare,
-            finish,
-            direct_inputs=("input" if unchanged else None,),
-            direct_outputs=unchanged and not native,
-        )
+        if not mapped_uint64 and compute_dtype == feed_dtype:
+            # The input is fed as it is (the default bridge), so it may stay in device memory; so may the outputs
+            # where the index cast is in the graph (they are then the output tensors as they are: the default too).
+            return Plan(
+                (source,),
+                (values, indices),
+                model,
+                finish=finish if native else same_outputs,
+                direct_inputs=("input",),
+                direct_outputs=not native,
+            )
+        return Plan((source,), (values, indices), model, prepare, finish, direct_inputs=(None,))
 
 
 class TopK(_TopKBase[operators_pb2.TopKOperatorDesc]):
