@@ -64,6 +64,9 @@ class Placement:
     inline: bool
     #: The desc's batch queue (``Place.BATCH``).
     lane: BatchQueue[Results] | None
+    #: Whether a lone call runs to its end on the event loop at once (inline, no delay to wait for company, a
+    #: response small enough to be released on return): ``Scheduler.run``'s first branch.
+    at_once: bool
 
 
 class Scheduler:
@@ -259,7 +262,12 @@ class Scheduler:
         placements = self._placed
         # Its entry goes with the desc (an id is unique among live objects, so the key is still its own then).
         gone = weakref.ref(compiled, lambda _: placements.pop(key, None))
-        placement = Placement(gone, compiled.fallback, place, size, inline, lane)
+        at_once = (
+            inline
+            and (place is Place.INLINE or self.max_delay == 0)
+            and compiled.plan.response_bytes < HOLD_RESPONSES_FROM
+        )
+        placement = Placement(gone, compiled.fallback, place, size, inline, lane, at_once)
         placements[key] = placement
         return placement
 
@@ -286,14 +294,40 @@ class Scheduler:
         """
         if self.closing and not call.admitted:  # a stream's items run on: the stream was admitted before
             raise Unavailable(_SHUTTING_DOWN)
+        # NOTE: an entry of this id is this desc's: it goes with the desc (``place``), before the id is free.
+        placed = self._placed.get(id(compiled))
+        if placed is None or placed.fallback != compiled.fallback:
+            placed = self.place(compiled)
         deadline = call.deadline
         memory = self.memory
         size = compiled.memory
+        admission = self.admission
+        metrics = self.metrics
+        lane = placed.lane
+        if (
+            placed.at_once
+            and job is None
+            and not call.admitted
+            and not call.hold
+            and admission.idle()
+            and memory.fits(size)
+            and (lane is None or not (lane.queue or lane.running))
+        ):
+            # Nothing else runs or waits, and this call runs to its end now, on the loop: its slot and its memory
+            # would be taken and given back while nothing else can run, so they are left as they are.
+            started = time.monotonic()
+            if deadline is None or started < deadline:  # else refused below
+                assert bind is not None and encode is not None
+                result = encode(compiled.run(bind()))
+                if metrics is not None:
+                    sent = compiled.plan.response_bytes if call.sent < 0 else call.sent
+                    metrics.ran(call.label, 1, started - call.arrived, time.monotonic() - started, call.size, sent)
+                if compiled.fallback:
+                    call.executed_on = compiled.executed_on  # again, as below
+                return result
         if not memory.try_acquire(size):
             await memory.acquire(size, deadline)
-        metrics = self.metrics
         try:
-            admission = self.admission
             admitted = call.admitted
             if not admitted and not admission.try_acquire():
                 await admission.acquire(None if deadline is None else deadline - time.monotonic())
@@ -301,10 +335,6 @@ class Scheduler:
                 started = time.monotonic()
                 if deadline is not None and started >= deadline:
                     raise DeadlineExceeded("the deadline passed while the call waited; it was not executed")
-                # NOTE: an entry of this id is this desc's: it goes with the desc (``place``), before the id is free.
-                placed = self._placed.get(id(compiled))
-                if placed is None or placed.fallback != compiled.fallback:
-                    placed = self.place(compiled)
                 if job is not None:
                     if self.inline_on_device(compiled, host_bytes):
                         result = job(None)
@@ -314,7 +344,6 @@ class Scheduler:
                 elif placed.place is Place.BATCH:
                     assert bind is not None and encode is not None
                     feeds = bind()
-                    lane = placed.lane
                     assert lane is not None
                     if (
                         not admitted

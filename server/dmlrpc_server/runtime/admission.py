@@ -37,6 +37,10 @@ class Admission:
     def waiting(self) -> int:
         return len(self._waiters)
 
+    def idle(self) -> bool:
+        """Whether no call holds a slot or waits for one."""
+        return not self.running and not self._waiters
+
     def try_acquire(self) -> bool:
         """Take a slot if one is free and nobody waits (the fast path: no coroutine, no future)."""
         if self.running < self.max_running and not self._waiters:
@@ -115,6 +119,10 @@ class ByteBudget:
     def waiting(self) -> int:
         """Calls waiting now for their bytes to fit."""
         return len(self._waiters)
+
+    def fits(self, size: int) -> bool:
+        """Whether ``try_acquire(size)`` would reserve the bytes now (reserves nothing)."""
+        return not self._waiters and self.held + size <= self.capacity
 
     def try_acquire(self, size: int) -> bool:
         """Reserve ``size`` bytes if they fit now and nobody waits (pair with ``release``)."""
