@@ -103,7 +103,7 @@ class Binding:
                 inputs = feeds(compiled, items, skip=on_device.keys(), device=device)
                 bound = {plan.direct_inputs[i]: item.value for i, item in on_device.items()}
                 results: list[Any] = compiled.run_bound(inputs, bound, device_keep, device)  # type: ignore[arg-type]
-                finished: list[Any] = results if plan.plain_outputs else plan.finish(results)
+                finished: list[Any] = results if plan.direct_outputs else plan.finish(results)
             else:
                 finished = plan.finish(compiled.run(feeds(compiled, items, device=device), options))
             if not keep:
