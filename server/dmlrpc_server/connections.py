@@ -18,6 +18,30 @@ WAITING_PER_OPEN = 4
 IDLE_CONNECTIONS = 256
 
 
+class _Slots(Admission):
+    """One connection's slots, counted also in ``open_calls`` of all connections."""
+
+    def __init__(self, connections: ConnectionLimitInterceptor) -> None:
+        super().__init__(
+            connections.max_open,
+            connections.max_open * WAITING_PER_OPEN,
+            limits=f"the limit --max-streams-per-connection, {WAITING_PER_OPEN} times as many may wait",
+            scope=" on this connection",
+        )
+        self._connections = connections
+
+    def try_acquire(self) -> bool:
+        if super().try_acquire():
+            self._connections.open_calls += 1
+            return True
+        return False
+
+    def release(self) -> None:
+        running = self.running
+        super().release()
+        self._connections.open_calls -= running - self.running  # 0 when the slot passed to a waiting call
+
+
 class ConnectionLimitInterceptor(HandlerWrapper):
     """Admits at most ``max_open`` calls of one client connection at once; up to ``WAITING_PER_OPEN`` times as many
     more wait for one of them to end (FIFO), holding no running slot (a streaming one reads none of its messages
@@ -27,17 +51,19 @@ class ConnectionLimitInterceptor(HandlerWrapper):
     client's count of open streams, so a client at the limit gets streams refused (RST_STREAM REFUSED_STREAM, which
     clients surface as UNAVAILABLE). A connection is known by its peer address; its slots stay while it is idle
     (``IDLE_CONNECTIONS``).
+
+    A call of one response may start before it takes its slot, while no connection is at its limit
+    (``open_calls < max_open``): one its handler answers at once (the response, not an awaitable) was the only thing
+    running on the event loop from its start to its end, so a slot taken and given back around it could change
+    nothing that anything else sees; any other takes its slot before it is awaited (free: nothing ran meanwhile).
     """
 
     def __init__(self, max_open: int) -> None:
-        self._max_open = max_open
-        self._connections: dict[str, Admission] = {}
+        self.max_open = max_open
+        #: Calls admitted now, over all connections.
+        self.open_calls = 0
+        self._connections: dict[str, _Slots] = {}
         self._sweep_at = IDLE_CONNECTIONS  # NOTE: grows with the busy connections: sweeps stay O(1) a call, amortised
-
-    @property
-    def open_calls(self) -> int:
-        """Calls admitted now, over all connections."""
-        return sum(connection.running for connection in self._connections.values())
 
     @property
     def remembered(self) -> int:
@@ -53,22 +79,15 @@ class ConnectionLimitInterceptor(HandlerWrapper):
         """The connection's slots with one of them taken, when one is free now (most calls; no coroutine); None
         when the call must ``enter``. Give the slot back with ``leave``."""
         connection = self._connections.get(peer)
-        if connection is not None and connection.try_acquire():
+        if connection is None:
+            connection = self._connections[peer] = _Slots(self)
+        if connection.try_acquire():
             return connection
         return None
 
     async def enter(self, peer: str) -> Admission:
-        """The connection's slots, one of them taken (waiting for it when all are taken)."""
-        connection = self._connections.get(peer)
-        if connection is None:
-            connection = self._connections[peer] = Admission(
-                self._max_open,
-                self._max_open * WAITING_PER_OPEN,
-                limits=f"the limit --max-streams-per-connection, {WAITING_PER_OPEN} times as many may wait",
-                scope=" on this connection",
-            )
-        if connection.try_acquire():
-            return connection
+        """The connection's slots, one of them taken once one is free (after ``take`` found none)."""
+        connection = self._connections[peer]
         try:
             await connection.acquire(None)
         except BaseException:

@@ -57,8 +57,9 @@ class ErrorInterceptor(HandlerWrapper):
     (logged with a request id that also goes to the client), and records one log line and the call's metrics.
 
     Every call also holds one of its connection's slots (``connections``) while it runs: a call of one response
-    takes it in this wrapper's own frame (the tiny calls: one coroutine less a call); a streaming response, in the
-    connection limiter's wrapper inside this one."""
+    takes it in this wrapper's own frame (the tiny calls: one coroutine less a call), unless its handler answered it
+    at once (see ``ConnectionLimitInterceptor``); a streaming response, in the connection limiter's wrapper inside
+    this one."""
 
     def __init__(self, metrics: Metrics | None, connections: ConnectionLimitInterceptor) -> None:
         self._metrics = metrics
@@ -96,12 +97,22 @@ class ErrorInterceptor(HandlerWrapper):
         async def returned(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             started = time.perf_counter()
             try:
-                peer = context.peer()
-                slot = connections.take(peer) or await connections.enter(peer)
-                try:
-                    response = await inner(request, context)
-                finally:
-                    connections.leave(peer, slot)
+                work = None
+                if connections.open_calls < connections.max_open:
+                    # No connection is at its limit: the handler starts before its call takes a slot. A call it
+                    # answers at once (the response itself) ran alone on the loop from start to end: it needs none.
+                    work = inner(request, context)
+                if type(work) is bytes:
+                    response = work
+                else:
+                    peer = context.peer()
+                    slot = connections.take(peer) or await connections.enter(peer)
+                    try:
+                        if work is None:
+                            work = inner(request, context)
+                        response = work if type(work) is bytes else await work
+                    finally:
+                        connections.leave(peer, slot)
             except BaseException as error:
                 call = CALL.get()
                 if call is not None and call.held:

@@ -271,6 +271,41 @@ class Scheduler:
         placements[key] = placement
         return placement
 
+    def now(
+        self, call: Call, compiled: Compiled, bind: Callable[[], Feeds], encode: Callable[[Results], T]
+    ) -> T | None:
+        """Stages 3-6 for a lone tiny call, at once: its result when it can run to its end now, on the loop (its
+        placement says it may: inline, no company to wait for, a response released on return), while nothing else
+        runs or waits and its memory fits; else ``None``, and ``run`` runs it. It takes no admission slot and
+        reserves no memory: it would take and give back both while nothing else can run, so nothing could see them.
+        Records the call's metrics."""
+        placed = self._placed.get(id(compiled))
+        if placed is None or placed.fallback != compiled.fallback:
+            placed = self.place(compiled)
+        lane = placed.lane
+        if (
+            not placed.at_once
+            or call.admitted
+            or call.hold
+            or self.closing
+            or not self.admission.idle()
+            or not self.memory.fits(compiled.memory)
+            or (lane is not None and (lane.queue or lane.running))
+        ):
+            return None
+        started = time.monotonic()
+        deadline = call.deadline
+        if deadline is not None and started >= deadline:
+            return None  # ``run`` refuses it
+        result = encode(compiled.run(bind()))
+        metrics = self.metrics
+        if metrics is not None:
+            sent = compiled.plan.response_bytes if call.sent < 0 else call.sent
+            metrics.ran(call.label, 1, started - call.arrived, time.monotonic() - started, call.size, sent)
+        if compiled.fallback:
+            call.executed_on = compiled.executed_on  # as ``run`` does
+        return result
+
     async def run(
         self,
         call: Call,
@@ -304,27 +339,6 @@ class Scheduler:
         admission = self.admission
         metrics = self.metrics
         lane = placed.lane
-        if (
-            placed.at_once
-            and job is None
-            and not call.admitted
-            and not call.hold
-            and admission.idle()
-            and memory.fits(size)
-            and (lane is None or not (lane.queue or lane.running))
-        ):
-            # Nothing else runs or waits, and this call runs to its end now, on the loop: its slot and its memory
-            # would be taken and given back while nothing else can run, so they are left as they are.
-            started = time.monotonic()
-            if deadline is None or started < deadline:  # else refused below
-                assert bind is not None and encode is not None
-                result = encode(compiled.run(bind()))
-                if metrics is not None:
-                    sent = compiled.plan.response_bytes if call.sent < 0 else call.sent
-                    metrics.ran(call.label, 1, started - call.arrived, time.monotonic() - started, call.size, sent)
-                if compiled.fallback:
-                    call.executed_on = compiled.executed_on  # again, as below
-                return result
         if not memory.try_acquire(size):
             await memory.acquire(size, deadline)
         try:

@@ -84,11 +84,12 @@ class Service:
 
     # -- Execute, Dispatch and ExecuteMany's items --------------------------------------------------------------
 
-    def execute(self, call: Call) -> Awaitable[bytes]:
-        """One Execute or Dispatch call (or ExecuteMany item): the serialized ExecuteResponse, once awaited.
+    def execute(self, call: Call) -> bytes | Awaitable[bytes]:
+        """One Execute or Dispatch call: the serialized ExecuteResponse, or what awaits to it.
 
-        A call of the common form whose plan is cached is the scheduler's run itself (stages 3-6, no frame of its
-        own: this is the tiny call's path); every other call is ``_execute``'s, which may wait for a compile.
+        A call of the common form whose plan is cached runs at once where it can (stages 3-6 on the loop, alone: the
+        bytes themselves), else is the scheduler's run (no frame of its own: this is the tiny call's path); every
+        other call is ``_execute``'s, which may wait for a compile.
 
         Raises:
             ServiceError: validation, limits, the queue bound (RESOURCE_EXHAUSTED) or an expired deadline.
@@ -98,8 +99,11 @@ class Service:
         if buffers is not None:
             compiled = self.catalog.lookup(call)  # 2: the plan of the desc's bytes
             if compiled is not None and not compiled.plan.input_arrays:
+                bind = functools.partial(feeds, compiled, buffers)
                 encode = functools.partial(encode_outputs, compiled, pool=self.binding.pool, write=write_execute)
-                return self.scheduler.run(call, compiled, functools.partial(feeds, compiled, buffers), encode)  # 3-6
+                scheduler = self.scheduler
+                response = scheduler.now(call, compiled, bind, encode)  # 3-6, at once
+                return scheduler.run(call, compiled, bind, encode) if response is None else response  # 3-6
         return self._execute(call, compiled)
 
     async def _execute(self, call: Call, found: Compiled | None) -> bytes:
@@ -135,8 +139,10 @@ class Service:
             buffers = unary_buffers(request.inputs, compiled.plan)
             if entry is not None:
                 buffers = entry.bind(buffers)
+        bind = functools.partial(feeds, compiled, buffers)  # 4
         encode = functools.partial(encode_outputs, compiled, pool=self.binding.pool, write=write_execute)  # 6
-        return await self.scheduler.run(call, compiled, functools.partial(feeds, compiled, buffers), encode)  # 3, 4, 5
+        response = self.scheduler.now(call, compiled, bind, encode)  # 3-6, at once
+        return await self.scheduler.run(call, compiled, bind, encode) if response is None else response  # 3, 4, 5
 
     async def _resident(self, call: Call, compiled: Compiled, entry: Handle | None) -> list[bytes | Resident | None]:
         """A call with resident bindings or kept outputs: one job that binds, runs and encodes (device memory stays
@@ -174,7 +180,7 @@ class Service:
                 if isinstance(request, service_pb2.ExecuteRequest) and not call.resident:
                     compiled = catalog.lookup(call)  # 2, a hit
                 if compiled is None or compiled.plan.input_arrays:
-                    outcomes.append(await self.execute(call))  # a miss, a handle, resident or array bindings
+                    outcomes.append(await self._execute(call, compiled))  # a miss, a handle, resident or array bindings
                     index += 1
                     continue
             except Exception as error:

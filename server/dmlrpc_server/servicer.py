@@ -48,10 +48,11 @@ class DirectMLServicer:
 
     def Execute(  # noqa: N802 - gRPC method names are PascalCase
         self, request: bytes, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> Awaitable[bytes]:
+    ) -> bytes | Awaitable[bytes]:
         # Registered without serializers (see `handlers`): the common form of a call is read from its wire bytes,
         # and the service writes the response's bytes. Not a coroutine of its own (the tiny call's frames are few):
-        # the call's end (the interceptor) awaits the service's run and finds the call in CALL.
+        # the response itself where the call ran at once, else what awaits to it; the call's end (the interceptor)
+        # takes either, and finds the call in CALL.
         call = read_execute(request, context.time_remaining())
         if call is None:
             decoded = parse(service_pb2.ExecuteRequest, request)
@@ -108,8 +109,8 @@ class DirectMLServicer:
 
     def Dispatch(  # noqa: N802
         self, request: service_pb2.DispatchRequest | Corrupt, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> Awaitable[bytes]:
-        # As Execute: the interceptor awaits the service's run and finds the call in CALL.
+    ) -> bytes | Awaitable[bytes]:
+        # As Execute: the response or what awaits to it; the interceptor finds the call in CALL.
         dispatch = decoded(request)
         call = read_request(dispatch, dispatch.ByteSize(), deadline_of(context.time_remaining()), self._owner(context))
         CALL.set(call)

@@ -83,23 +83,69 @@ class Tracing:
         return TracingInterceptor(self.tracer)
 
     def instrument(self, service: Service) -> None:
-        """Wrap the stage functions of ``service``'s instances (its own ``execute``, its scheduler's ``run`` and
-        ``place``) so that each stage of a STAGED call opens its span; the modules' code is untouched."""
+        """Wrap the stage functions of ``service``'s instances (its own ``execute``, its scheduler's ``now``, ``run``
+        and ``place``) so that each stage of a STAGED call opens its span; the modules' code is untouched."""
         execute = service.execute
         scheduler = service.scheduler
+        now = scheduler.now
         run = scheduler.run
         place = scheduler.place
         members = self.members
 
         async def traced_execute(call: Call) -> bytes:
             stages = _STAGES.get()
-            if stages is None or stages.name != "read":  # an ExecuteMany item, or a call without stages
-                return await execute(call)
-            stages.set("dmlrpc.request_bytes", call.size)
-            stages.next("plan")
-            response = await execute(call)
-            stages.set("dmlrpc.response_bytes", len(response))
+            if stages is not None and stages.name != "read":  # an ExecuteMany item
+                stages = None
+            if stages is not None:
+                stages.set("dmlrpc.request_bytes", call.size)
+                stages.next("plan")
+            response = execute(call)
+            if not isinstance(response, bytes):
+                response = await response
+            if stages is not None:
+                stages.set("dmlrpc.response_bytes", len(response))
             return response
+
+        def spanned(
+            stages: _Stages, bind: Callable[[], Any] | None, encode: Callable[[Any], Any] | None, fed: list[int]
+        ) -> tuple[Callable[[], Any], Callable[[Any], Any]]:
+            """``bind`` and ``encode`` opening their stages' spans; ``fed`` gets the id of each feeds made (a batch's
+            members, until the call ends)."""
+
+            def traced_bind() -> Any:
+                stages.next("bind")
+                assert bind is not None
+                feeds = bind()
+                members[id(feeds)] = stages
+                fed.append(id(feeds))
+                stages.next("run", {"dmlrpc.batch_size": 1})
+                return feeds
+
+            def traced_encode(results: Any) -> Any:
+                stages.next("encode")
+                assert encode is not None
+                return encode(results)
+
+            return traced_bind, traced_encode
+
+        def traced_now(call: Call, compiled: Any, bind: Callable[[], Any], encode: Callable[[Any], Any]) -> Any:
+            stages = _STAGES.get()
+            if stages is None:
+                return now(call, compiled, bind, encode)
+            fed: list[int] = []
+            traced_bind, traced_encode = spanned(stages, bind, encode, fed)
+
+            def admitted_bind() -> Any:
+                # Its admission only now that it runs at once: a call ``now`` leaves to ``run`` is admitted there.
+                stages.set("dmlrpc.operator", call.label)
+                stages.next("admit")
+                return traced_bind()
+
+            try:
+                return now(call, compiled, admitted_bind, traced_encode)
+            finally:
+                for key in fed:
+                    members.pop(key, None)
 
         async def traced_run(
             call: Call,
@@ -115,20 +161,7 @@ class Tracing:
             stages.set("dmlrpc.operator", call.label)
             stages.next("admit")
             fed: list[int] = []
-
-            def traced_bind() -> Any:
-                stages.next("bind")
-                assert bind is not None
-                feeds = bind()
-                members[id(feeds)] = stages
-                fed.append(id(feeds))
-                stages.next("run", {"dmlrpc.batch_size": 1})
-                return feeds
-
-            def traced_encode(results: Any) -> Any:
-                stages.next("encode")
-                assert encode is not None
-                return encode(results)
+            traced_bind, traced_encode = spanned(stages, bind, encode, fed)
 
             def traced_job(options: ort.RunOptions | None) -> Any:
                 # A resident call's job binds, runs and encodes on the device as one: one span.
@@ -151,6 +184,7 @@ class Tracing:
             return placement
 
         service.execute = traced_execute  # type: ignore[method-assign]
+        scheduler.now = traced_now  # type: ignore[method-assign]
         scheduler.run = traced_run  # type: ignore[method-assign]
         scheduler.place = traced_place  # type: ignore[method-assign]
 

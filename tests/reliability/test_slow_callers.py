@@ -237,15 +237,19 @@ def default_server() -> Iterator[ServerThread]:
 
 def test_idle_connections_are_remembered_up_to_a_bound(default_server: ServerThread) -> None:
     """A connection's slots stay while it is idle (one call at a time makes none anew), and the idle ones are
-    forgotten once more than IDLE_CONNECTIONS are kept: connections that come and go hold no memory."""
+    forgotten once more than IDLE_CONNECTIONS are kept: connections that come and go hold no memory. Each connection
+    runs a stream, which holds a slot throughout (a tiny unary call that never suspends takes none)."""
     connections = default_server.built.connections
     assert connections is not None
+    call = ops.top_k(np.array([3.0, 9.0, 1.0], np.float32), 2)
+    messages = list(prepare_execute(call.operator_desc, call.inputs).stream_requests())
     for _ in range(IDLE_CONNECTIONS + 40):
         # NOTE: a local subchannel pool each: every channel its own connection, from its own port.
         with grpc.insecure_channel(default_server.address, options=[("grpc.use_local_subchannel_pool", 1)]) as channel:
-            outputs = service_pb2_grpc.DirectMLServiceStub(channel).Execute(_top_k_request(), timeout=30).outputs
-            np.testing.assert_array_equal(np.frombuffer(outputs[0].buffer.data, np.float32), [9.0, 3.0])
+            stream = channel.stream_stream(EXECUTE_STREAM, request_serializer=None, response_deserializer=None)
+            assert list(stream(iter(messages), timeout=30))
     assert 0 < connections.remembered <= IDLE_CONNECTIONS, connections.remembered
+    assert connections.open_calls == 0
 
 
 def test_many_callers_on_one_connection_are_all_answered(default_server: ServerThread) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import math
 import threading
@@ -22,6 +23,8 @@ import dmlrpc
 from dmlrpc import ops
 from dmlrpc._base import prepare_execute
 from dmlrpc.v1 import operators_pb2, service_pb2, service_pb2_grpc
+from dmlrpc_server.binding import feeds
+from dmlrpc_server.calls import Call
 from dmlrpc_server.catalog import Catalog
 from dmlrpc_server.feature_levels import LATEST
 from dmlrpc_server.operators.base import Limits
@@ -223,6 +226,42 @@ def test_a_placement_does_not_keep_its_desc_alive() -> None:
     session = weakref.ref(compiled.session)
     del compiled
     assert session() is None
+
+
+def test_a_lone_tiny_call_runs_at_once_and_any_other_is_left_to_run() -> None:
+    # Scheduler.now answers a tiny call on the loop, taking no admission slot and reserving no memory, only while
+    # nothing else runs or waits and its memory fits now; any other call (or one past its deadline, a stream's item,
+    # or any while the server drains) is left to ``run``, which admits it or refuses it.
+    limits = Limits(max_tensor_bytes=1 << 28, max_request_bytes=1 << 30, max_message_bytes=1 << 29)
+    provider = choose_provider("cpu")
+    catalog = Catalog(provider, feature_level=LATEST, limits=limits, cache_capacity=4, cache_bytes=1 << 24)
+    x = np.random.default_rng(7).random((1, 1, 3, 4), dtype=np.float32)
+    compiled = catalog.compiled(ops.top_k(x, 2, 3).operator_desc)
+    scheduler = _scheduler(ThreadPoolExecutor(1))
+    admission, memory = scheduler.admission, scheduler.memory
+    bind = functools.partial(feeds, compiled, [x.tobytes()])
+
+    def now(**fields: Any) -> list[np.ndarray] | None:
+        return scheduler.now(Call(None, None, x.nbytes, arrived=time.monotonic(), **fields), compiled, bind, list)
+
+    answered = now()
+    assert answered is not None
+    order = np.argsort(-x, axis=3, kind="stable")[..., :2]
+    np.testing.assert_array_equal(answered[0], np.take_along_axis(x, order, axis=3))
+    np.testing.assert_array_equal(answered[1], order.astype(answered[1].dtype))
+    assert admission.running == 0 and memory.held == 0
+    assert now(deadline=time.monotonic() + 60) is not None
+    assert admission.try_acquire()  # another call runs
+    assert now() is None
+    admission.release()
+    assert memory.try_acquire(memory.capacity - compiled.memory + 1)  # its memory would not fit now
+    assert now() is None
+    memory.release(memory.capacity - compiled.memory + 1)
+    assert now(deadline=time.monotonic() - 1) is None
+    assert now(admitted=True) is None and now(hold=True) is None
+    assert now() is not None
+    scheduler.closing = True
+    assert now() is None
 
 
 def test_a_stopped_run_whose_caller_is_cancelled_leaves_no_unread_error() -> None:
