@@ -21,7 +21,7 @@ from dmlrpc_server.batching import BatchQueue, Member
 from dmlrpc_server.calls import Call
 from dmlrpc_server.errors import DeadlineExceeded, Unavailable
 from dmlrpc_server.metrics import Metrics
-from dmlrpc_server.runtime.admission import Admission, ByteBudget
+from dmlrpc_server.runtime.admission import Admission, ByteBudget, wait_within
 from dmlrpc_server.runtime.buffers import BufferPool
 from dmlrpc_server.runtime.compiler import Compiled
 
@@ -516,7 +516,7 @@ class Scheduler:
         work = loop.run_in_executor(self.workers, job, options)
         timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
-            return await asyncio.wait_for(asyncio.shield(work), timeout)
+            return await wait_within(work, timeout)
         except (TimeoutError, asyncio.TimeoutError):
             options.terminate = True
             # NOTE: this wait can be cancelled too (the loop closing at exit); the outcome is read either way.

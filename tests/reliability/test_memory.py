@@ -46,6 +46,9 @@ LARGE_ELEMENTS = 16 << 20
 MEDIUM_DESCS = 16
 MEDIUM_ELEMENTS = 4 << 20
 MEDIUM_IN_FLIGHT = 8
+#: Requests of this many bytes, this many at once, three times: each runs off the event loop (a large reduction).
+LARGE_REQUEST_BYTES = 16 * MiB
+LARGE_REQUESTS_AT_ONCE = 8
 #: The trim runs within a second of the server going idle; more than that is a failure.
 SETTLE_SECONDS = 5.0
 
@@ -131,6 +134,35 @@ def test_distinct_large_output_descs_leave_memory_within_the_bounds(spawn: Calla
     assert scraped["dmlrpc_compile_cache_entries"] >= 1
     assert scraped["dmlrpc_resident_memory_bytes"] > 0
     assert scraped["dmlrpc_heap_retain_bytes"] == HEAP_RETAIN_BYTES
+
+
+def test_large_requests_are_not_held_until_their_deadlines(spawn: Callable[..., ServerProcess]) -> None:  # noqa: F811
+    """A call run off the event loop waits for its run with a timer at its deadline: the timer must not keep the
+    call (and so its request) once the call is answered, however far off the deadline is."""
+    server = spawn(
+        *("--port", "0", "--no-metrics", "--provider", "cpu", "--workers", "1"),
+        *("--heap-retain-bytes", str(HEAP_RETAIN_BYTES), "--buffer-pool-bytes", "0"),
+    )
+    listening = server.wait_for(LISTENING)
+    assert listening is not None, server.log()
+    pid = server.process.pid
+    # Unary however large: a stream's parts are other messages, and no request would be held whole.
+    with dmlrpc.Client(
+        f"127.0.0.1:{listening.group(1)}", timeout=600, retry=None, stream_threshold_bytes=1 << 40
+    ) as sdk:
+        sdk.reduce("SUM", np.ones(16, np.float32), axes=0)
+        baseline = rss(pid)
+        bound = baseline + SLACK  # the free heap is trimmed within a second of the server going idle
+        values = np.ones(LARGE_REQUEST_BYTES // 4, np.float32)  # sums exact in float32 (under 2**24)
+        with ThreadPoolExecutor(LARGE_REQUESTS_AT_ONCE) as pool:
+            for _ in range(3):
+                sums = list(pool.map(lambda _: sdk.reduce("SUM", values, axes=0), range(LARGE_REQUESTS_AT_ONCE)))
+                assert [float(total) for total in sums] == [float(values.size)] * LARGE_REQUESTS_AT_ONCE
+        held = _settled_rss(pid, bound)
+    growth = (held - baseline) / MiB
+    sent = 3 * LARGE_REQUESTS_AT_ONCE * LARGE_REQUEST_BYTES / MiB
+    print(f"RSS {baseline / MiB:.0f} MiB before {sent:.0f} MiB of requests, {held / MiB:.0f} MiB after (+{growth:.0f})")
+    assert held <= bound, f"the server holds {growth:.0f} MiB more than before the calls:\n{server.log()[-4000:]}"
 
 
 def _peak_rss(pid: int) -> int:
