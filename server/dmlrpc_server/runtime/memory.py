@@ -29,8 +29,10 @@ MMAP_THRESHOLD = 32 << 20
 #: glibc's arenas at the most (its default: eight per core). NOTE: a thread's own arena keeps the free top of its
 #: heap whatever the trim threshold (a heap is 64 MiB at most, under the threshold --heap-retain-bytes sets, and
 #: malloc_trim trims only the main arena's top): on 16 cores, 8 operator threads at once left +210 MiB held after
-#: their calls, against +19 MiB with two arenas and +3 MiB with one (docs/reliability.md). Two keep the main arena
-#: for the event loop and gRPC and share one among the operator threads.
+#: their calls, against +19 MiB with two arenas and +3 MiB with one (docs/reliability.md); gRPC's threads keep
+#: what they read requests into the same way (+288 MiB on 16 cores after 28 MiB requests, where an idle trim cannot
+#: reach). Past the cap each new thread takes an existing arena in turn, so the event loop shares its arena: about
+#: 20 us of CPU a tiny call (docs/benchmarks.md, "Lifting the arena cap").
 ARENAS = 2
 
 
