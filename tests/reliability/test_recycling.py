@@ -4,6 +4,7 @@ or relayed)."""
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import signal
@@ -35,6 +36,9 @@ METRICS = re.compile(r"INFO dmlrpc_server\.metrics: metrics on http://127\.0\.0\
 SESSIONS_PER_WORKER = 3
 DESCS = 30
 CLIENTS = 3
+#: The most sessions one process makes (``Scheduler.room_for_session``): up to its limit, one more for each other call
+#: in flight that was compiling as it reached it, and one for each call that waited for its handover.
+MOST_SESSIONS_PER_PROCESS = SESSIONS_PER_WORKER + 2 * CLIENTS - 1
 #: Every client gets a subchannel pool of its own (one TCP connection each), so that the kernel spreads the
 #: clients over the workers sharing the port.
 OWN_CONNECTION = [("grpc.use_local_subchannel_pool", 1)]
@@ -186,10 +190,11 @@ def test_recycled_workers_serve_every_call_and_keep_the_tree_bounded(
     assert executed(metrics_port) == DESCS
 
     # Workers made their sessions and were replaced, several times over: a process makes three, or a few more
-    # where misses compiled at once as it reached them.
+    # where misses compiled at once as it reached them. How many more depends on how the calls overlapped (a loaded
+    # machine overlaps more of them), so the count is bounded by the most a process can make, not by a typical run.
     values = scrape(metrics_port)
     recycles = values["dmlrpc_worker_recycles_total"]
-    assert recycles >= DESCS // (2 * SESSIONS_PER_WORKER), values
+    assert recycles >= math.ceil(DESCS / MOST_SESSIONS_PER_PROCESS) - workers, values
     assert values["dmlrpc_worker_restarts_total"] == 0, values
     assert values["dmlrpc_workers"] == workers, values
     assert max(sizes) <= sizes[0] + workers * TREE_SLACK, [size >> 20 for size in sizes]
