@@ -61,7 +61,8 @@ class Native:
     def servers(self, workers: list[int | None], floor: int = 0) -> dict[str, procs.Server | procs.EchoGroup]:
         """The single-process aio echo, our server with each ``--workers`` (None: the default) and, with ``floor``,
         the floor: the aio echo that also runs the tiny TopK in ONNX Runtime per call, in one process and in
-        ``floor`` processes sharing the port (the default workers' count)."""
+        ``floor`` processes sharing the port (the default workers' count), and the parsing floor (the issue's), plain
+        and under our workers' malloc tuning."""
         flags = shlex.split(self.args.server_flags)
         servers: dict[str, procs.Server | procs.EchoGroup] = {"echo": procs.echo_server("aio")}
         if floor:
@@ -71,6 +72,8 @@ class Native:
             # The issue's floor: protobuf parses the request and writes a real response, in the default workers'
             # processes on one port.
             servers["parsing-floor"] = procs.EchoGroup("aio-parse", floor)
+            # The same under the malloc tuning our workers apply to themselves: the floor as bounded in memory as ours.
+            servers["parsing-floor-tuned"] = procs.EchoGroup("aio-parse", floor, env=procs.server_malloc_environment())
         for n in workers:
             name = "ours" if n is None else f"ours-w{n}"
             servers[name] = procs.our_server(name, flags + ([] if n is None else ["--workers", str(n)]))
@@ -140,7 +143,7 @@ class Native:
     def _run(
         self, server: procs.Server | procs.EchoGroup, name: str, load: Load, run: Run, *, log: bool
     ) -> dict[str, Any]:
-        if name == "parsing-floor":  # a real ExecuteResponse of the tiny top-k, of a known size
+        if name.startswith("parsing-floor"):  # a real ExecuteResponse of the tiny top-k, of a known size
             return self.client.run(server.target, load, run, log=log, response_bytes=self.parsing_floor_bytes)
         echo = name == "echo" or name.startswith("floor")  # the floor answers with the request's bytes too
         metrics_port = None if echo else server.metrics_port
@@ -218,6 +221,14 @@ class Native:
         self.add(Row(scenario, f"{metric}, ours (default workers) vs the parsing floor", figure("ours", n, key),
                      figure("parsing-floor", n, key), f"parsing floor, {processes}", unit, goal,
                      "the floor parses the request and writes a real response with protobuf"))  # fmt: skip
+        # The bound beside the goal: what our malloc tuning (glibc's arena cap, which bounds the memory threads keep)
+        # costs the floor itself, and ours against the floor under it.
+        tuned = "parsing floor, our malloc tuning"
+        self.add(Row(scenario, f"{metric}, the {tuned} vs the parsing floor", figure("parsing-floor-tuned", n, key),
+                     figure("parsing-floor", n, key), f"parsing floor, {processes}", unit,
+                     note="glibc's settings of --tune-malloc, set in the environment"))  # fmt: skip
+        self.add(Row(scenario, f"{metric}, ours (default workers) vs the {tuned}", figure("ours", n, key),
+                     figure("parsing-floor-tuned", n, key), f"{tuned}, {processes}", unit))  # fmt: skip
 
     # -- worker scaling -----------------------------------------------------------------------------------------------
 

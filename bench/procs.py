@@ -164,26 +164,43 @@ def worker_count(flags: list[str], provider: str = "cpu") -> int:
     return int(getattr(load_settings(["--provider", provider, *flags], environ={}), "worker_processes", 1))
 
 
-def echo_server(mode: str, *, malloc: bool = False, port: int = 0, args: list[str] | None = None) -> Server:
+def echo_server(
+    mode: str, *, malloc: bool = False, port: int = 0, args: list[str] | None = None, env: dict[str, str] | None = None
+) -> Server:
     """``bench/echo_server.py --mode mode`` (``args``: its other flags, e.g. the top-k floor's)."""
     argv = [sys.executable, str(BENCH / "echo_server.py"), "--mode", mode, "--port", str(port), *(args or [])]
-    return Server(f"echo-{mode}", argv, malloc=malloc)
+    return Server(f"echo-{mode}", argv, malloc=malloc, env=env)
+
+
+def server_malloc_environment(provider: str = "cpu") -> dict[str, str]:
+    """The malloc tuning our server's default workers apply to themselves (``--tune-malloc``), as the environment
+    that gives another process the same: the floors measured under our memory bound."""
+    from dmlrpc_server.runtime.memory import malloc_environment
+    from dmlrpc_server.settings import load_settings
+
+    settings = load_settings(["--provider", provider], environ={})
+    return malloc_environment(settings.budgets(settings.worker_processes).heap_retain)
 
 
 class EchoGroup:
     """``processes`` echo servers of one mode sharing one port (gRPC sets ``SO_REUSEPORT`` on Linux, as our
     ``--workers`` do): the first picks the port, the others bind it once it is known (in ``wait_ready``)."""
 
-    def __init__(self, mode: str, processes: int, args: list[str] | None = None) -> None:
+    def __init__(
+        self, mode: str, processes: int, args: list[str] | None = None, env: dict[str, str] | None = None
+    ) -> None:
+        """``env``: the members' environment beside the runner's (e.g. ``server_malloc_environment``)."""
         self.mode = mode
         self.processes = processes
         self.args = args or []
-        self.members = [echo_server(mode, args=self.args)]
+        self.env = env
+        self.members = [echo_server(mode, args=self.args, env=env)]
 
     def wait_ready(self, timeout: float = 60.0) -> EchoGroup:
         first = self.members[0].wait_ready(timeout)
         while len(self.members) < self.processes:
-            self.members.append(echo_server(self.mode, port=first.port, args=self.args).wait_ready(timeout))
+            member = echo_server(self.mode, port=first.port, args=self.args, env=self.env)
+            self.members.append(member.wait_ready(timeout))
         return self
 
     @property
@@ -200,7 +217,7 @@ class EchoGroup:
     def respawn(self) -> EchoGroup:
         """Stop every member and start the group again (wait for it with ``wait_ready``)."""
         self.stop()
-        return EchoGroup(self.mode, self.processes, self.args)
+        return EchoGroup(self.mode, self.processes, self.args, self.env)
 
     def stop(self) -> None:
         for member in self.members:

@@ -107,13 +107,18 @@ def test_native_bench_prints_ratios_against_the_echo(tmp_path: Path) -> None:
     for metric in ("req/s", "p50 latency"):
         assert re.search(rf"{metric}, floor \(1 process\).*ratio\s+\d+\.\d+x", done.stdout), done.stdout[-3000:]
         assert re.search(rf"{metric}, ours \(default workers\) vs the floor.*ratio\s+\d+\.\d+x", done.stdout)
+        # The bound beside the goal: the parsing floor under our malloc tuning against the plain one; ours against it.
+        tuned = "parsing floor, our malloc tuning"
+        assert re.search(rf"{metric}, the {tuned} vs the parsing floor.*ratio\s+\d+\.\d+x", done.stdout)
+        assert re.search(rf"{metric}, ours \(default workers\) vs the {tuned}.*ratio\s+\d+\.\d+x", done.stdout)
     data = json.loads((tmp_path / "native.json").read_text())
     goals = [row for row in data["rows"] if row["goal"] is not None]
     # The echo's two goals (the serving core's) and the parsing floor's two (one path per call).
     assert len(goals) == 4 and all(row["ratio"] > 0 for row in goals), goals
     assert sum("vs the parsing floor" in row["metric"] for row in goals) == 2, goals
-    floor = data["raw"]["serving"]["floor@64"][0]
-    assert floor["count"] > 0 and floor["served"] >= floor["count"]
+    for name in ("floor", "parsing-floor-tuned"):
+        floor = data["raw"]["serving"][f"{name}@64"][0]
+        assert floor["count"] > 0 and floor["served"] >= floor["count"]
     ours = data["raw"]["serving"]["ours@64"][0]
     assert ours["count"] > 0 and set(ours["codes"]) <= {"OK", "CANCELLED"} and ours["codes"]["OK"] >= ours["count"]
 

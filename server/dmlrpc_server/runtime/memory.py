@@ -19,6 +19,13 @@ _M_TRIM_THRESHOLD = -1
 _M_TOP_PAD = -2
 _M_MMAP_THRESHOLD = -3
 _M_ARENA_MAX = -8
+#: The environment variable glibc reads for each of them as a process starts.
+_ENVIRONMENT = {
+    _M_TRIM_THRESHOLD: "MALLOC_TRIM_THRESHOLD_",
+    _M_TOP_PAD: "MALLOC_TOP_PAD_",
+    _M_MMAP_THRESHOLD: "MALLOC_MMAP_THRESHOLD_",
+    _M_ARENA_MAX: "MALLOC_ARENA_MAX",
+}
 
 #: The padding added to each heap growth (and kept when the heap is trimmed), at most: enough for a few large
 #: tensors; --heap-retain-bytes caps it.
@@ -31,8 +38,9 @@ MMAP_THRESHOLD = 32 << 20
 #: malloc_trim trims only the main arena's top): on 16 cores, 8 operator threads at once left +210 MiB held after
 #: their calls, against +19 MiB with two arenas and +3 MiB with one (docs/reliability.md); gRPC's threads keep
 #: what they read requests into the same way (+288 MiB on 16 cores after 28 MiB requests, where an idle trim cannot
-#: reach). Past the cap each new thread takes an existing arena in turn, so the event loop shares its arena: about
-#: 20 us of CPU a tiny call (docs/benchmarks.md, "Lifting the arena cap").
+#: reach). Past the cap each new thread takes an existing arena in turn, so the event loop shares its arena with
+#: gRPC's poller and event-engine threads: the parsing floor under the same settings serves 0.98-1.02x the tiny calls
+#: it serves without them (docs/benchmarks.md, "The bound beside the goal").
 ARENAS = 2
 
 
@@ -53,8 +61,25 @@ def _libc() -> ctypes.CDLL | None:
         return None
 
 
+def malloc_settings(retain_bytes: int) -> dict[int, int]:
+    """``tune_malloc``'s settings for ``retain_bytes``: each mallopt parameter's value."""
+    threshold = min(retain_bytes, 2**31 - 1)
+    return {
+        _M_MMAP_THRESHOLD: MMAP_THRESHOLD,
+        _M_TRIM_THRESHOLD: threshold,
+        _M_TOP_PAD: min(TOP_PAD, threshold),
+        _M_ARENA_MAX: ARENAS,
+    }
+
+
+def malloc_environment(retain_bytes: int) -> dict[str, str]:
+    """``tune_malloc``'s settings as the environment variables glibc reads as a process starts (mallopt(3)): the
+    same tuning for a process that does not tune itself (the benchmarks' floors, measured under our memory bound)."""
+    return {_ENVIRONMENT[parameter]: str(value) for parameter, value in malloc_settings(retain_bytes).items()}
+
+
 def tune_malloc(retain_bytes: int) -> bool:
-    """Apply the settings on glibc (the equivalent of MALLOC_TRIM_THRESHOLD_ etc.); returns whether it did.
+    """Apply the settings on glibc (the equivalent of ``malloc_environment``); returns whether it did.
 
     Freed memory at the top of a heap is kept up to ``retain_bytes`` (glibc gives back what exceeds it as it frees),
     in at most ``ARENAS`` arenas.
@@ -68,13 +93,7 @@ def tune_malloc(retain_bytes: int) -> bool:
     mallopt = libc.mallopt
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
-    threshold = min(retain_bytes, 2**31 - 1)
-    applied = [
-        mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD),
-        mallopt(_M_TRIM_THRESHOLD, threshold),
-        mallopt(_M_TOP_PAD, min(TOP_PAD, threshold)),
-        mallopt(_M_ARENA_MAX, ARENAS),
-    ]
+    applied = [mallopt(parameter, value) for parameter, value in malloc_settings(retain_bytes).items()]
     _log.debug("malloc tuning applied: %s", applied)
     return all(applied)
 
