@@ -73,7 +73,8 @@ class Native:
             # processes on one port.
             servers["parsing-floor"] = procs.EchoGroup("aio-parse", floor)
             # The same under the malloc tuning our workers apply to themselves: the floor as bounded in memory as ours.
-            servers["parsing-floor-tuned"] = procs.EchoGroup("aio-parse", floor, env=procs.server_malloc_environment())
+            tuned = procs.server_malloc_environment(flags)
+            servers["parsing-floor-tuned"] = procs.EchoGroup("aio-parse", floor, env=tuned)
         for n in workers:
             name = "ours" if n is None else f"ours-w{n}"
             servers[name] = procs.our_server(name, flags + ([] if n is None else ["--workers", str(n)]))

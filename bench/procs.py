@@ -172,13 +172,16 @@ def echo_server(
     return Server(f"echo-{mode}", argv, malloc=malloc, env=env)
 
 
-def server_malloc_environment(provider: str = "cpu") -> dict[str, str]:
-    """The malloc tuning our server's default workers apply to themselves (``--tune-malloc``), as the environment
-    that gives another process the same: the floors measured under our memory bound."""
+def server_malloc_environment(flags: list[str]) -> dict[str, str]:
+    """The malloc tuning our server's workers apply to themselves with ``flags`` on the CPU provider (as its
+    ``__main__`` decides it: none with ``--no-tune-malloc``), as the environment that gives another process the same:
+    the floors measured under our memory bound."""
     from dmlrpc_server.runtime.memory import malloc_environment
     from dmlrpc_server.settings import load_settings
 
-    settings = load_settings(["--provider", provider], environ={})
+    settings = load_settings(["--provider", "cpu", *flags], environ={})
+    if not settings.tune_malloc:
+        return {}
     return malloc_environment(settings.budgets(settings.worker_processes).heap_retain)
 
 
