@@ -486,7 +486,7 @@ class _CacheCollector(Collector):
     def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
         stats = self._cache.stats
         yield CounterMetricFamily(
-            "dmlrpc_compile_cache_hits", "Operator descs found compiled in the cache", value=stats.hits
+            "dmlrpc_compile_cache_hits", "Operator descs found compiled in the cache", value=self._cache.hits
         )
         yield CounterMetricFamily(
             "dmlrpc_compile_cache_misses", "Operator descs validated and compiled anew", value=stats.misses

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 import time
 import urllib.request
@@ -234,6 +235,40 @@ def test_the_compile_cache_is_bounded_by_bytes_and_releases_evicted_sessions() -
     # The most recent desc is still cached, under the bytes its client sent.
     assert catalog.cached_bytes(sequence_desc(11.0, 64).SerializeToString()) is not None
     assert catalog.cached_bytes(sequence_desc(0.0, 64).SerializeToString()) is None
+
+
+def test_lookups_by_desc_bytes_stay_right_while_compiles_evict_on_other_threads() -> None:
+    # Stage 2's hit takes no lock (CompileCache.peek_alias): what it finds, while worker threads compile and evict
+    # around it, is the desc's own plan or nothing, and every hit is counted.
+    catalog = _catalog(cache_bytes=1 << 40, capacity=6)
+    cache = catalog.cache
+    descs = [sequence_desc(float(index), 8).SerializeToString() for index in range(8)]
+    starts = {raw: float(index) for index, raw in enumerate(descs)}
+    compiles = [0, 0]
+
+    def compile_at_random(worker: int) -> None:
+        chooser = random.Random(worker)
+        while compiles[worker] < 150:
+            catalog.compiled_bytes(chooser.choice(descs))
+            compiles[worker] += 1
+
+    hits_before = cache.hits
+    found = missed = 0
+    with ThreadPoolExecutor(2) as workers:
+        running = [workers.submit(compile_at_random, worker) for worker in range(2)]
+        while not all(future.done() for future in running) or found == 0:
+            raw = descs[(found + missed) % len(descs)]
+            compiled = catalog.cached_bytes(raw)
+            if compiled is None:
+                missed += 1
+                continue
+            found += 1
+            output = compiled.plan.finish(compiled.run(feeds(compiled, [])))[0]
+            assert output is not None and output[0] == starts[raw]
+        for future in running:
+            future.result()
+    assert missed > 0 and cache.stats.evictions > 0
+    assert cache.hits - hits_before >= found and len(cache) <= 6
 
 
 def test_a_desc_over_the_byte_bound_runs_without_being_cached() -> None:

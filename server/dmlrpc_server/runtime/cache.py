@@ -21,6 +21,8 @@ class CacheStats(Lookups):
     evictions: int = 0
     #: Descs compiled for their call only: their entry alone was over the cache's byte bound.
     uncached: int = 0
+    #: Hits of ``CompileCache.peek_alias``, apart from ``hits``: only the event loop counts them, without the lock.
+    alias_hits: int = 0
     #: Compiled descs that run on the CPU provider in part or whole, by (operator label, ``Compiled.fallback``).
     fallbacks: dict[tuple[str, str], int] = field(default_factory=dict)
 
@@ -59,6 +61,11 @@ class CompileCache:
         return self._capacity
 
     @property
+    def hits(self) -> int:
+        """Lookups that found their entry compiled, by its canonical key or by the bytes a client sent."""
+        return self.stats.hits + self.stats.alias_hits
+
+    @property
     def held_bytes(self) -> int:
         """The bytes charged for what the cache holds now (entries and aliases)."""
         return self._entry_bytes + self._alias_bytes
@@ -69,13 +76,26 @@ class CompileCache:
             return self._lookup(key)
 
     def peek_alias(self, raw: bytes) -> Compiled | None:
-        """The entry whose desc a client sent as ``raw`` (see ``alias``), if it is still cached."""
-        with self._lock:
-            key = self._aliases.get(raw)
-            if key is None:
-                return None
+        """The entry whose desc a client sent as ``raw`` (see ``alias``), if it is still cached. From the event loop
+        thread only (every tiny call's stage 2).
+
+        NOTE: no lock: each dictionary operation is one step under the GIL, and what a compile on a worker thread
+        does between two of them is evict or add an entry. An entry evicted after it was found is a hit on what is
+        leaving, as a call that found it just before runs it; its recency is then nothing to keep (``KeyError``).
+        """
+        key = self._aliases.get(raw)
+        if key is None:
+            return None
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        try:
             self._aliases.move_to_end(raw)
-            return self._lookup(key)
+            self._entries.move_to_end(key)
+        except KeyError:
+            pass
+        self.stats.alias_hits += 1
+        return entry
 
     def alias(self, raw: bytes, key: bytes) -> None:
         """Remember that the desc bytes ``raw`` compile to the entry of ``key``."""
