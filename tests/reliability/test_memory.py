@@ -256,7 +256,9 @@ def test_lookups_by_desc_bytes_stay_right_while_compiles_evict_on_other_threads(
     found = missed = 0
     with ThreadPoolExecutor(2) as workers:
         running = [workers.submit(compile_at_random, worker) for worker in range(2)]
-        while not all(future.done() for future in running) or found == 0:
+        # NOTE: on until the workers are done and both outcomes were seen: once they are, 6 of the 8 descs are
+        # cached, so one more pass over them finds one and misses one, however fast the workers were.
+        while not all(future.done() for future in running) or found == 0 or missed == 0:
             raw = descs[(found + missed) % len(descs)]
             compiled = catalog.cached_bytes(raw)
             if compiled is None:
