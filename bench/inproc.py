@@ -64,7 +64,7 @@ def floor(call: ops.Call, *, number: int = 2000, repeats: int = 5) -> dict[str, 
         found = catalog.compiled(request.operator_desc)
         catalog.check_response_fits(found)
         bound = binding.feeds(found, binding.unary_buffers(request.inputs, found.plan))
-        return binding.encode_outputs(found, found.run(bound), pool, calls.write_execute)
+        return binding.encode_outputs(found, pool, calls.write_execute, found.run(bound))
 
     return {
         "session_run_us": per_call_us(lambda: session.run(names, feeds), number=number, repeats=repeats),

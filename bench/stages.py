@@ -111,7 +111,7 @@ async def measure(number: int, repeats: int) -> dict[str, float]:
     buffers = list(call.buffers or [])
     bound = feeds(compiled, buffers)
     results = compiled.run(bound)
-    outputs = encode_outputs(compiled, results, pool, list)
+    outputs = encode_outputs(compiled, pool, list, results)
 
     stages: dict[str, Callable[[], Any]] = {
         "read": lambda: read_execute(raw),
@@ -119,7 +119,7 @@ async def measure(number: int, repeats: int) -> dict[str, float]:
         # Scheduler.now (a lone tiny call's) with its bind and encode taken out: placement, metrics and the run.
         "admit, place and run": lambda: scheduler.now(call, compiled, lambda: bound, _same),
         "bind": lambda: feeds(compiled, buffers),
-        "encode": lambda: encode_outputs(compiled, results, pool, write_execute),
+        "encode": lambda: encode_outputs(compiled, pool, write_execute, results),
         "  of which the writer": lambda: write_execute(outputs),
     }
     times = {name: await _timed(fn, number, repeats) for name, fn in stages.items()}

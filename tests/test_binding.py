@@ -80,11 +80,11 @@ def test_packed_buffers_bind_and_encode_as_the_general_path_does(
     (result,) = plan.finish(results)
     assert result is not None and result.dtype == np.dtype(target) and result.shape == x.shape
     # A C-contiguous result is sent as it is; one that is not is laid out by the general path: the same bytes.
-    sent = encode_outputs(compiled, results, BufferPool(0), write_execute)
+    sent = encode_outputs(compiled, BufferPool(0), write_execute, results)
     assert sent == _response(result, output.total_bytes)
     if result.size > 1:
         assert not _strided_copy(results[0]).flags.c_contiguous
-        assert encode_outputs(compiled, [_strided_copy(results[0])], BufferPool(0), write_execute) == sent
+        assert encode_outputs(compiled, BufferPool(0), write_execute, [_strided_copy(results[0])]) == sent
 
 
 def test_a_short_buffer_is_refused_with_its_field_path(catalog: Catalog) -> None:
@@ -104,7 +104,7 @@ def test_a_result_of_another_type_is_not_sent_as_it_is(catalog: Catalog) -> None
     # A result whose dtype differs from its output desc's (as a bridge could leave one) is not the output's buffer,
     # even of the same size: the general path lays it out as the desc's type, never sends its own bytes.
     for result in (x, x.astype(np.int64)):
-        encoded = encode_outputs(compiled, [result], BufferPool(0), list)
+        encoded = encode_outputs(compiled, BufferPool(0), list, [result])
         assert bytes(encoded[0]) == x.astype(np.int32).tobytes()
 
 

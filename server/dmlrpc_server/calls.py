@@ -9,6 +9,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
+import numpy as np
 from google.protobuf.message import DecodeError, Message
 
 from dmlrpc.v1 import service_pb2, tensor_pb2
@@ -30,8 +31,9 @@ _TAG = b"\x08"  # ItemResult.tag: field 1, varint
 _STATUS = b"\x12"  # ItemResult.status: field 2, length-delimited
 _RESPONSE = b"\x1a"  # ItemResult.response: field 3, length-delimited
 
-#: One output binding, encoded: a buffer's bytes (or a view of them), a tensor array's buffers, or ``None`` (unset).
-Encoded = bytes | memoryview | list[bytes | None] | None
+#: One output binding, encoded: a buffer's bytes (or a view of them, or a C-contiguous array that is them), a tensor
+#: array's buffers, or ``None`` (unset).
+Encoded = bytes | memoryview | np.ndarray | list[bytes | None] | None
 Request = service_pb2.ExecuteRequest | service_pb2.DispatchRequest
 
 
@@ -173,7 +175,7 @@ def write_execute(outputs: Sequence[Encoded]) -> bytes:
     NOTE: building BindingDesc and BufferBinding objects and serializing them costs more than a tiny operator, and
     copies each buffer twice; a buffer binding is three length prefixes in front of the data.
     """
-    parts: list[bytes | memoryview] = []
+    parts: list[bytes | memoryview | np.ndarray] = []
     for item in outputs:
         if item is None:
             parts.append(_UNSET_BINDING)
@@ -184,8 +186,9 @@ def write_execute(outputs: Sequence[Encoded]) -> bytes:
             ).SerializeToString()
             parts += (_FIELD1, varint(len(binding)), binding)
         else:
-            parts += (_buffer_framing(len(item)), item)
-    return b"".join(parts)
+            # NOTE: bytes.join reads a C-contiguous array's bytes as it reads a memoryview's (the buffer protocol)
+            parts += (_buffer_framing(len(item) if isinstance(item, bytes) else item.nbytes), item)
+    return b"".join(parts)  # type: ignore[arg-type]  # NumPy's stubs lack __buffer__
 
 
 @functools.lru_cache(maxsize=1024)

@@ -100,7 +100,7 @@ class Service:
             compiled = self.catalog.lookup(call)  # 2: the plan of the desc's bytes
             if compiled is not None and not compiled.plan.input_arrays:
                 bind = functools.partial(feeds, compiled, buffers)
-                encode = functools.partial(encode_outputs, compiled, pool=self.binding.pool, write=write_execute)
+                encode = functools.partial(encode_outputs, compiled, self.binding.pool, write_execute)
                 scheduler = self.scheduler
                 response = scheduler.now(call, compiled, bind, encode)  # 3-6, at once
                 return scheduler.run(call, compiled, bind, encode) if response is None else response  # 3-6
@@ -140,7 +140,7 @@ class Service:
             if entry is not None:
                 buffers = entry.bind(buffers)
         bind = functools.partial(feeds, compiled, buffers)  # 4
-        encode = functools.partial(encode_outputs, compiled, pool=self.binding.pool, write=write_execute)  # 6
+        encode = functools.partial(encode_outputs, compiled, self.binding.pool, write_execute)  # 6
         response = self.scheduler.now(call, compiled, bind, encode)  # 3-6, at once
         return await self.scheduler.run(call, compiled, bind, encode) if response is None else response  # 3, 4, 5
 
@@ -210,7 +210,7 @@ class Service:
                 except Exception as error:
                     binds.append(functools.partial(_raise, error))
                     bound.append(error)
-            encode = functools.partial(encode_outputs, compiled, pool=binding.pool, write=write_execute)
+            encode = functools.partial(encode_outputs, compiled, binding.pool, write_execute)
             ran = await self.scheduler.run_items(group, compiled, binds, encode)  # 3-6
             outcomes.extend(error or result for error, result in zip(bound, ran, strict=True))
         return outcomes

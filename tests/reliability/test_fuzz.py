@@ -189,7 +189,7 @@ def test_fuzzed_requests_in_process_raise_only_service_errors(catalog: Catalog) 
             compiled = catalog.compiled(parsed.operator_desc)
             catalog.check_response_fits(compiled)
             run = compiled.run(feeds(compiled, unary_buffers(parsed.inputs, compiled.plan)))
-            encode_outputs(compiled, run, BufferPool(0), write_execute)
+            encode_outputs(compiled, BufferPool(0), write_execute, run)
             outcomes["ok"] += 1
         except ServiceError as error:  # anything else escapes and fails the example
             outcomes[type(error).__name__] += 1

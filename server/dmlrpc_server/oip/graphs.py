@@ -147,7 +147,7 @@ class CompiledModel:
 
     def _outputs(self, results: list[np.ndarray]) -> dict[str, np.ndarray]:
         # The bytes Dispatch would send (the same encoding step), read back per the output descs.
-        encoded = binding.encode_outputs(self.compiled, results, self.pool, list)
+        encoded = binding.encode_outputs(self.compiled, self.pool, list, results)
         arrays: dict[str, np.ndarray] = {}
         for endpoint in self.outputs:
             data = encoded[endpoint.index]

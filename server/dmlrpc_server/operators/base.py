@@ -106,8 +106,8 @@ class Tensors:
 Prepare = Callable[[Sequence[np.ndarray | None]], dict[str, np.ndarray]]
 #: ``Plan.finish``: the model's outputs -> arrays shaped as the output tensors (binding order).
 Finish = Callable[[Sequence[np.ndarray]], list[np.ndarray | None]]
-#: How a packed input buffer is viewed: its dtype, element count, sizes and total bytes (``Plan.packed_inputs``).
-PackedInput = tuple[np.dtype[np.generic], int, tuple[int, ...], int]
+#: How a packed input buffer is viewed: its dtype, sizes and total bytes (``Plan.packed_inputs``).
+PackedInput = tuple[np.dtype[np.generic], tuple[int, ...], int]
 #: What a packed output buffer must be: its dtype and bytes (``Plan.packed_outputs``).
 PackedOutput = tuple[np.dtype[np.generic], int]
 
@@ -136,7 +136,7 @@ def _each_packed(
 
 
 def _input_view(layout: TensorLayout) -> PackedInput | None:
-    return (layout.dtype, layout.element_count, layout.sizes, layout.total_bytes) if layout.is_packed else None
+    return (layout.dtype, layout.sizes, layout.total_bytes) if layout.is_packed else None
 
 
 def _output_buffer(layout: TensorLayout) -> PackedOutput | None:
