@@ -68,6 +68,7 @@ def devices(count: int, *, directml: bool = False) -> None:
 
     print(MARKER + "start", flush=True)
     for index in range(count):
+        left: tuple[int, ...]
         if directml:
             dml = dml_wine_directml.DirectML()
             print(MARKER + f"{index + 1} DirectML devices created", flush=True)

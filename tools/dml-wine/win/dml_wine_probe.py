@@ -76,8 +76,11 @@ def run_call(engine: Catalog, call: ops.Call) -> list[np.ndarray | None]:
     prepared = prepare_execute(call.operator_desc, call.inputs)
     compiled = engine.compiled(call.operator_desc)
     results = compiled.run(feeds(compiled, unary_buffers(prepared.request.inputs, compiled.plan)))
-    outputs = encode_outputs(compiled, results, BufferPool(0), list)
-    return [None if data is None else np.frombuffer(data, np.uint8) for data in outputs]
+    arrays: list[np.ndarray | None] = []
+    for data in encode_outputs(compiled, BufferPool(0), list, results):
+        assert not isinstance(data, list), "the probe's operators have no tensor-array fields"
+        arrays.append(None if data is None else np.frombuffer(data, np.uint8))
+    return arrays
 
 
 def sample(rng: np.random.Generator, dtype: str, shape: Sequence[int]) -> np.ndarray:
