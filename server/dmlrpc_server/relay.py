@@ -125,6 +125,8 @@ class _Calls:
         self._worker = _FrameReader()
         self.unanswered: set[int] = set()
         self.last_stream = _EVERY_STREAM
+        #: The worker's GOAWAY frames so far.
+        self.goaways = 0
 
     def from_client(self, data: bytes) -> None:
         if not self.watching:
@@ -149,21 +151,28 @@ class _Calls:
         for kind, stream, value in self._worker.frames(data):
             if kind == _GOAWAY:
                 self.last_stream = value
+                self.goaways += 1
             else:
                 self.unanswered.discard(stream)  # its answer has begun (its headers), or it was refused
 
-    def refusals(self) -> tuple[bytes, int]:
+    def refusals(self) -> tuple[bytes, int, str]:
         """Once the worker has ended the connection: a GOAWAY whose last stream id falls below every call that its
         own last GOAWAY accepted and it never began to answer, and how many those are; nothing if there are none, if
-        it ended mid-frame, or without such a GOAWAY."""
-        if not self.watching or not self._worker.at_frame_end or self.last_stream == _EVERY_STREAM:
-            return b"", 0
-        refused = [stream for stream in self.unanswered if stream <= self.last_stream]
+        it ended mid-frame, or without such a GOAWAY. Then why calls its GOAWAY accepted are left unanswered, if
+        any are (their clients get UNAVAILABLE): what to look at when one is lost."""
+        if not self.watching:
+            return b"", 0, ""
+        accepted = sorted(stream for stream in self.unanswered if stream <= self.last_stream)
         self.unanswered.clear()
-        if not refused:
-            return b"", 0
-        payload = (min(refused) - 1).to_bytes(4, "big") + _NO_ERROR.to_bytes(4, "big") + _UNANSWERED
-        return len(payload).to_bytes(3, "big") + bytes((_GOAWAY, 0)) + bytes(4) + payload, len(refused)
+        if not accepted:
+            return b"", 0, ""
+        left = f"{len(accepted)} calls (streams {accepted[0]}-{accepted[-1]}) left unanswered"
+        if not self._worker.at_frame_end:
+            return b"", 0, f"{left}: the worker's bytes ended mid-frame"
+        if self.last_stream == _EVERY_STREAM:
+            return b"", 0, f"{left}: the worker sent {'only a graceful' if self.goaways else 'no'} GOAWAY"
+        payload = (accepted[0] - 1).to_bytes(4, "big") + _NO_ERROR.to_bytes(4, "big") + _UNANSWERED
+        return len(payload).to_bytes(3, "big") + bytes((_GOAWAY, 0)) + bytes(4) + payload, len(accepted), ""
 
 
 # NOTE: protocols, not streams: a socket's bytes reach the other socket in the callback that received them, before
@@ -311,7 +320,9 @@ class _Join:
         client = self.client.transport
         if side is self.client or client is None or client.is_closing():
             return
-        goaway, refused = self.calls.refusals()
+        goaway, refused, left = self.calls.refusals()
+        if left:
+            _log.warning("relay: a worker ended a connection: %s; their clients get UNAVAILABLE", left)
         if refused:
             client.write(goaway)
             _log.warning(

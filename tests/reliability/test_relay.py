@@ -91,12 +91,14 @@ async def _read_until_headers(reader: asyncio.StreamReader) -> int:
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("goaway", ["final", "graceful only"])
-def test_calls_a_worker_accepted_and_left_unanswered_are_sent_again_by_a_plain_client(goaway: str) -> None:
+def test_calls_a_worker_accepted_and_left_unanswered_are_sent_again_by_a_plain_client(
+    goaway: str, caplog: pytest.LogCaptureFixture
+) -> None:
     # The first worker accepts the call (its GOAWAY names its stream) and ends the connection without answering,
     # as gRPC's Windows transport was seen to after a connection's age. The relay sends the client a GOAWAY below
     # that call, and a plain gRPC channel (no retry policy) sends it again by itself, on a new connection, which the
     # relay gives to a live worker. A GOAWAY that names every stream (gRPC's first, graceful one) accepts nothing
-    # in particular: nothing is refused, and the call fails as it would without the relay.
+    # in particular: nothing is refused, and the call fails as it would without the relay; the relay's log says why.
     echo = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
     echo.add_generic_rpc_handlers(
         [grpc.method_handlers_generic_handler("t.T", {"Echo": grpc.unary_unary_rpc_method_handler(lambda r, c: r)})]
@@ -146,3 +148,4 @@ def test_calls_a_worker_accepted_and_left_unanswered_are_sent_again_by_a_plain_c
     else:
         assert isinstance(outcome, str) and outcome.startswith("StatusCode.UNAVAILABLE"), outcome
         assert len(routed) == 1
+        assert "1 calls (streams 1-1) left unanswered: the worker sent only a graceful GOAWAY" in caplog.text
