@@ -125,8 +125,9 @@ class _Calls:
         self._worker = _FrameReader()
         self.unanswered: set[int] = set()
         self.last_stream = _EVERY_STREAM
-        #: The worker's GOAWAY frames so far.
-        self.goaways = 0
+        #: Whether the worker has sent a GOAWAY: ``last_stream`` names every stream both before any and after a
+        #: graceful one.
+        self.goaway_seen = False
 
     def from_client(self, data: bytes) -> None:
         if not self.watching:
@@ -151,7 +152,7 @@ class _Calls:
         for kind, stream, value in self._worker.frames(data):
             if kind == _GOAWAY:
                 self.last_stream = value
-                self.goaways += 1
+                self.goaway_seen = True
             else:
                 self.unanswered.discard(stream)  # its answer has begun (its headers), or it was refused
 
@@ -170,7 +171,7 @@ class _Calls:
         if not self._worker.at_frame_end:
             return b"", 0, f"{left}: the worker's bytes ended mid-frame"
         if self.last_stream == _EVERY_STREAM:
-            return b"", 0, f"{left}: the worker sent {'only a graceful' if self.goaways else 'no'} GOAWAY"
+            return b"", 0, f"{left}: the worker sent {'only a graceful' if self.goaway_seen else 'no'} GOAWAY"
         payload = (accepted[0] - 1).to_bytes(4, "big") + _NO_ERROR.to_bytes(4, "big") + _UNANSWERED
         return len(payload).to_bytes(3, "big") + bytes((_GOAWAY, 0)) + bytes(4) + payload, len(accepted), ""
 
